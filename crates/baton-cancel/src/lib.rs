@@ -1,0 +1,1 @@
+//! The cancel state machine of Baton (SPEC §2). Not yet implemented: see issue 2.

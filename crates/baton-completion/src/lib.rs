@@ -1,0 +1,1 @@
+//! Completion identities, registrar and dispatch of Baton (SPEC §3). Not yet implemented: see issue 2.
