@@ -1,0 +1,275 @@
+//! Queue control: the shared three-state cell that decides whether queued work is cancelled or
+//! started (crate rules 1–3).
+//!
+//! ```text
+//!            cancel_before_start                claim_for_run
+//!  CANCELLED <------------------- QUEUED -------------------> RUNNING
+//!     |  cancel: AlreadyCancelled                  cancel: AlreadyRunning |
+//!     |  claim:  CompleteCancelled                 claim:  Run            |
+//! ```
+
+use crate::sync::{Arc, AtomicU8, Ordering};
+use std::fmt;
+
+const QUEUED: u8 = 0;
+const CANCELLED: u8 = 1;
+const RUNNING: u8 = 2;
+
+/// The observable state of a queue cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum QueueState {
+    /// Neither cancelled nor claimed yet.
+    Queued,
+    /// The cancel won; the body never runs (rule 1).
+    Cancelled,
+    /// The executor claimed the work; cancelling now depends on the resource class.
+    Running,
+}
+
+impl QueueState {
+    fn from_raw(raw: u8) -> Self {
+        match raw {
+            QUEUED => Self::Queued,
+            CANCELLED => Self::Cancelled,
+            RUNNING => Self::Running,
+            other => unreachable!("queue cell holds only the three states, found {other}"),
+        }
+    }
+}
+
+/// What [`CancelHandle::cancel_before_start`] achieved (rule 2).
+#[must_use = "the outcome says whether the cancel won or the work already started"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CancelBeforeStart {
+    /// The cancel won: queued → cancelled. The body will never run.
+    CancelledQueued,
+    /// An earlier cancel already won.
+    AlreadyCancelled,
+    /// The executor claimed the work first; cancel it through its resource class instead.
+    AlreadyRunning,
+}
+
+/// What [`StartToken::claim_for_run`] decided (rule 3).
+#[must_use = "running a body after `CompleteCancelled` breaks the cancel contract"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClaimForRun {
+    /// Run the body (queued → running, or it was already running).
+    Run,
+    /// The cancel won: complete the operation as cancelled without running the body.
+    CompleteCancelled,
+}
+
+/// The shared cell. Invariant: `state` only ever holds `QUEUED`, `CANCELLED` or `RUNNING`, and
+/// leaves `QUEUED` at most once (rule 1), always through a compare-exchange so the cancel and
+/// the claim cannot both win.
+struct Cell {
+    state: AtomicU8,
+}
+
+/// Creates a fresh *queued* cell and returns its two sides.
+pub fn queue_control() -> (CancelHandle, StartToken) {
+    let cell = Arc::new(Cell {
+        state: AtomicU8::new(QUEUED),
+    });
+    (
+        CancelHandle {
+            cell: Arc::clone(&cell),
+        },
+        StartToken { cell },
+    )
+}
+
+/// The runtime's side of a queue cell: cancels queued work.
+pub struct CancelHandle {
+    cell: Arc<Cell>,
+}
+
+/// The executor's side of a queue cell: claims work before running its body.
+pub struct StartToken {
+    cell: Arc<Cell>,
+}
+
+impl CancelHandle {
+    /// Tries to cancel the work before it starts (rule 2).
+    pub fn cancel_before_start(&self) -> CancelBeforeStart {
+        // Rule 1: the only way out of QUEUED is a compare-exchange; AcqRel pairs with the
+        // claim's exchange so both sides agree on the single winner.
+        match self.cell.state.compare_exchange(
+            QUEUED,
+            CANCELLED,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => CancelBeforeStart::CancelledQueued,
+            Err(CANCELLED) => CancelBeforeStart::AlreadyCancelled,
+            Err(_) => CancelBeforeStart::AlreadyRunning,
+        }
+    }
+
+    /// The cell's current state (a snapshot; it may change right after).
+    pub fn state(&self) -> QueueState {
+        QueueState::from_raw(self.cell.state.load(Ordering::Acquire))
+    }
+}
+
+impl StartToken {
+    /// Claims the work for running (rule 3). Claiming twice is `Run` both times.
+    pub fn claim_for_run(&self) -> ClaimForRun {
+        match self
+            .cell
+            .state
+            .compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) | Err(RUNNING) => ClaimForRun::Run,
+            Err(_) => ClaimForRun::CompleteCancelled,
+        }
+    }
+
+    /// The cell's current state (a snapshot; it may change right after).
+    pub fn state(&self) -> QueueState {
+        QueueState::from_raw(self.cell.state.load(Ordering::Acquire))
+    }
+}
+
+impl fmt::Debug for CancelHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CancelHandle")
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+impl fmt::Debug for StartToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StartToken")
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn cancel_then_claim() {
+        let (cancel, start) = queue_control();
+        assert_eq!(
+            cancel.cancel_before_start(),
+            CancelBeforeStart::CancelledQueued
+        );
+        assert_eq!(start.claim_for_run(), ClaimForRun::CompleteCancelled);
+        assert_eq!(start.state(), QueueState::Cancelled);
+    }
+
+    #[test]
+    fn claim_then_cancel() {
+        let (cancel, start) = queue_control();
+        assert_eq!(start.claim_for_run(), ClaimForRun::Run);
+        assert_eq!(
+            cancel.cancel_before_start(),
+            CancelBeforeStart::AlreadyRunning
+        );
+        assert_eq!(cancel.state(), QueueState::Running);
+    }
+
+    #[test]
+    fn cancel_twice_reports_already_cancelled() {
+        let (cancel, _start) = queue_control();
+        assert_eq!(
+            cancel.cancel_before_start(),
+            CancelBeforeStart::CancelledQueued
+        );
+        assert_eq!(
+            cancel.cancel_before_start(),
+            CancelBeforeStart::AlreadyCancelled
+        );
+    }
+
+    #[test]
+    fn claim_twice_is_run_both_times() {
+        let (_cancel, start) = queue_control();
+        assert_eq!(start.claim_for_run(), ClaimForRun::Run);
+        assert_eq!(start.claim_for_run(), ClaimForRun::Run);
+    }
+
+    #[test]
+    fn fresh_cell_is_queued() {
+        let (cancel, start) = queue_control();
+        assert_eq!(cancel.state(), QueueState::Queued);
+        assert_eq!(start.state(), QueueState::Queued);
+        assert!(format!("{cancel:?}").contains("Queued"));
+    }
+
+    #[test]
+    fn racing_threads_agree_on_one_winner() {
+        for _ in 0..200 {
+            let (cancel, start) = queue_control();
+            let claimer = std::thread::spawn(move || start.claim_for_run());
+            let cancelled = cancel.cancel_before_start();
+            let claimed = claimer.join().expect("claim thread does not panic");
+            match cancelled {
+                CancelBeforeStart::CancelledQueued => {
+                    assert_eq!(claimed, ClaimForRun::CompleteCancelled)
+                }
+                CancelBeforeStart::AlreadyRunning => assert_eq!(claimed, ClaimForRun::Run),
+                CancelBeforeStart::AlreadyCancelled => panic!("only one cancel was issued"),
+            }
+        }
+    }
+
+    proptest! {
+        /// Any sequence of cancels and claims matches the three-state model of rules 1–3.
+        #[test]
+        fn prop_queue_control_matches_model(ops in proptest::collection::vec(any::<bool>(), 0..16)) {
+            let (cancel, start) = queue_control();
+            let mut model = QueueState::Queued;
+            for is_cancel in ops {
+                if is_cancel {
+                    let expected = match model {
+                        QueueState::Queued => CancelBeforeStart::CancelledQueued,
+                        QueueState::Cancelled => CancelBeforeStart::AlreadyCancelled,
+                        QueueState::Running => CancelBeforeStart::AlreadyRunning,
+                    };
+                    prop_assert_eq!(cancel.cancel_before_start(), expected);
+                    if model == QueueState::Queued { model = QueueState::Cancelled; }
+                } else {
+                    let expected = match model {
+                        QueueState::Cancelled => ClaimForRun::CompleteCancelled,
+                        _ => ClaimForRun::Run,
+                    };
+                    prop_assert_eq!(start.claim_for_run(), expected);
+                    if model == QueueState::Queued { model = QueueState::Running; }
+                }
+                prop_assert_eq!(cancel.state(), model);
+            }
+        }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::*;
+
+    /// Proves rules 1–3 under every interleaving: when a cancel and a claim race on a queued
+    /// cell, exactly one wins, and both sides agree which (cancel won ⇔ claim sees
+    /// `CompleteCancelled`; claim won ⇔ cancel sees `AlreadyRunning`).
+    #[test]
+    fn loom_cancel_vs_claim() {
+        loom::model(|| {
+            let (cancel, start) = queue_control();
+            let claimer = loom::thread::spawn(move || start.claim_for_run());
+            let cancelled = cancel.cancel_before_start();
+            let claimed = claimer.join().expect("claim thread does not panic");
+            match cancelled {
+                CancelBeforeStart::CancelledQueued => {
+                    assert_eq!(claimed, ClaimForRun::CompleteCancelled)
+                }
+                CancelBeforeStart::AlreadyRunning => assert_eq!(claimed, ClaimForRun::Run),
+                CancelBeforeStart::AlreadyCancelled => panic!("only one cancel was issued"),
+            }
+            assert_ne!(cancel.state(), QueueState::Queued);
+        });
+    }
+}
