@@ -1,1 +1,87 @@
-//! The current-thread `block_on` loan driver of Baton (SPEC §5). Not yet implemented: see issue 4.
+//! The current-thread `block_on` loan driver of Baton (SPEC §5).
+//!
+//! A runtime has exactly one worker. Between `block_on` calls a background thread runs it, so
+//! spawned work keeps progressing; when `block_on` starts, the calling thread borrows the
+//! worker, polls its root future in place (no `Send`, no `'static`), nests to any depth, returns
+//! the worker on every exit path including panics, and drains briefly and boundedly after the
+//! root completes. The driver knows the worker only through the [`LoanWorker`] trait object and
+//! its [`Unpark`] handle, so it drives the io_uring worker, a test run queue, or an embedder's
+//! scheduler alike. Entry point: [`Loan`].
+//!
+//! # The loan protocol
+//!
+//! Slot rules (the `slot` and `background` modules; drawn in `docs/protocols/loan.md`):
+//!
+//! 1. The worker is in exactly one place, named by the slot's phase: *background* (the
+//!    background thread runs it; also while a request is *requested* or *refused*), *offered*
+//!    or *returned* (it sits in the slot), *loaned* (a borrower holds it), or *closed* (whoever
+//!    held it drops it).
+//! 2. Only a caller that finds *background* may request: it takes the next ticket `t`, sets
+//!    *requested(t)* and the attention flag, and unparks the worker. A caller finding a request,
+//!    offer, refusal or loan in progress does not wait: it falls back (rule 11).
+//! 3. The background thread answers only at a dispatch boundary (its `run_until` predicate is
+//!    the attention flag), under the slot lock, and only it clears the flag, when it answers.
+//! 4. The offer belongs to its requester: *offered(t)* is taken only by ticket `t`, which makes
+//!    it *loaned(t)*. A requester waits only while its own request is pending.
+//! 5. While the background thread holds live `!Send` local tasks it refuses: *refused(t)*, and
+//!    keeps running the worker. Only requester `t` acknowledges its refusal (back to
+//!    *background*) and falls back; nobody else clears it.
+//! 6. Fast path: a *returned* worker not yet resumed is taken by any caller directly
+//!    (*loaned*), without waking the background thread.
+//! 7. Giving back turns *loaned* into *returned* with the worker in the slot and notifies; the
+//!    background thread takes a *returned* worker and resumes (*background*).
+//! 8. Shutdown publishes *closed* first (and the attention flag), wakes every waiter and the
+//!    worker, and drops a worker sitting in the slot outside the lock. A worker held by the
+//!    background thread is dropped by it when it sees *closed*; a worker on loan is dropped by
+//!    its borrower when it gives it back. A worker reporting shutdown retires the same way.
+//! 9. A background thread that panics closes the protocol on its way out, so callers fall back
+//!    instead of waiting.
+//!
+//! Driving rules (the `loan`, `frame` and `signal` modules):
+//!
+//! 10. The root is polled in place when its waker fired, then the worker gets one dispatch turn;
+//!     otherwise the worker runs until the root waker fires.
+//! 11. While the root is polled, the worker sits in the thread's re-entrancy stack: a nested
+//!     `block_on` of the same runtime takes it from there and puts it back before the outer poll
+//!     resumes. A `block_on` inside a task poll, on the background thread, or one that cannot
+//!     borrow (rules 2, 5, 8) polls its future directly with a thread-parking waker.
+//! 12. After the root completes it is dropped in place with the context installed and the
+//!     worker available for nesting; then at most `drain_turns` turns run while work is
+//!     runnable, never waiting on timers or I/O.
+//! 13. A panic in the root's poll or destructor is caught, the worker is returned, and the
+//!     original payload is re-raised (the poll's wins).
+//! 14. The root waker sets its flag, then (if the flag was clear) unparks the worker and
+//!     signals the thread; `block_on` clears the flag right before polling, so no wake is lost.
+//!
+//! # How it is tested
+//!
+//! Unit tests drive a small test worker (a run queue with wakers, thread-bound local tasks, a
+//! park/unpark) through every behaviour of SPEC §5; loom models (`loom_*`, under `cfg(loom)`)
+//! check the shipped slot protocol with a background thread, two requesters and shutdown, and the
+//! root waker's wake against park. `examples/loan_bench.rs` measures `block_on` round trips.
+
+mod background;
+mod error;
+mod frame;
+mod loan;
+mod signal;
+mod slot;
+mod sync;
+mod worker;
+
+#[cfg(test)]
+mod test_worker;
+
+#[cfg(all(test, not(loom)))]
+mod behaviour_tests;
+
+#[cfg(all(test, loom))]
+mod loom_models;
+
+pub use error::LoanError;
+pub use frame::ThreadRole;
+pub use loan::{
+    BackgroundExit, DEFAULT_DRAIN_TURNS, DrainOutcome, Loan, LoanConfig, ShutdownReport,
+    Unavailable, WorkerDisposal,
+};
+pub use worker::{LoanWorker, RunOutcome, TurnOutcome, Unpark};

@@ -1,0 +1,236 @@
+//! The per-thread re-entrancy stack (rules 10–12) and the RAII [`Frame`] that returns a borrowed
+//! worker on every exit path (STYLE 7).
+//!
+//! Each thread keeps a stack of entries, one per worker-driving frame on it: a `block_on` or
+//! `drain_until` holding a worker, or the background thread. While a root is polled (or dropped),
+//! its worker sits in its entry, so a nested `block_on` on the same runtime takes it from there
+//! and puts it back before the outer poll resumes.
+
+use std::cell::RefCell;
+
+use crate::slot::{GiveBack, Slot};
+use crate::sync::thread_local;
+use crate::worker::LoanWorker;
+
+/// Identifies a runtime on a thread's stack: the address of its shared state, unique while the
+/// runtime is alive (and entries never outlive the `&Loan` borrow that pushed them).
+pub(crate) type RuntimeKey = usize;
+
+/// What the calling thread is doing for a runtime, as far as the loan driver can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadRole {
+    /// The thread drives nothing of this runtime: `block_on` will try to borrow the worker.
+    Outside,
+    /// The thread is polling (or dropping) a root of this runtime with the worker borrowed:
+    /// a nested `block_on` drives the same worker.
+    Root,
+    /// The thread is inside a dispatch turn of this runtime's worker (a task poll): `block_on`
+    /// falls back to polling its future directly.
+    TaskPoll,
+    /// The thread is this runtime's background thread: `block_on` falls back.
+    Background,
+}
+
+#[derive(Debug)]
+struct Entry {
+    key: RuntimeKey,
+    role: ThreadRole,
+    /// The worker while the root is polled; `None` while it turns or is lent to a nested frame.
+    worker: Option<Box<dyn LoanWorker>>,
+}
+
+thread_local! {
+    // loom's `thread_local!` has no `const { }` form; the shim must build both ways.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static STACK: RefCell<Vec<Entry>> = RefCell::new(Vec::new());
+}
+
+/// The role of the topmost entry for `key` on this thread.
+pub(crate) fn role(key: RuntimeKey) -> ThreadRole {
+    STACK.with(|stack| {
+        stack
+            .borrow()
+            .iter()
+            .rev()
+            .find(|entry| entry.key == key)
+            .map_or(ThreadRole::Outside, |entry| entry.role)
+    })
+}
+
+/// What a `block_on` found on this thread's stack for its runtime (rule 11).
+#[must_use = "a worker taken from an outer frame must be given back"]
+#[derive(Debug)]
+pub(crate) enum Nested {
+    /// An outer root of this runtime is being polled: its worker, and the outer entry's index.
+    Take(Box<dyn LoanWorker>, usize),
+    /// The runtime is busy on this thread (task poll or background thread): fall back.
+    Busy(ThreadRole),
+    /// Nothing of this runtime on this thread: borrow from the slot.
+    Absent,
+}
+
+/// Takes the worker from the topmost entry for `key`, when that entry is a root being polled.
+pub(crate) fn take_nested(key: RuntimeKey) -> Nested {
+    STACK.with(|stack| {
+        let mut stack = stack.borrow_mut();
+        let Some((index, entry)) = stack
+            .iter_mut()
+            .enumerate()
+            .rev()
+            .find(|(_, entry)| entry.key == key)
+        else {
+            return Nested::Absent;
+        };
+        match (entry.role, entry.worker.take()) {
+            (ThreadRole::Root, Some(worker)) => Nested::Take(worker, index),
+            (role, _) => Nested::Busy(role),
+        }
+    })
+}
+
+fn push(key: RuntimeKey, role: ThreadRole) -> usize {
+    STACK.with(|stack| {
+        let mut stack = stack.borrow_mut();
+        stack.push(Entry {
+            key,
+            role,
+            worker: None,
+        });
+        stack.len() - 1
+    })
+}
+
+fn pop(index: usize) {
+    STACK.with(|stack| {
+        let mut stack = stack.borrow_mut();
+        debug_assert_eq!(stack.len(), index + 1, "frames nest strictly");
+        stack.truncate(index);
+    });
+}
+
+fn with_entry<R>(index: usize, f: impl FnOnce(&mut Entry) -> R) -> R {
+    STACK.with(|stack| f(&mut stack.borrow_mut()[index]))
+}
+
+/// Marks the background thread of `key` for as long as the guard lives.
+#[derive(Debug)]
+pub(crate) struct BackgroundMark {
+    index: usize,
+}
+
+impl BackgroundMark {
+    pub(crate) fn new(key: RuntimeKey) -> Self {
+        Self {
+            index: push(key, ThreadRole::Background),
+        }
+    }
+}
+
+impl Drop for BackgroundMark {
+    fn drop(&mut self) {
+        pop(self.index);
+    }
+}
+
+/// Where a frame's worker came from, and so where it goes back.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Origin {
+    /// Borrowed through the slot protocol.
+    Slot,
+    /// Taken from the entry at this index (an outer root of the same runtime).
+    Outer(usize),
+}
+
+/// A borrowed worker with its context entered. Invariant: the worker is either in `worker` or in
+/// this frame's stack entry (while the root runs); `Drop` leaves the context and returns it to
+/// its origin on every path, unwinding included (STYLE 7).
+#[derive(Debug)]
+pub(crate) struct Frame<'a> {
+    slot: &'a Slot,
+    origin: Origin,
+    index: usize,
+    worker: Option<Box<dyn LoanWorker>>,
+}
+
+impl<'a> Frame<'a> {
+    /// Pushes an entry for `key` and enters the worker's context.
+    pub(crate) fn new(
+        slot: &'a Slot,
+        key: RuntimeKey,
+        origin: Origin,
+        mut worker: Box<dyn LoanWorker>,
+    ) -> Self {
+        let index = push(key, ThreadRole::Root);
+        worker.enter();
+        Self {
+            slot,
+            origin,
+            index,
+            worker: Some(worker),
+        }
+    }
+
+    /// Runs `f` on the worker while the entry says "task poll" (rule 11: a `block_on` from a
+    /// task falls back).
+    pub(crate) fn dispatch<R>(&mut self, f: impl FnOnce(&mut dyn LoanWorker) -> R) -> R {
+        let worker = self
+            .worker
+            .as_deref_mut()
+            .expect("the worker is back in its frame between root polls");
+        with_entry(self.index, |entry| entry.role = ThreadRole::TaskPoll);
+        let out = f(worker);
+        with_entry(self.index, |entry| entry.role = ThreadRole::Root);
+        out
+    }
+
+    /// Runs `f` (a root poll or drop) with the worker parked in the entry, so a nested
+    /// `block_on` can take it (rule 11). The worker comes back even if `f` unwinds.
+    pub(crate) fn with_root<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let worker = self.worker.take();
+        with_entry(self.index, |entry| entry.worker = worker);
+        let parked = ParkedInEntry { frame: self };
+        let out = f();
+        drop(parked);
+        out
+    }
+}
+
+/// Moves the worker from the entry back into its frame on drop.
+struct ParkedInEntry<'f, 'a> {
+    frame: &'f mut Frame<'a>,
+}
+
+impl Drop for ParkedInEntry<'_, '_> {
+    fn drop(&mut self) {
+        let worker = with_entry(self.frame.index, |entry| entry.worker.take());
+        debug_assert!(
+            worker.is_some(),
+            "rule 11: nested frames hand the worker back before the outer poll resumes"
+        );
+        self.frame.worker = worker;
+    }
+}
+
+impl Drop for Frame<'_> {
+    fn drop(&mut self) {
+        let mut worker = self
+            .worker
+            .take()
+            .or_else(|| with_entry(self.index, |entry| entry.worker.take()));
+        if let Some(worker) = worker.as_deref_mut() {
+            worker.leave();
+        }
+        pop(self.index);
+        let Some(worker) = worker else {
+            return;
+        };
+        match self.origin {
+            Origin::Outer(outer) => with_entry(outer, |entry| entry.worker = Some(worker)),
+            Origin::Slot => match self.slot.give_back(worker) {
+                GiveBack::Returned => {}
+                // Rule 8: closed while on loan; drop it here, outside the slot lock.
+                GiveBack::Closed(worker) => drop(worker),
+            },
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! [`Loan`]: one runtime's worker, its background thread, and the `block_on`/`drain_until`
+//! entry points that borrow it.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+use crate::background;
+use crate::error::LoanError;
+use crate::frame::{self, Frame, Nested, Origin, RuntimeKey, ThreadRole};
+use crate::signal::{RootWake, ThreadWake};
+use crate::slot::{Acquire, Close, Slot};
+use crate::sync::{self, AtomicUsize, Mutex, Ordering, thread};
+use crate::worker::{LoanWorker, RunOutcome, TurnOutcome, Unpark};
+
+/// How many dispatch turns `block_on` may run after its root completed (rule 12), by default.
+pub const DEFAULT_DRAIN_TURNS: usize = 16;
+
+/// Settings of a [`Loan`].
+#[derive(Debug, Clone)]
+pub struct LoanConfig {
+    /// The background thread's name.
+    pub thread_name: String,
+    /// The most dispatch turns run after a root completes, while work is runnable (rule 12).
+    pub drain_turns: usize,
+}
+
+impl Default for LoanConfig {
+    fn default() -> Self {
+        Self {
+            thread_name: "baton-loan".into(),
+            drain_turns: DEFAULT_DRAIN_TURNS,
+        }
+    }
+}
+
+/// Why a [`Loan::drain_until`] returned.
+#[must_use = "a drain reports whether its predicate held"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrainOutcome {
+    /// The predicate held.
+    Satisfied,
+    /// The deadline passed first.
+    DeadlineReached,
+    /// The worker is shutting down.
+    ShuttingDown,
+    /// The worker could not be borrowed on this thread; nothing ran.
+    Unavailable(Unavailable),
+}
+
+/// Why the worker could not be borrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unavailable {
+    /// Another thread's request or loan is in progress.
+    Contended,
+    /// The background thread holds live local tasks.
+    Refused,
+    /// The runtime's loan protocol is closed.
+    Closed,
+    /// This thread is inside a task poll or is the background thread.
+    Busy(ThreadRole),
+}
+
+/// Where the worker was when [`Loan::shutdown`] closed the protocol (rule 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerDisposal {
+    /// It sat in the slot and was dropped by `shutdown` itself.
+    DroppedNow,
+    /// The background thread held it and dropped it on its way out.
+    DroppedByBackground,
+    /// A `block_on` had it on loan; it is dropped when that caller gives it back.
+    DroppedOnReturn,
+    /// The protocol was already closed (an earlier shutdown, the worker retiring itself, or a
+    /// background panic).
+    AlreadyClosed,
+}
+
+/// How the background thread ended, as seen by [`Loan::shutdown`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackgroundExit {
+    /// It finished and was joined.
+    Joined,
+    /// It died by panicking (rule 9); the protocol was closed at that point.
+    Panicked,
+    /// Not joined: `shutdown` ran on the background thread itself, or it was joined before.
+    NotJoined,
+}
+
+/// What [`Loan::shutdown`] did.
+#[must_use = "a shutdown report tells where the worker was dropped"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShutdownReport {
+    /// Where the worker was.
+    pub worker: WorkerDisposal,
+    /// How the background thread ended.
+    pub background: BackgroundExit,
+}
+
+/// One runtime's worker, lent to `block_on` callers and run by a background thread in between.
+///
+/// `Loan` is `Send + Sync`: any thread may call [`block_on`](Self::block_on); at most one
+/// thread (plus its nested frames) drives the worker at a time, the others fall back to polling
+/// their futures directly (rule 11). Dropping a `Loan` shuts it down.
+#[derive(Debug)]
+pub struct Loan {
+    slot: Arc<Slot>,
+    unpark: Arc<dyn Unpark>,
+    active_roots: AtomicUsize,
+    drain_turns: usize,
+    background: Mutex<Option<thread::JoinHandle<()>>>,
+}
+
+impl Loan {
+    /// Starts the background thread running `worker`, with default settings. `unpark` must end
+    /// the worker's parks (see [`Unpark`]).
+    pub fn new(worker: Box<dyn LoanWorker>, unpark: Arc<dyn Unpark>) -> Result<Self, LoanError> {
+        Self::with_config(worker, unpark, LoanConfig::default())
+    }
+
+    /// Starts the background thread running `worker`, with `config`.
+    pub fn with_config(
+        worker: Box<dyn LoanWorker>,
+        unpark: Arc<dyn Unpark>,
+        config: LoanConfig,
+    ) -> Result<Self, LoanError> {
+        let slot = Arc::new(Slot::new(Arc::clone(&unpark)));
+        let key = Arc::as_ptr(&slot) as RuntimeKey;
+        let background_slot = Arc::clone(&slot);
+        let handle = thread::Builder::new()
+            .name(config.thread_name.clone())
+            .spawn(move || background::run(background_slot, key, worker))
+            .map_err(|source| LoanError::SpawnBackground {
+                name: config.thread_name,
+                source,
+            })?;
+        Ok(Self {
+            slot,
+            unpark,
+            active_roots: AtomicUsize::new(0),
+            drain_turns: config.drain_turns,
+            background: Mutex::new(Some(handle)),
+        })
+    }
+
+    fn key(&self) -> RuntimeKey {
+        Arc::as_ptr(&self.slot) as RuntimeKey
+    }
+
+    /// What the calling thread is doing for this runtime: whether it is the background thread,
+    /// inside a task poll, polling a root, or outside.
+    pub fn thread_role(&self) -> ThreadRole {
+        frame::role(self.key())
+    }
+
+    /// How many `block_on` roots of this runtime are running (on any thread, including those
+    /// that fell back). The runtime is not quiescent while this is non-zero.
+    pub fn active_roots(&self) -> usize {
+        self.active_roots.load(Ordering::Acquire)
+    }
+
+    /// Whether the protocol is closed (shutdown, the worker retired, or a background panic).
+    pub fn is_closed(&self) -> bool {
+        self.slot.phase() == crate::slot::Phase::Closed
+    }
+
+    /// Whether the background thread died by panicking (rule 9).
+    pub fn background_panicked(&self) -> bool {
+        self.slot.background_panicked()
+    }
+
+    /// Runs `future` to completion on the calling thread and returns its output.
+    ///
+    /// The future needs neither `Send` nor `'static`. When the worker can be borrowed (rules
+    /// 2–6, 11) it is polled in place, interleaved with worker turns (rule 10), dropped in place,
+    /// and followed by a bounded drain (rule 12); otherwise it is polled directly with a waker
+    /// that parks this thread. A panic of the future's poll or destructor is re-raised here with
+    /// its original payload after the worker was returned (rule 13).
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let _root = RootCount::new(&self.active_roots);
+        match self.borrow() {
+            Ok((origin, worker)) => self.drive(origin, worker, future),
+            Err(_) => poll_in_place(future),
+        }
+    }
+
+    /// Runs the worker on the calling thread until `until()` holds or `deadline` passes, parking
+    /// when idle. Used to drain a runtime before shutdown.
+    pub fn drain_until(&self, deadline: Instant, until: &mut dyn FnMut() -> bool) -> DrainOutcome {
+        let (origin, worker) = match self.borrow() {
+            Ok(borrowed) => borrowed,
+            Err(why) => return DrainOutcome::Unavailable(why),
+        };
+        let mut frame = Frame::new(&self.slot, self.key(), origin, worker);
+        match frame.dispatch(|worker| worker.run_until(until, Some(deadline))) {
+            RunOutcome::Satisfied => DrainOutcome::Satisfied,
+            RunOutcome::DeadlineReached => DrainOutcome::DeadlineReached,
+            RunOutcome::ShuttingDown => DrainOutcome::ShuttingDown,
+        }
+    }
+
+    /// Borrows the worker from an outer root on this thread, or through the slot (rule 11).
+    fn borrow(&self) -> Result<(Origin, Box<dyn LoanWorker>), Unavailable> {
+        match frame::take_nested(self.key()) {
+            Nested::Take(worker, outer) => Ok((Origin::Outer(outer), worker)),
+            Nested::Busy(role) => Err(Unavailable::Busy(role)),
+            Nested::Absent => match self.slot.acquire() {
+                Acquire::Loaned(worker) => Ok((Origin::Slot, worker)),
+                Acquire::Contended => Err(Unavailable::Contended),
+                Acquire::Refused => Err(Unavailable::Refused),
+                Acquire::Closed => Err(Unavailable::Closed),
+            },
+        }
+    }
+
+    /// Drives `future` with the borrowed worker (rules 10, 12, 13).
+    fn drive<F: Future>(
+        &self,
+        origin: Origin,
+        worker: Box<dyn LoanWorker>,
+        future: F,
+    ) -> F::Output {
+        let wake = Arc::new(RootWake::new(Arc::clone(&self.unpark)));
+        let waker = Waker::from(Arc::clone(&wake));
+        let mut cx = Context::from_waker(&waker);
+        let mut frame = Frame::new(&self.slot, self.key(), origin, worker);
+        let mut root = pin!(Some(future));
+        let outcome: Result<F::Output, Box<dyn Any + Send>> = loop {
+            if wake.take() {
+                // Rule 10: poll the root in place, its worker parked for nested frames.
+                let polled = frame.with_root(|| {
+                    panic::catch_unwind(AssertUnwindSafe(|| {
+                        root.as_mut()
+                            .as_pin_mut()
+                            .expect("the root is present until it completes")
+                            .poll(&mut cx)
+                    }))
+                });
+                match polled {
+                    Ok(Poll::Ready(output)) => break Ok(output),
+                    Ok(Poll::Pending) => {}
+                    Err(payload) => break Err(payload),
+                }
+                // Rule 10: a self-waking root cannot starve spawned work.
+                let _turn: TurnOutcome = frame.dispatch(|worker| worker.turn());
+            } else {
+                let ran = frame.dispatch(|worker| worker.run_until(&mut || wake.is_woken(), None));
+                if ran == RunOutcome::ShuttingDown {
+                    // The worker runs nothing more: wait for the root's own wake.
+                    wake.wait();
+                }
+            }
+        };
+        // Rule 12: drop the root in place, context installed, worker available for nesting.
+        let dropped = frame.with_root(|| panic::catch_unwind(AssertUnwindSafe(|| root.set(None))));
+        if outcome.is_ok() && dropped.is_ok() {
+            self.drain(&mut frame);
+        }
+        drop(frame);
+        // Rule 13: the poll's payload wins over the destructor's.
+        match (outcome, dropped) {
+            (Err(payload), _) | (Ok(_), Err(payload)) => panic::resume_unwind(payload),
+            (Ok(output), Ok(())) => output,
+        }
+    }
+
+    /// Rule 12: at most `drain_turns` turns, only while work is runnable; never waits.
+    fn drain(&self, frame: &mut Frame<'_>) {
+        for _ in 0..self.drain_turns {
+            let ran = frame.dispatch(|worker| {
+                (worker.has_runnable() && !worker.is_shutting_down()).then(|| worker.turn())
+            });
+            if ran.is_none() {
+                break;
+            }
+        }
+    }
+
+    /// Closes the protocol (rule 8), drops the worker if it sits in the slot, and joins the
+    /// background thread unless called from it. Idempotent.
+    pub fn shutdown(&self) -> ShutdownReport {
+        let worker = match self.slot.close() {
+            Close::Taken(worker) => {
+                drop(worker);
+                WorkerDisposal::DroppedNow
+            }
+            Close::WithBackground => WorkerDisposal::DroppedByBackground,
+            Close::OnLoan => WorkerDisposal::DroppedOnReturn,
+            Close::AlreadyClosed => WorkerDisposal::AlreadyClosed,
+        };
+        let background = if self.thread_role() == ThreadRole::Background {
+            BackgroundExit::NotJoined
+        } else {
+            match sync::lock(&self.background).take() {
+                Some(handle) => match handle.join() {
+                    Ok(()) => BackgroundExit::Joined,
+                    Err(_) => BackgroundExit::Panicked,
+                },
+                None => BackgroundExit::NotJoined,
+            }
+        };
+        ShutdownReport { worker, background }
+    }
+}
+
+impl Drop for Loan {
+    fn drop(&mut self) {
+        let _report = self.shutdown();
+    }
+}
+
+/// Counts a running root for accounting; the count drops on every exit path.
+struct RootCount<'a> {
+    count: &'a AtomicUsize,
+}
+
+impl<'a> RootCount<'a> {
+    fn new(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::AcqRel);
+        Self { count }
+    }
+}
+
+impl Drop for RootCount<'_> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Rule 11: polls `future` on the calling thread, parking it between wakes.
+fn poll_in_place<F: Future>(future: F) -> F::Output {
+    let wake = Arc::new(ThreadWake::new());
+    let waker = Waker::from(Arc::clone(&wake));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        wake.wait();
+    }
+}

@@ -1,0 +1,119 @@
+//! Loom models of the loan protocol. They drive the shipped `Loan`, slot, background thread,
+//! frames and wakers with the test worker, whose locks, condvars and atomics also come from the
+//! `sync` shim. At most four threads each; every thread is joined before asserting.
+
+use std::sync::Arc;
+
+use crate::sync::thread;
+use crate::test_worker::{TestHandle, TestJoin, test_worker};
+use crate::{Loan, ThreadRole};
+
+fn runtime() -> (Arc<Loan>, TestHandle) {
+    let (worker, unpark, handle) = test_worker();
+    let loan = Loan::new(worker, unpark).expect("loom threads always start");
+    (Arc::new(loan), handle)
+}
+
+fn request(loan: &Arc<Loan>) -> thread::JoinHandle<ThreadRole> {
+    let loan = Arc::clone(loan);
+    thread::spawn(move || loan.block_on(async { loan.thread_role() }))
+}
+
+/// The slot protocol with the background thread, two requesters and a concurrent shutdown:
+/// every requester returns (no deadlock), each either borrowed the worker (`Root`) or fell back
+/// (`Outside`), no requester ever sees an answer meant for another ticket (the slot's
+/// debug assertions, rules 3–5), and the worker is dropped exactly once wherever it was when the
+/// shutdown happened (no lost worker, rule 8).
+#[test]
+fn loom_slot_two_requesters_and_shutdown() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        let first = request(&loan);
+        let second = request(&loan);
+        let report = loan.shutdown();
+        let roles = [
+            first.join().expect("first requester"),
+            second.join().expect("second requester"),
+        ];
+        for role in roles {
+            assert!(matches!(role, ThreadRole::Root | ThreadRole::Outside));
+        }
+        assert!(loan.is_closed());
+        assert_eq!(handle.drops(), 1, "{report:?}");
+    });
+}
+
+/// Two requesters racing the background thread without shutdown: whoever is not served falls
+/// back, an offer is only ever taken by its own ticket (a foreign take trips the slot's rule 4
+/// assertion in the waiting requester), and after both return the worker is back with the
+/// background thread: a third `block_on` borrows it.
+#[test]
+fn loom_two_requesters_take_only_their_own_offer() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        let first = request(&loan);
+        let second = request(&loan);
+        let _roles = (
+            first.join().expect("first requester"),
+            second.join().expect("second requester"),
+        );
+        assert_eq!(
+            loan.block_on(async { loan.thread_role() }),
+            ThreadRole::Root
+        );
+        let _report = loan.shutdown();
+        assert_eq!(handle.drops(), 1);
+    });
+}
+
+/// While the background thread holds local tasks, both requesters are refused or contended and
+/// return (a refused requester is never left waiting); only the refused ticket acknowledges its
+/// refusal (another requester clearing it trips the rule 5 assertion or deadlocks).
+#[test]
+fn loom_refused_requesters_return() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        handle.pretend_local_tasks();
+        let first = request(&loan);
+        let second = request(&loan);
+        let roles = [
+            first.join().expect("first requester"),
+            second.join().expect("second requester"),
+        ];
+        assert_eq!(roles, [ThreadRole::Outside; 2]);
+        let _report = loan.shutdown();
+        assert_eq!(handle.drops(), 1);
+    });
+}
+
+/// The root waker fired from another thread against the worker parking in `run_until` on the
+/// caller: the wake is never lost (a lost wake-up leaves every thread blocked, which loom
+/// reports as a deadlock), and the root sees the value.
+#[test]
+fn loom_root_wake_against_park() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        let (join, done) = TestJoin::pair();
+        let setter = thread::spawn(move || done.set(5));
+        let value = loan.block_on(join);
+        setter.join().expect("setter");
+        assert_eq!(value, 5);
+        let _report = loan.shutdown();
+        assert_eq!(handle.drops(), 1);
+    });
+}
+
+/// A `block_on` that cannot borrow (the runtime is closed) parks the calling thread on its
+/// signal; a wake from another thread against that park is never lost.
+#[test]
+fn loom_fallback_wake_against_park() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        let _report = loan.shutdown();
+        let (join, done) = TestJoin::pair();
+        let setter = thread::spawn(move || done.set(6));
+        assert_eq!(loan.block_on(join), 6);
+        setter.join().expect("setter");
+        assert_eq!(handle.drops(), 1);
+    });
+}

@@ -1,0 +1,445 @@
+//! A small worker for the loan driver's own tests: a run queue of `Send` tasks with wakers,
+//! thread-bound `!Send` local tasks, and a park/unpark with a stored token. Everything goes
+//! through the `sync` shim so the same worker runs under loom.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Instant;
+
+use crate::sync::{self, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, thread_local};
+use crate::worker::{LoanWorker, RunOutcome, TurnOutcome, Unpark};
+
+type SendFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+type LocalFuture = Pin<Box<dyn Future<Output = ()>>>;
+
+/// How many tasks one turn polls at most.
+pub(crate) const BUDGET: usize = 32;
+
+/// State shared by the worker, its handles, its tasks' wakers and its unparker.
+#[derive(Debug)]
+struct Shared {
+    queue: Mutex<VecDeque<Arc<Task>>>,
+    token: Mutex<bool>,
+    unparked: Condvar,
+    shutting_down: AtomicBool,
+    /// Pretend the current thread always holds local tasks (loom refusal models).
+    pretend_local: AtomicBool,
+    drops: AtomicUsize,
+    turns: AtomicUsize,
+}
+
+impl Shared {
+    fn unpark(&self) {
+        *sync::lock(&self.token) = true;
+        self.unparked.notify_one();
+    }
+
+    fn park(&self, deadline: Option<Instant>) {
+        let mut token = sync::lock(&self.token);
+        while !*token {
+            match deadline {
+                None => token = sync::wait(&self.unparked, token),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return;
+                    }
+                    token = self
+                        .unparked
+                        .wait_timeout(token, left)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .0;
+                }
+            }
+        }
+        *token = false;
+    }
+
+    fn key(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+}
+
+/// A `Send` task: its future and whether it is already queued.
+struct Task {
+    future: Mutex<Option<SendFuture>>,
+    queued: AtomicBool,
+    shared: Weak<Shared>,
+}
+
+impl std::fmt::Debug for Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Task").finish_non_exhaustive()
+    }
+}
+
+impl Wake for Task {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if self.queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Some(shared) = self.shared.upgrade() {
+            sync::lock(&shared.queue).push_back(Arc::clone(self));
+            shared.unpark();
+        }
+    }
+}
+
+/// A local task's wake flag.
+#[derive(Debug)]
+struct LocalFlag {
+    woken: AtomicBool,
+    shared: Weak<Shared>,
+}
+
+impl Wake for LocalFlag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        if let Some(shared) = self.shared.upgrade() {
+            shared.unpark();
+        }
+    }
+}
+
+struct LocalTask {
+    worker: usize,
+    flag: Arc<LocalFlag>,
+    future: LocalFuture,
+}
+
+thread_local! {
+    // loom's `thread_local!` has no `const { }` form; the shim must build both ways.
+    /// Local tasks live on the thread that spawned them, so the worker stays `Send`.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static LOCAL_TASKS: RefCell<Vec<LocalTask>> = RefCell::new(Vec::new());
+    /// The stack of entered workers (their keys), innermost last.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static CONTEXT: RefCell<Vec<usize>> = RefCell::new(Vec::new());
+}
+
+/// The worker handed to the loan driver.
+#[derive(Debug)]
+pub(crate) struct TestWorker {
+    shared: Arc<Shared>,
+}
+
+/// Spawns onto a [`TestWorker`] and observes it.
+#[derive(Debug, Clone)]
+pub(crate) struct TestHandle {
+    shared: Arc<Shared>,
+}
+
+/// The worker's unpark handle.
+#[derive(Debug)]
+struct TestUnpark {
+    shared: Arc<Shared>,
+}
+
+impl Unpark for TestUnpark {
+    fn unpark(&self) {
+        self.shared.unpark();
+    }
+}
+
+/// A fresh worker, its unpark handle and a handle for spawning.
+pub(crate) fn test_worker() -> (Box<dyn LoanWorker>, Arc<dyn Unpark>, TestHandle) {
+    let shared = Arc::new(Shared {
+        queue: Mutex::new(VecDeque::new()),
+        token: Mutex::new(false),
+        unparked: Condvar::new(),
+        shutting_down: AtomicBool::new(false),
+        pretend_local: AtomicBool::new(false),
+        drops: AtomicUsize::new(0),
+        turns: AtomicUsize::new(0),
+    });
+    (
+        Box::new(TestWorker {
+            shared: Arc::clone(&shared),
+        }),
+        Arc::new(TestUnpark {
+            shared: Arc::clone(&shared),
+        }),
+        TestHandle { shared },
+    )
+}
+
+impl TestHandle {
+    /// Spawns a `Send` task from any thread.
+    pub(crate) fn spawn<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = T> + Send + 'static,
+    ) -> TestJoin<T> {
+        let (join, done) = TestJoin::pair();
+        let task = Arc::new(Task {
+            future: Mutex::new(Some(Box::pin(async move { done.set(future.await) }))),
+            queued: AtomicBool::new(false),
+            shared: Arc::downgrade(&self.shared),
+        });
+        task.wake();
+        join
+    }
+
+    /// Spawns a `!Send` task bound to the calling thread.
+    pub(crate) fn spawn_local<T: 'static>(
+        &self,
+        future: impl Future<Output = T> + 'static,
+    ) -> TestJoin<T> {
+        let (join, done) = TestJoin::pair();
+        let flag = Arc::new(LocalFlag {
+            woken: AtomicBool::new(true),
+            shared: Arc::downgrade(&self.shared),
+        });
+        LOCAL_TASKS.with(|tasks| {
+            tasks.borrow_mut().push(LocalTask {
+                worker: self.shared.key(),
+                flag,
+                future: Box::pin(async move { done.set(future.await) }),
+            });
+        });
+        self.shared.unpark();
+        join
+    }
+
+    /// Whether this worker's context is the current thread's innermost one.
+    pub(crate) fn is_current(&self) -> bool {
+        CONTEXT.with(|stack| stack.borrow().last() == Some(&self.shared.key()))
+    }
+
+    /// How many times the worker was dropped.
+    pub(crate) fn drops(&self) -> usize {
+        self.shared.drops.load(Ordering::Acquire)
+    }
+
+    /// How many dispatch turns ran.
+    pub(crate) fn turns(&self) -> usize {
+        self.shared.turns.load(Ordering::Acquire)
+    }
+
+    /// Makes the worker report shutting down and wakes it.
+    pub(crate) fn begin_shutdown(&self) {
+        self.shared.shutting_down.store(true, Ordering::Release);
+        self.shared.unpark();
+    }
+
+    /// Makes `holds_local_tasks` report true on every thread (loom refusal models).
+    #[cfg_attr(not(loom), allow(dead_code))]
+    pub(crate) fn pretend_local_tasks(&self) {
+        self.shared.pretend_local.store(true, Ordering::Release);
+    }
+}
+
+impl TestWorker {
+    fn poll_local(&self) -> bool {
+        let key = self.shared.key();
+        let woken: Vec<LocalTask> = LOCAL_TASKS.with(|tasks| {
+            let mut tasks = tasks.borrow_mut();
+            let (ready, rest): (Vec<_>, Vec<_>) = tasks
+                .drain(..)
+                .partition(|task| task.worker == key && task.flag.woken.load(Ordering::Acquire));
+            *tasks = rest;
+            ready
+        });
+        let progressed = !woken.is_empty();
+        for mut task in woken {
+            task.flag.woken.store(false, Ordering::Release);
+            let waker = Waker::from(Arc::clone(&task.flag));
+            if task
+                .future
+                .as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending()
+            {
+                LOCAL_TASKS.with(|tasks| tasks.borrow_mut().push(task));
+            }
+        }
+        progressed
+    }
+
+    fn local_woken(&self) -> bool {
+        let key = self.shared.key();
+        LOCAL_TASKS.with(|tasks| {
+            tasks
+                .borrow()
+                .iter()
+                .any(|task| task.worker == key && task.flag.woken.load(Ordering::Acquire))
+        })
+    }
+}
+
+impl LoanWorker for TestWorker {
+    fn turn(&mut self) -> TurnOutcome {
+        self.shared.turns.fetch_add(1, Ordering::AcqRel);
+        let mut progressed = self.poll_local();
+        for _ in 0..BUDGET {
+            let Some(task) = sync::lock(&self.shared.queue).pop_front() else {
+                break;
+            };
+            progressed = true;
+            task.queued.store(false, Ordering::Release);
+            let waker = Waker::from(Arc::clone(&task));
+            let future = sync::lock(&task.future).take();
+            if let Some(mut future) = future
+                && future
+                    .as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_pending()
+            {
+                *sync::lock(&task.future) = Some(future);
+            }
+        }
+        if progressed {
+            TurnOutcome::Progressed
+        } else {
+            TurnOutcome::Idle
+        }
+    }
+
+    fn run_until(
+        &mut self,
+        until: &mut dyn FnMut() -> bool,
+        deadline: Option<Instant>,
+    ) -> RunOutcome {
+        loop {
+            if until() {
+                return RunOutcome::Satisfied;
+            }
+            if self.is_shutting_down() {
+                return RunOutcome::ShuttingDown;
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return RunOutcome::DeadlineReached;
+            }
+            if self.has_runnable() {
+                let _turn = self.turn();
+            } else {
+                self.shared.park(deadline);
+            }
+        }
+    }
+
+    fn has_runnable(&self) -> bool {
+        !sync::lock(&self.shared.queue).is_empty() || self.local_woken()
+    }
+
+    fn holds_local_tasks(&self) -> bool {
+        let key = self.shared.key();
+        self.shared.pretend_local.load(Ordering::Acquire)
+            || LOCAL_TASKS.with(|tasks| tasks.borrow().iter().any(|task| task.worker == key))
+    }
+
+    fn enter(&mut self) {
+        CONTEXT.with(|stack| stack.borrow_mut().push(self.shared.key()));
+    }
+
+    fn leave(&mut self) {
+        let left = CONTEXT.with(|stack| stack.borrow_mut().pop());
+        assert_eq!(left, Some(self.shared.key()), "enter/leave pairs nest");
+    }
+
+    fn is_shutting_down(&self) -> bool {
+        self.shared.shutting_down.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for TestWorker {
+    fn drop(&mut self) {
+        self.shared.drops.fetch_add(1, Ordering::AcqRel);
+        let queued = std::mem::take(&mut *sync::lock(&self.shared.queue));
+        drop(queued);
+    }
+}
+
+/// The output slot of a spawned task.
+#[derive(Debug)]
+struct JoinState<T> {
+    output: Mutex<(Option<T>, Option<Waker>)>,
+}
+
+/// Awaits a spawned task's output.
+#[derive(Debug)]
+pub(crate) struct TestJoin<T> {
+    state: Arc<JoinState<T>>,
+}
+
+/// Completes a [`TestJoin`].
+pub(crate) struct Done<T> {
+    state: Arc<JoinState<T>>,
+}
+
+impl<T> TestJoin<T> {
+    pub(crate) fn pair() -> (Self, Done<T>) {
+        let state = Arc::new(JoinState {
+            output: Mutex::new((None, None)),
+        });
+        (
+            Self {
+                state: Arc::clone(&state),
+            },
+            Done { state },
+        )
+    }
+
+    /// The output, if the task finished (without waiting).
+    pub(crate) fn try_take(&self) -> Option<T> {
+        sync::lock(&self.state.output).0.take()
+    }
+}
+
+impl<T> Done<T> {
+    pub(crate) fn set(self, value: T) {
+        let waker = {
+            let mut output = sync::lock(&self.state.output);
+            output.0 = Some(value);
+            output.1.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl<T> Future for TestJoin<T> {
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let mut output = sync::lock(&self.state.output);
+        match output.0.take() {
+            Some(value) => Poll::Ready(value),
+            None => {
+                output.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// A future that wakes itself and yields `times` times before completing.
+#[derive(Debug)]
+pub(crate) struct YieldNow {
+    pub(crate) times: usize,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.times == 0 {
+            return Poll::Ready(());
+        }
+        self.times -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}

@@ -1,0 +1,100 @@
+//! The worker as the loan driver sees it: the [`LoanWorker`] trait object and its [`Unpark`]
+//! handle.
+//!
+//! The driver never knows what the worker is (the io_uring worker, a test run queue, a language
+//! VM's scheduler). It moves the worker between threads as a `Box<dyn LoanWorker>` and calls its
+//! methods only from the thread that currently holds it, which is why the trait takes
+//! `&mut self` and only requires `Send`.
+
+use std::fmt;
+use std::time::Instant;
+
+/// What one non-blocking dispatch turn did.
+#[must_use = "a turn reports whether it made progress"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnOutcome {
+    /// At least one task was polled or one completion reaped.
+    Progressed,
+    /// Nothing was runnable; the turn returned without doing anything.
+    Idle,
+}
+
+/// Why [`LoanWorker::run_until`] returned.
+#[must_use = "the caller must react to why the worker stopped"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// The predicate held.
+    Satisfied,
+    /// The deadline passed before the predicate held.
+    DeadlineReached,
+    /// The worker is shutting down; it will not run tasks any more.
+    ShuttingDown,
+}
+
+/// A worker that the loan driver can run on a background thread and lend to `block_on` callers.
+///
+/// The value is `Send` but need not be `Sync`: it is moved into the background thread and lent
+/// to callers, and each method is called only by the thread that holds it at that moment.
+///
+/// Contract the driver relies on:
+/// * [`turn`](Self::turn) never blocks.
+/// * [`run_until`](Self::run_until) checks `until` before every park and after every turn, and
+///   its park ends when the [`Unpark`] handle supplied with the worker is triggered from any
+///   thread, including when the trigger happened *before* the park began (a token, as with
+///   `std::thread::park`).
+/// * [`enter`](Self::enter) and [`leave`](Self::leave) come in pairs that nest like a stack on
+///   one thread, possibly several times on the same worker (nested `block_on`), interleaved with
+///   the pairs of other workers (distinct runtimes nested on one thread).
+pub trait LoanWorker: Send {
+    /// Runs one dispatch turn without blocking: polls runnable tasks up to the worker's budget
+    /// and reaps completed I/O.
+    fn turn(&mut self) -> TurnOutcome;
+
+    /// Runs turns until `until()` holds, `deadline` passes, or the worker is shutting down,
+    /// parking (for example in a ring wait) whenever nothing is runnable.
+    fn run_until(
+        &mut self,
+        until: &mut dyn FnMut() -> bool,
+        deadline: Option<Instant>,
+    ) -> RunOutcome;
+
+    /// Whether a turn would find runnable work right now (tasks or reaped completions).
+    fn has_runnable(&self) -> bool;
+
+    /// Whether the *current thread* owns live `!Send` local tasks of this worker. Those tasks
+    /// can only be polled on their thread, so the worker must not leave it.
+    fn holds_local_tasks(&self) -> bool;
+
+    /// Installs the worker as the current thread's runtime context.
+    fn enter(&mut self);
+
+    /// Removes the context installed by the matching [`enter`](Self::enter), restoring whatever
+    /// was current before it.
+    fn leave(&mut self);
+
+    /// Whether the worker is shutting down.
+    fn is_shutting_down(&self) -> bool;
+}
+
+impl fmt::Debug for dyn LoanWorker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoanWorker")
+            .field("shutting_down", &self.is_shutting_down())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Wakes a parked worker from any thread.
+///
+/// Triggering it while the worker is not parked must make the worker's next park return at once
+/// (a stored token), so a wake can never be lost between "checked the predicate" and "parked".
+pub trait Unpark: Send + Sync {
+    /// Ends the worker's current or next park.
+    fn unpark(&self);
+}
+
+impl fmt::Debug for dyn Unpark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Unpark").finish_non_exhaustive()
+    }
+}
