@@ -1,0 +1,146 @@
+//! The thread context: which scheduler the free functions use on this thread (rule 9).
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crate::core::Core;
+use crate::join::JoinHandle;
+use crate::scheduler::{ClaimGuard, spawn_local_on, spawn_send};
+use crate::shared::Shared;
+use crate::spawner::Spawner;
+use crate::sync::thread_local;
+
+/// Why a runtime-only function could not run here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ContextError {
+    /// No scheduler is entered on this thread.
+    #[error(
+        "must be called from a Baton runtime context: inside `Runtime::block_on` or a spawned \
+         task; use `Handle::spawn` from other threads"
+    )]
+    NoRuntime,
+    /// A scheduler is entered on this thread, but another thread currently runs its worker, so
+    /// a local task could not be polled here.
+    #[error(
+        "`spawn_local` must be called on the thread currently running the Baton worker: inside \
+         `Runtime::block_on` or a local task; use `spawn` for `Send` futures"
+    )]
+    NotOnWorkerThread,
+    /// The scheduler is still entered on another thread (an `EnterGuard` was leaked there).
+    #[error(
+        "the scheduler is entered on another thread; an `EnterGuard` was probably leaked \
+         (`mem::forget`) there"
+    )]
+    EnteredElsewhere,
+}
+
+thread_local! {
+    static CONTEXT: RefCell<Option<Arc<Shared>>> = RefCell::new(None);
+}
+
+/// Keeps a scheduler installed as the current thread's; dropping it restores the previous one.
+///
+/// Not `Send`: it must be dropped on the thread that created it. Guards should be dropped in
+/// reverse order of creation; leaking one (`mem::forget`) keeps the scheduler claimed by this
+/// thread, after which other threads cannot enter it (they get
+/// [`ContextError::EnteredElsewhere`]) — never undefined behaviour.
+#[derive(Debug)]
+pub struct EnterGuard {
+    previous: Option<Arc<Shared>>,
+    claim: ClaimGuard,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl EnterGuard {
+    pub(crate) fn new(shared: &Arc<Shared>) -> Result<EnterGuard, ContextError> {
+        let claim = ClaimGuard::take(shared)?;
+        let previous = CONTEXT.with(|context| context.replace(Some(Arc::clone(shared))));
+        Ok(EnterGuard {
+            previous,
+            claim,
+            _not_send: PhantomData,
+        })
+    }
+
+    pub(crate) fn core(&self) -> &Core {
+        self.claim.core()
+    }
+}
+
+impl Drop for EnterGuard {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        let ours = CONTEXT.with(|context| context.replace(previous));
+        drop(ours);
+    }
+}
+
+fn current_shared() -> Option<Arc<Shared>> {
+    CONTEXT.with(|context| context.borrow().clone())
+}
+
+/// Spawns a `Send` task on the current thread's scheduler.
+///
+/// # Panics
+///
+/// Outside a Baton runtime context, with a message saying what to do instead. Use
+/// [`try_current`] to check first.
+#[track_caller]
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match current_shared() {
+        Some(shared) => spawn_send(&shared, future).0,
+        None => panic!("{}", ContextError::NoRuntime),
+    }
+}
+
+/// Spawns a local (`!Send`) task owned by the current thread, which must be running the
+/// worker. It is only ever polled, and dropped, on this thread.
+///
+/// # Panics
+///
+/// Outside a Baton runtime context, or on a thread that does not run the worker right now.
+#[track_caller]
+pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    match try_spawn_local(future) {
+        Ok(handle) => handle,
+        Err(err) => panic!("{err}"),
+    }
+}
+
+/// Like [`spawn_local`], but reports a missing context as an error.
+///
+/// # Errors
+///
+/// [`ContextError::NoRuntime`] outside a runtime, [`ContextError::NotOnWorkerThread`] when this
+/// thread does not run the worker right now.
+pub fn try_spawn_local<F>(future: F) -> Result<JoinHandle<F::Output>, ContextError>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    let shared = current_shared().ok_or(ContextError::NoRuntime)?;
+    let core = shared.core_here().ok_or(ContextError::NotOnWorkerThread)?;
+    Ok(spawn_local_on(&shared, core, future))
+}
+
+/// A spawner for the current thread's scheduler. Never panics.
+///
+/// # Errors
+///
+/// [`ContextError::NoRuntime`] outside a Baton runtime context.
+pub fn try_current() -> Result<Spawner, ContextError> {
+    current_shared()
+        .map(Spawner::new)
+        .ok_or(ContextError::NoRuntime)
+}

@@ -1,0 +1,179 @@
+//! `JoinHandle` and `JoinError` (rules 5 and 6 of the crate docs).
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use crate::task::JoinTarget;
+
+/// Why a task was cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CancelReason {
+    /// [`JoinHandle::abort`] was called before the task finished.
+    #[error("it was aborted through its JoinHandle")]
+    Aborted,
+    /// The runtime shut down before the task finished.
+    #[error("the runtime shut down before it finished")]
+    RuntimeShutdown,
+    /// The runtime was already shut down when the task was spawned; it never ran.
+    #[error("the runtime was already shut down when it was spawned, so it never ran")]
+    SpawnAfterShutdown,
+}
+
+/// The payload of a task's panic. Only reachable by value (through
+/// [`JoinError::into_panic`]), never through `&self`.
+pub struct PanicPayload(Box<dyn Any + Send + 'static>);
+
+// SAFETY: the boxed payload is `Send`, and no `&PanicPayload` method touches it: it can only be
+// moved out by value, so sharing a `&PanicPayload` between threads shares nothing.
+unsafe impl Sync for PanicPayload {}
+
+impl fmt::Debug for PanicPayload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PanicPayload(..)")
+    }
+}
+
+/// Why a task did not produce its output.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JoinError {
+    /// The task was cancelled; it will never produce its output.
+    #[error("task was cancelled: {0}")]
+    Cancelled(CancelReason),
+    /// The task panicked while being polled; the panic was caught and did not affect the
+    /// runtime. Use [`JoinError::into_panic`] to re-raise it with `std::panic::resume_unwind`.
+    #[error("task panicked: {message}")]
+    Panicked {
+        /// The panic message when the payload was a string, otherwise a placeholder.
+        message: String,
+        /// The original payload.
+        payload: PanicPayload,
+    },
+}
+
+impl JoinError {
+    pub(crate) fn cancelled(reason: CancelReason) -> JoinError {
+        JoinError::Cancelled(reason)
+    }
+
+    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> JoinError {
+        let message = if let Some(text) = payload.downcast_ref::<&'static str>() {
+            (*text).to_owned()
+        } else if let Some(text) = payload.downcast_ref::<String>() {
+            text.clone()
+        } else {
+            "non-string panic payload (use JoinError::into_panic to inspect it)".to_owned()
+        };
+        JoinError::Panicked {
+            message,
+            payload: PanicPayload(payload),
+        }
+    }
+
+    /// Whether the task was cancelled (aborted, or the runtime shut down).
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, JoinError::Cancelled(_))
+    }
+
+    /// Whether the task panicked.
+    pub fn is_panic(&self) -> bool {
+        matches!(self, JoinError::Panicked { .. })
+    }
+
+    /// Why the task was cancelled, if it was.
+    pub fn cancel_reason(&self) -> Option<CancelReason> {
+        match self {
+            JoinError::Cancelled(reason) => Some(*reason),
+            JoinError::Panicked { .. } => None,
+        }
+    }
+
+    /// The panic payload, to re-raise with `std::panic::resume_unwind`.
+    ///
+    /// # Errors
+    ///
+    /// Returns the error itself when it is a cancellation, not a panic.
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
+        match self {
+            JoinError::Panicked { payload, .. } => Ok(payload.0),
+            cancelled @ JoinError::Cancelled(_) => Err(cancelled),
+        }
+    }
+
+    /// The panic payload.
+    ///
+    /// # Panics
+    ///
+    /// When the error is a cancellation; check [`JoinError::is_panic`] or use
+    /// [`JoinError::try_into_panic`].
+    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
+        self.try_into_panic()
+            .unwrap_or_else(|err| panic!("JoinError::into_panic called on a non-panic: {err}"))
+    }
+}
+
+/// An owned permission to await a task's output.
+///
+/// Resolves to `Ok(output)`, or to a [`JoinError`] when the task panicked or was cancelled.
+/// Dropping the handle detaches the task: it keeps running and its output is dropped.
+///
+/// * [`abort`](JoinHandle::abort) asks the scheduler to drop the task's future at its next
+///   opportunity, on the task's owner thread. A task aborted before its first poll is never
+///   polled. A task that already finished is unaffected: its output is still returned (the abort
+///   came too late to cancel anything).
+/// * Polling the handle again after it returned its result panics.
+///
+/// `Send` exactly when the output is `Send`.
+pub struct JoinHandle<T> {
+    target: Arc<dyn JoinTarget<T>>,
+    _output: PhantomData<T>,
+}
+
+impl<T> JoinHandle<T> {
+    pub(crate) fn new(target: Arc<dyn JoinTarget<T>>) -> JoinHandle<T> {
+        JoinHandle {
+            target,
+            _output: PhantomData,
+        }
+    }
+
+    /// Requests cancellation; see the type docs for the exact semantics.
+    pub fn abort(&self) {
+        Arc::clone(&self.target).abort();
+    }
+
+    /// Whether the task finished (completed, panicked or was cancelled).
+    pub fn is_finished(&self) -> bool {
+        self.target.is_finished()
+    }
+}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.target.poll_join(cx)
+    }
+}
+
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        self.target.detach();
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
+impl<T> Unpin for JoinHandle<T> {}

@@ -1,0 +1,239 @@
+//! State shared by the scheduler, its spawners and every task: the core claim (rule 9), the
+//! injection queue (rules 2 and 8), the unpark hook and the counters.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::core::Core;
+use crate::sync::{self, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::task::TaskRef;
+
+/// Wakes a parked worker. The scheduler calls it whenever work becomes runnable from a thread
+/// that does not hold the scheduler (a remote wake, an injected spawn, a remote abort).
+pub trait Unpark: Send + Sync {
+    /// Makes the worker's next (or current) park return promptly. Must not block.
+    fn unpark(&self);
+}
+
+/// Task counts, for metrics and quiescence checks.
+///
+/// `spawned == live + completed + panicked + aborted` whenever the scheduler is idle. Spawns
+/// refused after shutdown are not counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TaskCounts {
+    /// Tasks accepted and not yet finished (queued, idle or running).
+    pub live: u64,
+    /// Tasks accepted since the scheduler was created.
+    pub spawned: u64,
+    /// Tasks that returned their output.
+    pub completed: u64,
+    /// Tasks whose poll panicked.
+    pub panicked: u64,
+    /// Tasks cancelled by an abort or by shutdown (including leaked local tasks).
+    pub aborted: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    live: AtomicU64,
+    spawned: AtomicU64,
+    completed: AtomicU64,
+    panicked: AtomicU64,
+    aborted: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Remote {
+    queue: VecDeque<TaskRef>,
+    closed: bool,
+}
+
+/// What pushing onto the injection queue did.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Injected {
+    /// Queued; the worker was unparked if it needed to be.
+    Queued,
+    /// Rule 8: the scheduler is shut down; nothing was queued.
+    Closed,
+}
+
+/// How a finished task is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tally {
+    Completed,
+    Panicked,
+    Aborted,
+}
+
+/// Everything a scheduler shares with other threads.
+pub(crate) struct Shared {
+    /// Rule 9: the token of the thread holding the core claim, or 0.
+    holder: AtomicUsize,
+    core: CoreCell,
+    remote: Mutex<Remote>,
+    closed: AtomicBool,
+    unpark: Arc<dyn Unpark>,
+    counters: Counters,
+}
+
+/// The core, reachable only by the claim holder (rule 9).
+struct CoreCell(Core);
+
+// SAFETY: rule 9, `Core` is only dereferenced through `Shared::core_here`, which hands it out
+// solely to the thread whose token is in `holder`; the claim is taken with an acquiring CAS and
+// released with a releasing store, so one thread at a time uses it and each sees the previous
+// holder's writes.
+unsafe impl Sync for CoreCell {}
+// SAFETY: `Core` owns `Send` task references and plain data; the claim protocol (rule 9) moves
+// use of it between threads with release/acquire ordering.
+unsafe impl Send for CoreCell {}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("holder", &self.holder)
+            .field("closed", &self.closed)
+            .field("counters", &self.counters)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The result of trying to take the core claim.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// This thread took the claim; the matching release drops it.
+    Taken,
+    /// This thread already held it (nested enter).
+    Nested,
+    /// Another thread holds it (an `EnterGuard` was leaked there).
+    HeldElsewhere,
+}
+
+impl Shared {
+    pub(crate) fn new(unpark: Arc<dyn Unpark>) -> Shared {
+        Shared {
+            holder: AtomicUsize::new(0),
+            core: CoreCell(Core::new()),
+            remote: Mutex::new(Remote::default()),
+            closed: AtomicBool::new(false),
+            unpark,
+            counters: Counters::default(),
+        }
+    }
+
+    /// Rule 9: take the core claim for this thread.
+    pub(crate) fn claim(&self) -> Claim {
+        let me = sync::thread_token();
+        match self
+            .holder
+            .compare_exchange(0, me, Ordering::Acquire, Ordering::Acquire)
+        {
+            Ok(_) => Claim::Taken,
+            Err(holder) if holder == me => Claim::Nested,
+            Err(_) => Claim::HeldElsewhere,
+        }
+    }
+
+    /// Rule 9: release a claim this thread took with [`Claim::Taken`].
+    pub(crate) fn release(&self) {
+        debug_assert_eq!(self.holder.load(Ordering::Relaxed), sync::thread_token());
+        self.holder.store(0, Ordering::Release);
+    }
+
+    /// Rule 9: the core, if this thread holds the claim.
+    pub(crate) fn core_here(&self) -> Option<&Core> {
+        (self.holder.load(Ordering::Acquire) == sync::thread_token()).then_some(&self.core.0)
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Rule 2: push a task whose queue entry we own: onto the core's queues when this thread
+    /// holds the claim, otherwise onto the injection queue (unparking the worker).
+    pub(crate) fn schedule(&self, task: TaskRef) {
+        match self.core_here() {
+            Some(core) => core.push_ready(task),
+            None => {
+                let _ = self.inject(task, false);
+            }
+        }
+    }
+
+    /// Pushes onto the injection queue. When `new_task`, the spawn is counted under the lock so
+    /// counters and the closed check agree (rule 8). A refused task reference is dropped after
+    /// the lock is released.
+    pub(crate) fn inject(&self, task: TaskRef, new_task: bool) -> Injected {
+        let mut remote = sync::lock(&self.remote);
+        if remote.closed {
+            drop(remote);
+            drop(task);
+            return Injected::Closed;
+        }
+        if new_task {
+            self.count_spawn();
+        }
+        let was_empty = remote.queue.is_empty();
+        remote.queue.push_back(task);
+        drop(remote);
+        if was_empty {
+            // A non-empty queue already has an unpark pending for it: the worker drains the whole
+            // queue at once.
+            self.unpark.unpark();
+        }
+        Injected::Queued
+    }
+
+    /// Takes everything injected so far into `into`.
+    pub(crate) fn drain_remote(&self, into: &mut VecDeque<TaskRef>) {
+        let mut remote = sync::lock(&self.remote);
+        if into.is_empty() {
+            std::mem::swap(&mut remote.queue, into);
+        } else {
+            into.append(&mut remote.queue);
+        }
+    }
+
+    pub(crate) fn has_remote(&self) -> bool {
+        !sync::lock(&self.remote).queue.is_empty()
+    }
+
+    /// Rule 8: refuse all further injections and take what is queued.
+    pub(crate) fn close(&self) -> VecDeque<TaskRef> {
+        let mut remote = sync::lock(&self.remote);
+        remote.closed = true;
+        self.closed.store(true, Ordering::Release);
+        std::mem::take(&mut remote.queue)
+    }
+
+    pub(crate) fn count_spawn(&self) {
+        self.counters.spawned.fetch_add(1, Ordering::Relaxed);
+        self.counters.live.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_finish(&self, tally: Tally) {
+        let counter = match tally {
+            Tally::Completed => &self.counters.completed,
+            Tally::Panicked => &self.counters.panicked,
+            Tally::Aborted => &self.counters.aborted,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        self.counters.live.fetch_sub(1, Ordering::Release);
+    }
+
+    pub(crate) fn live(&self) -> u64 {
+        self.counters.live.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn counts(&self) -> TaskCounts {
+        TaskCounts {
+            live: self.counters.live.load(Ordering::Acquire),
+            spawned: self.counters.spawned.load(Ordering::Relaxed),
+            completed: self.counters.completed.load(Ordering::Relaxed),
+            panicked: self.counters.panicked.load(Ordering::Relaxed),
+            aborted: self.counters.aborted.load(Ordering::Relaxed),
+        }
+    }
+}

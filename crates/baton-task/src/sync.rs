@@ -1,0 +1,54 @@
+//! The synchronization shim: `std` normally, `loom` under `cfg(loom)`.
+//!
+//! Every atomic, mutex and thread-local that the scheduler's protocols rely on comes from here,
+//! so the loom models check the shipped code rather than a copy. Task allocations themselves use
+//! `std::sync::Arc` in both builds: `std::task::Wake` needs it, and reference counting is not part
+//! of any protocol the models check.
+
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Mutex, MutexGuard};
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+#[cfg(not(loom))]
+pub(crate) use std::thread::{ThreadId, current as current_thread};
+#[cfg(not(loom))]
+pub(crate) use std::thread_local;
+
+#[cfg(loom)]
+pub(crate) use loom::sync::{Mutex, MutexGuard};
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+#[cfg(loom)]
+pub(crate) use loom::thread::{ThreadId, current as current_thread};
+#[cfg(loom)]
+pub(crate) use loom::thread_local;
+
+/// Locks `mutex`, ignoring poisoning: every critical section in this crate only moves queue
+/// entries and flags, never runs user code, so a poisoned lock still guards consistent data.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+thread_local! {
+    static THREAD_TOKEN: usize = next_thread_token();
+    static THREAD_ID: ThreadId = current_thread().id();
+}
+
+/// A process-wide counter handing each thread a distinct, never reused, non-zero token.
+/// It is plain `std` even under loom: it only names threads, it is not a protocol.
+fn next_thread_token() -> usize {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// This thread's token: non-zero, distinct from every other thread's, never reused.
+pub(crate) fn thread_token() -> usize {
+    THREAD_TOKEN.with(|token| *token)
+}
+
+/// This thread's id, cached.
+pub(crate) fn thread_id() -> ThreadId {
+    THREAD_ID.with(|id| *id)
+}
