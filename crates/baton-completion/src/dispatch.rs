@@ -1,0 +1,358 @@
+//! Exactly-once dispatch (crate rules 5–8).
+//!
+//! ```text
+//!  Submission --arm--> Dispatch --run/poll--> delivered once (result | Cancelled | WorkerPanic)
+//!      |                   |
+//!   dropped or         dropped before or while running
+//!   rolled back            |
+//!      v                   v
+//!  nothing delivered    Cancelled delivered
+//! ```
+//!
+//! The [`Submission`] is the `Send` half of a binding. Until it is armed it delivers nothing,
+//! whatever happens to it. [`Submission::arm`] turns it into a [`Dispatch`], which delivers
+//! exactly once: it holds the delivery header in an `Option` that every path `take`s before
+//! delivering, so no path can deliver twice and `Drop` delivers `Cancelled` only when nothing
+//! else did.
+
+use crate::completion::{
+    CompletionFailure, CompletionIdentity, CompletionSender, DeliveryOutcome, ExternalCompletion,
+    Payload,
+};
+use crate::prepared::{ErasedAsync, ErasedBlocking, JobBody, PayloadFuture, WorkClass};
+use baton_cancel::{ClaimForRun, ContainedDrop, StartToken, call_contained};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// Where and how to deliver one completion. Consumed by the delivery, so it happens once.
+struct Header {
+    identity: CompletionIdentity,
+    sink: Arc<dyn CompletionSender>,
+}
+
+impl Header {
+    fn deliver(self, result: Result<Payload, CompletionFailure>) -> DeliveryOutcome {
+        self.sink
+            .deliver(ExternalCompletion::new(self.identity, result))
+    }
+}
+
+/// How a dispatch ended, without its payload (which went to the runtime).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TerminalClass {
+    /// The job ran and returned its result.
+    Completed,
+    /// The cancel won before start, or the dispatch was discarded.
+    Cancelled,
+    /// The job, the future's construction or a poll panicked.
+    WorkerPanic,
+}
+
+/// What a dispatch did: its terminal class and whether the completion reached the inbox.
+#[must_use = "executors count terminal classes and undeliverable completions"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RunReport {
+    /// How the dispatch ended.
+    pub class: TerminalClass,
+    /// Whether the runtime's inbox took the completion.
+    pub delivery: DeliveryOutcome,
+}
+
+/// The `Send` half of a binding: identity, completion sink, start token and job.
+///
+/// Invariant: `start` and `body` are `Some` until the submission is armed (which consumes
+/// it); dropping an unarmed submission drops the body through [`ContainedDrop`] and delivers
+/// nothing (rule 5).
+pub struct Submission {
+    identity: CompletionIdentity,
+    sink: Arc<dyn CompletionSender>,
+    start: Option<StartToken>,
+    body: Option<JobBody>,
+    work_class: WorkClass,
+}
+
+impl Submission {
+    pub(crate) fn new(
+        identity: CompletionIdentity,
+        sink: Arc<dyn CompletionSender>,
+        start: StartToken,
+        body: JobBody,
+        work_class: WorkClass,
+    ) -> Self {
+        Self {
+            identity,
+            sink,
+            start: Some(start),
+            body: Some(body),
+            work_class,
+        }
+    }
+
+    /// The identity its completion will carry.
+    pub fn identity(&self) -> CompletionIdentity {
+        self.identity
+    }
+
+    /// The lane it needs.
+    pub fn work_class(&self) -> WorkClass {
+        self.work_class
+    }
+
+    /// Whether the job is async (a future driven by the executor).
+    pub fn is_async(&self) -> bool {
+        matches!(self.body, Some(JobBody::Async(_)))
+    }
+
+    /// Arms the submission: from now on exactly one completion is delivered (rule 6).
+    pub fn arm(mut self) -> Dispatch {
+        let header = Header {
+            identity: self.identity,
+            sink: Arc::clone(&self.sink),
+        };
+        let start = self
+            .start
+            .take()
+            .expect("the start token is only taken by arm, which consumes the submission");
+        match self.body.take() {
+            Some(JobBody::Blocking(job)) => Dispatch::Blocking(BlockingDispatch {
+                header: Some(header),
+                start,
+                job: Some(job),
+            }),
+            Some(JobBody::Async(construct)) => Dispatch::Async(AsyncDispatch {
+                header: Some(header),
+                start,
+                state: AsyncState::Unstarted(Some(construct)),
+            }),
+            None => unreachable!("a submission's body is only taken by arm, which consumes it"),
+        }
+    }
+
+    /// Destroys the job without delivering anything (rule 5): the rollback of a rejected
+    /// submission. Reports whether the job's destructor panicked.
+    pub fn rollback(mut self) -> ContainedDrop {
+        match self.body.take() {
+            Some(body) => ContainedDrop::drop_value(body),
+            None => ContainedDrop::Dropped,
+        }
+    }
+}
+
+impl Drop for Submission {
+    fn drop(&mut self) {
+        if let Some(body) = self.body.take() {
+            // Rule 5: never armed, so nothing is delivered; the job is destroyed contained.
+            let _ = ContainedDrop::drop_value(body);
+        }
+    }
+}
+
+impl fmt::Debug for Submission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Submission")
+            .field("identity", &self.identity)
+            .field("work_class", &self.work_class)
+            .field("body", &self.body)
+            .finish()
+    }
+}
+
+/// An armed submission: delivers exactly one completion, whatever happens (rule 6).
+#[derive(Debug)]
+pub enum Dispatch {
+    /// A blocking job: call [`BlockingDispatch::run`].
+    Blocking(BlockingDispatch),
+    /// An async job: drive the future to completion.
+    Async(AsyncDispatch),
+}
+
+impl Dispatch {
+    /// Discards the dispatch without running it, delivering `Cancelled`.
+    pub fn cancel(self) -> RunReport {
+        match self {
+            Self::Blocking(mut dispatch) => dispatch.finish(Err(CompletionFailure::Cancelled)),
+            Self::Async(mut dispatch) => dispatch.finish(Err(CompletionFailure::Cancelled)),
+        }
+    }
+}
+
+/// An armed blocking job.
+///
+/// Invariant: `header` is `Some` until the one delivery; `job` is dropped (contained) only
+/// after it, so the result is delivered before the job's destructor runs (rule 7).
+pub struct BlockingDispatch {
+    header: Option<Header>,
+    start: StartToken,
+    job: Option<Box<dyn ErasedBlocking>>,
+}
+
+impl BlockingDispatch {
+    /// Claims and runs the job, delivering its result, `Cancelled` (the cancel won, the body
+    /// never runs) or `WorkerPanic`.
+    pub fn run(mut self) -> RunReport {
+        match self.start.claim_for_run() {
+            ClaimForRun::CompleteCancelled => self.finish(Err(CompletionFailure::Cancelled)),
+            ClaimForRun::Run => {
+                let job = self
+                    .job
+                    .as_mut()
+                    .expect("the job stays until the dispatch drops (type invariant)");
+                match call_contained(|| job.run()) {
+                    Ok(payload) => self.finish(Ok(payload)),
+                    Err(message) => self.finish(Err(CompletionFailure::WorkerPanic { message })),
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, result: Result<Payload, CompletionFailure>) -> RunReport {
+        let class = class_of(&result);
+        let header = self
+            .header
+            .take()
+            .expect("a dispatch finishes once: run and cancel consume it");
+        RunReport {
+            class,
+            delivery: header.deliver(result),
+        }
+    }
+}
+
+impl Drop for BlockingDispatch {
+    fn drop(&mut self) {
+        if let Some(header) = self.header.take() {
+            // Rule 6: an armed dispatch dropped unfinished delivers `Cancelled`.
+            let _ = header.deliver(Err(CompletionFailure::Cancelled));
+        }
+        if let Some(job) = self.job.take() {
+            // Rule 7: after the delivery, contained.
+            let _ = ContainedDrop::drop_value(job);
+        }
+    }
+}
+
+impl fmt::Debug for BlockingDispatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockingDispatch")
+            .field("identity", &self.header.as_ref().map(|h| h.identity))
+            .finish_non_exhaustive()
+    }
+}
+
+enum AsyncState {
+    Unstarted(Option<Box<dyn ErasedAsync>>),
+    Running(Option<PayloadFuture>),
+}
+
+/// An armed async job, itself a future the executor drives. It claims the start on first
+/// poll and only then constructs the job's future (a cancelled job never constructs it).
+///
+/// Invariant: `header` is `Some` until the one delivery; the inner future is dropped
+/// (contained) only after it. Polling after the delivery is a bug and panics.
+pub struct AsyncDispatch {
+    header: Option<Header>,
+    start: StartToken,
+    state: AsyncState,
+}
+
+impl AsyncDispatch {
+    fn finish(&mut self, result: Result<Payload, CompletionFailure>) -> RunReport {
+        let class = class_of(&result);
+        let header = self
+            .header
+            .take()
+            .expect("a dispatch finishes once: run and cancel consume it");
+        let delivery = header.deliver(result);
+        // Rule 7: the future or constructor is destroyed after the delivery, contained.
+        self.drop_state();
+        RunReport { class, delivery }
+    }
+
+    fn drop_state(&mut self) {
+        match &mut self.state {
+            AsyncState::Unstarted(construct) => {
+                if let Some(construct) = construct.take() {
+                    let _ = ContainedDrop::drop_value(construct);
+                }
+            }
+            AsyncState::Running(future) => {
+                if let Some(future) = future.take() {
+                    let _ = ContainedDrop::drop_value(future);
+                }
+            }
+        }
+    }
+}
+
+impl Future for AsyncDispatch {
+    type Output = RunReport;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<RunReport> {
+        let this = self.get_mut();
+        assert!(
+            this.header.is_some(),
+            "AsyncDispatch polled after it finished: a finished dispatch must not be polled again"
+        );
+        if let AsyncState::Unstarted(construct) = &mut this.state {
+            if this.start.claim_for_run() == ClaimForRun::CompleteCancelled {
+                return Poll::Ready(this.finish(Err(CompletionFailure::Cancelled)));
+            }
+            let construct = construct
+                .take()
+                .expect("an unstarted dispatch holds its constructor");
+            match call_contained(move || construct.construct()) {
+                Ok(future) => this.state = AsyncState::Running(Some(future)),
+                Err(message) => {
+                    return Poll::Ready(
+                        this.finish(Err(CompletionFailure::WorkerPanic { message })),
+                    );
+                }
+            }
+        }
+        let AsyncState::Running(Some(future)) = &mut this.state else {
+            unreachable!("a started dispatch holds its future until it finishes")
+        };
+        match call_contained(|| future.as_mut().poll(cx)) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(payload)) => Poll::Ready(this.finish(Ok(payload))),
+            Err(message) => {
+                Poll::Ready(this.finish(Err(CompletionFailure::WorkerPanic { message })))
+            }
+        }
+    }
+}
+
+impl Drop for AsyncDispatch {
+    fn drop(&mut self) {
+        if let Some(header) = self.header.take() {
+            // Rule 6: dropped before start or while in flight: `Cancelled`, before the future
+            // is destroyed (rule 7).
+            let _ = header.deliver(Err(CompletionFailure::Cancelled));
+        }
+        self.drop_state();
+    }
+}
+
+impl fmt::Debug for AsyncDispatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.state {
+            AsyncState::Unstarted(_) => "unstarted",
+            AsyncState::Running(_) => "running",
+        };
+        f.debug_struct("AsyncDispatch")
+            .field("identity", &self.header.as_ref().map(|h| h.identity))
+            .field("state", &state)
+            .finish_non_exhaustive()
+    }
+}
+
+fn class_of(result: &Result<Payload, CompletionFailure>) -> TerminalClass {
+    match result {
+        Ok(_) => TerminalClass::Completed,
+        Err(CompletionFailure::WorkerPanic { .. }) => TerminalClass::WorkerPanic,
+        Err(_) => TerminalClass::Cancelled,
+    }
+}

@@ -1,0 +1,168 @@
+//! Configuration of a [`BlockingPool`]: queue capacity, interruptible threads (fixed or
+//! elastic), quarantine lane threads and the thread spawner hook.
+
+use super::core::{Core, LaneId, LaneLimits};
+use super::{BlockingPool, OsThreadSpawner, PoolShared, ThreadSpawner};
+use crate::sync::Arc;
+use std::time::Duration;
+
+/// How many interruptible threads the pool runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InterruptibleThreads {
+    /// Exactly this many, started by `build`.
+    Fixed(usize),
+    /// Started on demand up to `max`; an idle one leaves after `keep_alive`.
+    Elastic {
+        /// The most threads at once.
+        max: usize,
+        /// How long an idle thread waits for work before leaving.
+        keep_alive: Duration,
+    },
+}
+
+/// A pool configuration was invalid or its threads could not start.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// A queue of capacity 0 could never accept a job.
+    #[error("queue capacity must be at least 1")]
+    ZeroCapacity,
+    /// A lane with no threads could never run its jobs.
+    #[error("the {lane} lane needs at least 1 thread")]
+    ZeroThreads {
+        /// `"interruptible"` or `"quarantine"`.
+        lane: &'static str,
+    },
+    /// The OS refused to start a fixed thread.
+    #[error("the OS refused to create a pool thread: {message}")]
+    Spawn {
+        /// The OS error.
+        message: String,
+    },
+}
+
+/// Builds a [`BlockingPool`].
+///
+/// Defaults: queue capacity 1024 per lane, elastic interruptible threads up to 64 with a 10 s
+/// keep-alive, 4 quarantine threads (elastic, same keep-alive), OS threads named
+/// `baton-pool-*`.
+#[derive(Debug)]
+pub struct BlockingPoolBuilder {
+    capacity: usize,
+    interruptible: InterruptibleThreads,
+    quarantine_threads: usize,
+    quarantine_keep_alive: Duration,
+    spawner: std::sync::Arc<dyn ThreadSpawner>,
+    name: String,
+}
+
+impl Default for BlockingPoolBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl BlockingPoolBuilder {
+    /// The defaults (see the type's documentation).
+    pub fn new() -> Self {
+        Self {
+            capacity: 1024,
+            interruptible: InterruptibleThreads::Elastic {
+                max: 64,
+                keep_alive: Duration::from_secs(10),
+            },
+            quarantine_threads: 4,
+            quarantine_keep_alive: Duration::from_secs(10),
+            spawner: std::sync::Arc::new(OsThreadSpawner),
+            name: "baton-pool".to_owned(),
+        }
+    }
+
+    /// How many accepted-but-not-started jobs each lane holds before rejecting with
+    /// `Capacity`.
+    pub fn queue_capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity;
+        self
+    }
+
+    /// The interruptible lane's threads.
+    pub fn interruptible_threads(mut self, threads: InterruptibleThreads) -> Self {
+        self.interruptible = threads;
+        self
+    }
+
+    /// The most quarantine-lane threads (started on demand).
+    pub fn quarantine_threads(mut self, threads: usize) -> Self {
+        self.quarantine_threads = threads;
+        self
+    }
+
+    /// How long an idle quarantine thread waits for work before leaving.
+    pub fn quarantine_keep_alive(mut self, keep_alive: Duration) -> Self {
+        self.quarantine_keep_alive = keep_alive;
+        self
+    }
+
+    /// The hook that starts threads (inject failures in tests, pin threads, ...).
+    pub fn thread_spawner(mut self, spawner: std::sync::Arc<dyn ThreadSpawner>) -> Self {
+        self.spawner = spawner;
+        self
+    }
+
+    /// The prefix of thread names.
+    pub fn thread_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Validates the configuration and starts the fixed threads.
+    pub fn build(self) -> Result<BlockingPool, BuildError> {
+        if self.capacity == 0 {
+            return Err(BuildError::ZeroCapacity);
+        }
+        let (min, max, keep_alive) = match self.interruptible {
+            InterruptibleThreads::Fixed(n) => (n, n, Duration::MAX),
+            InterruptibleThreads::Elastic { max, keep_alive } => (0, max, keep_alive),
+        };
+        if max == 0 {
+            return Err(BuildError::ZeroThreads {
+                lane: "interruptible",
+            });
+        }
+        if self.quarantine_threads == 0 {
+            return Err(BuildError::ZeroThreads { lane: "quarantine" });
+        }
+        let core = Core::new(
+            LaneLimits {
+                capacity: self.capacity,
+                min_threads: min,
+                max_threads: max,
+                keep_alive,
+            },
+            LaneLimits {
+                capacity: self.capacity,
+                min_threads: 0,
+                max_threads: self.quarantine_threads,
+                keep_alive: self.quarantine_keep_alive,
+            },
+        );
+        let pool = BlockingPool {
+            shared: Arc::new(PoolShared {
+                core,
+                spawner: self.spawner,
+                name: self.name,
+            }),
+        };
+        for _ in 0..min {
+            pool.shared.core.add_thread(LaneId::Interruptible);
+            if let Err(error) = pool.shared.spawn_lane_thread(LaneId::Interruptible) {
+                pool.shared.core.remove_thread(LaneId::Interruptible);
+                // The threads already started see the closed pool and leave.
+                let _ = pool.shared.core.close();
+                return Err(BuildError::Spawn {
+                    message: error.to_string(),
+                });
+            }
+        }
+        Ok(pool)
+    }
+}

@@ -1,0 +1,364 @@
+//! The pool's shared state: two lanes (interruptible, quarantine), their bounded queues, their
+//! threads and the counters, all under one lock (pool rules 1–6 in `pool/mod.rs`).
+
+use crate::completion::DeliveryOutcome;
+use crate::dispatch::{Dispatch, RunReport, TerminalClass};
+use crate::executor::{ExecutorSnapshot, RejectReason, ShutdownReport};
+use crate::identity::RuntimeId;
+use crate::sync::{Condvar, Mutex, MutexGuard};
+use std::collections::{HashSet, VecDeque};
+use std::time::Duration;
+use web_time::Instant;
+
+/// Which lane a job runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LaneId {
+    Interruptible = 0,
+    Quarantine = 1,
+}
+
+/// How many threads a lane may run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LaneLimits {
+    pub(crate) capacity: usize,
+    pub(crate) min_threads: usize,
+    pub(crate) max_threads: usize,
+    pub(crate) keep_alive: Duration,
+}
+
+/// One lane. Invariants (under the pool lock): `queue.len() <= queued <= capacity` (the
+/// difference is reservations not yet enqueued); `running <= threads <= max_threads`.
+#[derive(Debug)]
+struct Lane {
+    limits: LaneLimits,
+    queue: VecDeque<Dispatch>,
+    queued: u64,
+    running: u64,
+    threads: usize,
+    idle: usize,
+}
+
+#[derive(Debug)]
+struct State {
+    closed: bool,
+    lanes: [Lane; 2],
+    runtimes: HashSet<RuntimeId>,
+    accepted: u64,
+    completed: u64,
+    cancelled: u64,
+    panicked: u64,
+    undeliverable: u64,
+    rejected: u64,
+}
+
+/// The lock-protected core. `work[lane]` wakes that lane's idle threads; `progress` wakes a
+/// shutdown waiting for outstanding jobs.
+#[derive(Debug)]
+pub(crate) struct Core {
+    state: Mutex<State>,
+    work: [Condvar; 2],
+    progress: Condvar,
+}
+
+/// The outcome of [`Core::reserve`].
+#[must_use = "a reservation must be enqueued or released"]
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Reservation {
+    /// Capacity is held; `spawn` says the caller must start one more lane thread.
+    Reserved { spawn: bool },
+    /// Refused; nothing was counted except the rejection.
+    Refused(RejectReason),
+}
+
+/// The outcome of [`Core::enqueue`].
+#[must_use = "a dispatch refused by a closed pool must be cancelled and counted"]
+#[derive(Debug)]
+pub(crate) enum Enqueue {
+    /// In the queue; a lane thread will run it.
+    Queued,
+    /// The pool closed after the reservation: cancel it and report through
+    /// [`Core::cancelled_queued`].
+    Closed(Dispatch),
+}
+
+/// What a lane thread should do next.
+#[must_use = "a worker must run the dispatch it was handed"]
+#[derive(Debug)]
+pub(crate) enum Next {
+    Run(Dispatch),
+    Exit,
+}
+
+/// The outcome of attaching a runtime.
+#[must_use = "a refused attach must be reported"]
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Attach {
+    Attached,
+    Duplicate,
+    ShuttingDown,
+}
+
+impl Core {
+    pub(crate) fn new(interruptible: LaneLimits, quarantine: LaneLimits) -> Self {
+        let lane = |limits| Lane {
+            limits,
+            queue: VecDeque::new(),
+            queued: 0,
+            running: 0,
+            threads: 0,
+            idle: 0,
+        };
+        Self {
+            state: Mutex::new(State {
+                closed: false,
+                lanes: [lane(interruptible), lane(quarantine)],
+                runtimes: HashSet::new(),
+                accepted: 0,
+                completed: 0,
+                cancelled: 0,
+                panicked: 0,
+                undeliverable: 0,
+                rejected: 0,
+            }),
+            work: [Condvar::new(), Condvar::new()],
+            progress: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // No user code ever runs under this lock, so it cannot be poisoned.
+        self.state.lock().expect("pool lock is never poisoned")
+    }
+
+    pub(crate) fn attach(&self, runtime: RuntimeId) -> Attach {
+        let mut state = self.lock();
+        if state.closed {
+            Attach::ShuttingDown
+        } else if state.runtimes.insert(runtime) {
+            Attach::Attached
+        } else {
+            Attach::Duplicate
+        }
+    }
+
+    pub(crate) fn detach(&self, runtime: RuntimeId) {
+        self.lock().runtimes.remove(&runtime);
+    }
+
+    /// Reserves one unit of `lane` capacity for `runtime` (rule 1: reserve first; rule 2: the
+    /// job counts as accepted and queued from here on).
+    pub(crate) fn reserve(&self, lane: LaneId, runtime: RuntimeId) -> Reservation {
+        let mut state = self.lock();
+        let refusal = if state.closed {
+            Some(RejectReason::ShuttingDown)
+        } else if !state.runtimes.contains(&runtime) {
+            Some(RejectReason::Detached)
+        } else {
+            let lane = &state.lanes[lane as usize];
+            (lane.queued >= lane.limits.capacity as u64).then_some(RejectReason::Capacity {
+                capacity: lane.limits.capacity,
+            })
+        };
+        if let Some(reason) = refusal {
+            state.rejected += 1;
+            return Reservation::Refused(reason);
+        }
+        // Rule 2: count at acceptance, not at dequeue.
+        state.accepted += 1;
+        let lane = &mut state.lanes[lane as usize];
+        lane.queued += 1;
+        // Rule 4: make sure a thread exists for every reserved job, up to the lane's maximum.
+        let free = (lane.threads as u64).saturating_sub(lane.running);
+        let spawn = lane.queued > free && lane.threads < lane.limits.max_threads;
+        if spawn {
+            lane.threads += 1;
+        }
+        Reservation::Reserved { spawn }
+    }
+
+    /// Rolls back a reservation whose thread could not be spawned (rule 4): the submission
+    /// was never accepted.
+    pub(crate) fn release_failed_spawn(&self, lane: LaneId) {
+        let mut state = self.lock();
+        state.accepted -= 1;
+        state.rejected += 1;
+        let lane = &mut state.lanes[lane as usize];
+        lane.queued -= 1;
+        lane.threads -= 1;
+        drop(state);
+        self.progress.notify_all();
+    }
+
+    /// Registers a thread started outside a submission (fixed threads at build time).
+    pub(crate) fn add_thread(&self, lane: LaneId) {
+        self.lock().lanes[lane as usize].threads += 1;
+    }
+
+    /// Forgets a thread that could not be started.
+    pub(crate) fn remove_thread(&self, lane: LaneId) {
+        self.lock().lanes[lane as usize].threads -= 1;
+    }
+
+    /// Enqueues an armed dispatch under an existing reservation (rule 1).
+    pub(crate) fn enqueue(&self, lane: LaneId, dispatch: Dispatch) -> Enqueue {
+        let mut state = self.lock();
+        if state.closed {
+            return Enqueue::Closed(dispatch);
+        }
+        let lane_state = &mut state.lanes[lane as usize];
+        lane_state.queue.push_back(dispatch);
+        let wake = lane_state.idle > 0;
+        drop(state);
+        if wake {
+            self.work[lane as usize].notify_one();
+        }
+        Enqueue::Queued
+    }
+
+    /// Counts a queued job that was cancelled without running (rule 5).
+    pub(crate) fn cancelled_queued(&self, lane: LaneId, report: RunReport) {
+        let mut state = self.lock();
+        state.lanes[lane as usize].queued -= 1;
+        state.count(report);
+        drop(state);
+        self.progress.notify_all();
+    }
+
+    /// Blocks a lane thread until there is a job to run or it should exit (rules 3–4).
+    pub(crate) fn next(&self, lane: LaneId) -> Next {
+        let index = lane as usize;
+        let mut state = self.lock();
+        loop {
+            let lane_state = &mut state.lanes[index];
+            if let Some(dispatch) = lane_state.queue.pop_front() {
+                lane_state.queued -= 1;
+                lane_state.running += 1;
+                return Next::Run(dispatch);
+            }
+            if state.closed {
+                return self.exit(state, index);
+            }
+            let lane_state = &mut state.lanes[index];
+            lane_state.idle += 1;
+            let elastic = lane_state.threads > lane_state.limits.min_threads;
+            let keep_alive = lane_state.limits.keep_alive;
+            let timed_out = if elastic {
+                let (guard, result) = self.work[index]
+                    .wait_timeout(state, keep_alive)
+                    .expect("pool lock is never poisoned");
+                state = guard;
+                result.timed_out()
+            } else {
+                state = self.work[index]
+                    .wait(state)
+                    .expect("pool lock is never poisoned");
+                false
+            };
+            let lane_state = &mut state.lanes[index];
+            lane_state.idle -= 1;
+            // Rule 4: an idle elastic thread leaves only if the remaining free threads still
+            // cover every reserved job.
+            let spare = (lane_state.threads as u64 - 1).saturating_sub(lane_state.running);
+            if timed_out
+                && lane_state.queue.is_empty()
+                && lane_state.threads > lane_state.limits.min_threads
+                && spare >= lane_state.queued
+            {
+                return self.exit(state, index);
+            }
+        }
+    }
+
+    fn exit(&self, mut state: MutexGuard<'_, State>, index: usize) -> Next {
+        state.lanes[index].threads -= 1;
+        drop(state);
+        self.progress.notify_all();
+        Next::Exit
+    }
+
+    /// Counts a job a lane thread finished (rule 6).
+    pub(crate) fn finished(&self, lane: LaneId, report: RunReport) {
+        let mut state = self.lock();
+        state.lanes[lane as usize].running -= 1;
+        state.count(report);
+        drop(state);
+        self.progress.notify_all();
+    }
+
+    /// Closes the pool (rule 5): refuses new work and takes every queued dispatch out for the
+    /// caller to cancel. Lane threads exit once their queue is empty.
+    pub(crate) fn close(&self) -> Vec<(LaneId, Dispatch)> {
+        let mut state = self.lock();
+        state.closed = true;
+        let mut taken = Vec::new();
+        for (lane, id) in state
+            .lanes
+            .iter_mut()
+            .zip([LaneId::Interruptible, LaneId::Quarantine])
+        {
+            taken.extend(lane.queue.drain(..).map(|dispatch| (id, dispatch)));
+        }
+        drop(state);
+        for work in &self.work {
+            work.notify_all();
+        }
+        taken
+    }
+
+    /// Waits until nothing is outstanding or `deadline` passes (rule 5).
+    pub(crate) fn wait_drained(&self, deadline: Instant) -> ShutdownReport {
+        let mut state = self.lock();
+        loop {
+            let snapshot = state.snapshot();
+            if snapshot.outstanding() == 0 {
+                return ShutdownReport::Drained { snapshot };
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return ShutdownReport::DeadlineExceeded { snapshot };
+            }
+            let (guard, _) = self
+                .progress
+                .wait_timeout(state, deadline - now)
+                .expect("pool lock is never poisoned");
+            state = guard;
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> ExecutorSnapshot {
+        self.lock().snapshot()
+    }
+
+    /// Live lane threads (for tests and diagnostics).
+    pub(crate) fn threads(&self, lane: LaneId) -> usize {
+        self.lock().lanes[lane as usize].threads
+    }
+}
+
+impl State {
+    fn count(&mut self, report: RunReport) {
+        match report.class {
+            TerminalClass::Completed => self.completed += 1,
+            TerminalClass::Cancelled => self.cancelled += 1,
+            TerminalClass::WorkerPanic => self.panicked += 1,
+        }
+        if report.delivery == DeliveryOutcome::InboxClosed {
+            self.undeliverable += 1;
+        }
+    }
+
+    fn snapshot(&self) -> ExecutorSnapshot {
+        let [interruptible, quarantine] = &self.lanes;
+        ExecutorSnapshot {
+            accepted: self.accepted,
+            queued: interruptible.queued + quarantine.queued,
+            running_interruptible: interruptible.running,
+            running_quarantined: quarantine.running,
+            completed: self.completed,
+            cancelled: self.cancelled,
+            panicked: self.panicked,
+            undeliverable: self.undeliverable,
+            rejected: self.rejected,
+        }
+    }
+}

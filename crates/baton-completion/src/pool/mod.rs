@@ -1,0 +1,214 @@
+//! The reference blocking pool, an [`IoExecutor`] (SPEC §3).
+//!
+//! # Rules
+//!
+//! 1. `submit` reserves capacity first (refusing a closed pool, a detached runtime and a full
+//!    lane), then arms the submission, then enqueues it. A refusal hands the submission back
+//!    unarmed: nothing is delivered.
+//! 2. A job is counted as accepted and queued the moment its reservation succeeds, never when
+//!    a thread dequeues it, so `queued` covers reservations that are not in the queue yet and
+//!    a shutdown cannot report *drained* while an accepted job is still on its way.
+//! 3. Two lanes, each with its own bounded queue and threads: interruptible jobs (blocking and
+//!    async) and quarantined jobs. Runaway quarantined work cannot starve interruptible work.
+//! 4. A lane starts a thread when its reserved jobs outnumber its free threads, up to its
+//!    maximum. If the OS refuses the thread, the reservation is rolled back and the submission
+//!    is rejected with `SpawnFailed`: no job is left without a thread. An idle elastic thread
+//!    leaves after its keep-alive only if the remaining free threads cover every reserved job.
+//! 5. `shutdown` closes the pool (new submissions and attaches are refused), cancels every
+//!    queued job (each delivers `Cancelled`), then waits for running jobs until the deadline
+//!    and reports `Drained` or `DeadlineExceeded`. A reservation that finds the pool closed at
+//!    enqueue time is cancelled by its submitter and counted the same way.
+//! 6. The counters add up at every instant ([`ExecutorSnapshot::adds_up`]).
+
+mod builder;
+mod core;
+mod worker;
+
+pub use builder::{BlockingPoolBuilder, BuildError, InterruptibleThreads};
+
+use self::core::{Attach, Core, Enqueue, LaneId, Reservation};
+use crate::dispatch::Submission;
+use crate::executor::{
+    AttachError, ExecutorLease, ExecutorSnapshot, IoExecutor, RejectReason, Rejected,
+    ShutdownReport,
+};
+use crate::identity::RuntimeId;
+use crate::prepared::WorkClass;
+use crate::sync::{Arc, AtomicBool, Ordering};
+use std::fmt;
+use web_time::Instant;
+
+/// Starts the pool's threads. Replace it in the builder to name, pin or limit threads, or to
+/// inject a spawn failure in tests.
+pub trait ThreadSpawner: Send + Sync + fmt::Debug {
+    /// Starts a thread running `body`. An `Err` is reported to the submitter (rule 4).
+    fn spawn(&self, name: String, body: Box<dyn FnOnce() + Send + 'static>) -> std::io::Result<()>;
+}
+
+/// The default spawner: a named OS thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OsThreadSpawner;
+
+impl ThreadSpawner for OsThreadSpawner {
+    fn spawn(&self, name: String, body: Box<dyn FnOnce() + Send + 'static>) -> std::io::Result<()> {
+        crate::sync::thread::Builder::new()
+            .name(name)
+            .spawn(body)
+            .map(drop)
+    }
+}
+
+/// What lane threads share.
+#[derive(Debug)]
+pub(crate) struct PoolShared {
+    core: Core,
+    spawner: std::sync::Arc<dyn ThreadSpawner>,
+    name: String,
+}
+
+impl PoolShared {
+    fn spawn_lane_thread(self: &Arc<Self>, lane: LaneId) -> std::io::Result<()> {
+        let shared = Arc::clone(self);
+        let suffix = match lane {
+            LaneId::Interruptible => "blocking",
+            LaneId::Quarantine => "quarantine",
+        };
+        self.spawner.spawn(
+            format!("{}-{suffix}", self.name),
+            Box::new(move || worker::run_lane(shared, lane)),
+        )
+    }
+}
+
+/// The reference blocking pool. Build it with [`BlockingPool::builder`].
+#[derive(Debug)]
+pub struct BlockingPool {
+    shared: Arc<PoolShared>,
+}
+
+impl BlockingPool {
+    /// A builder with the documented defaults.
+    pub fn builder() -> BlockingPoolBuilder {
+        BlockingPoolBuilder::new()
+    }
+
+    /// Live threads of the interruptible lane and of the quarantine lane.
+    pub fn thread_counts(&self) -> (usize, usize) {
+        (
+            self.shared.core.threads(LaneId::Interruptible),
+            self.shared.core.threads(LaneId::Quarantine),
+        )
+    }
+}
+
+impl IoExecutor for BlockingPool {
+    fn attach_runtime(
+        &self,
+        runtime_id: RuntimeId,
+    ) -> Result<std::sync::Arc<dyn ExecutorLease>, AttachError> {
+        match self.shared.core.attach(runtime_id) {
+            Attach::Attached => Ok(std::sync::Arc::new(PoolLease {
+                shared: Arc::clone(&self.shared),
+                runtime: runtime_id,
+                detached: AtomicBool::new(false),
+            })),
+            Attach::Duplicate => Err(AttachError::DuplicateRuntime {
+                runtime: runtime_id,
+            }),
+            Attach::ShuttingDown => Err(AttachError::ShuttingDown),
+        }
+    }
+
+    fn snapshot(&self) -> ExecutorSnapshot {
+        self.shared.core.snapshot()
+    }
+
+    fn shutdown(&self, deadline: Instant) -> ShutdownReport {
+        // Rule 5: close, cancel what is queued, then wait for what runs.
+        for (lane, dispatch) in self.shared.core.close() {
+            let report = dispatch.cancel();
+            self.shared.core.cancelled_queued(lane, report);
+        }
+        self.shared.core.wait_drained(deadline)
+    }
+}
+
+/// One runtime's lease on a [`BlockingPool`]. Dropping it detaches the runtime.
+#[derive(Debug)]
+struct PoolLease {
+    shared: Arc<PoolShared>,
+    runtime: RuntimeId,
+    detached: AtomicBool,
+}
+
+impl ExecutorLease for PoolLease {
+    fn runtime_id(&self) -> RuntimeId {
+        self.runtime
+    }
+
+    fn submit(&self, submission: Submission) -> Result<(), Rejected> {
+        let reject = |reason, submission| {
+            Err(Rejected {
+                reason,
+                submission: Box::new(submission),
+            })
+        };
+        let submission_runtime = submission.identity().runtime_id;
+        if submission_runtime != self.runtime {
+            return reject(
+                RejectReason::ForeignRuntime {
+                    submission_runtime,
+                    lease_runtime: self.runtime,
+                },
+                submission,
+            );
+        }
+        if self.detached.load(Ordering::Acquire) {
+            return reject(RejectReason::Detached, submission);
+        }
+        let lane = match submission.work_class() {
+            WorkClass::Interruptible => LaneId::Interruptible,
+            WorkClass::Quarantined(_) => LaneId::Quarantine,
+        };
+        let core = &self.shared.core;
+        // Rule 1: reserve first.
+        match core.reserve(lane, self.runtime) {
+            Reservation::Refused(reason) => return reject(reason, submission),
+            Reservation::Reserved { spawn: false } => {}
+            Reservation::Reserved { spawn: true } => {
+                if let Err(error) = self.shared.spawn_lane_thread(lane) {
+                    // Rule 4: no orphaned job; the submission comes back unarmed.
+                    core.release_failed_spawn(lane);
+                    let message = error.to_string();
+                    return reject(RejectReason::SpawnFailed { message }, submission);
+                }
+            }
+        }
+        // Rule 1: then arm and enqueue.
+        match core.enqueue(lane, submission.arm()) {
+            Enqueue::Queued => {}
+            Enqueue::Closed(dispatch) => {
+                // Rule 5: accepted before the close, so it delivers `Cancelled`.
+                let report = dispatch.cancel();
+                core.cancelled_queued(lane, report);
+            }
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self) -> ExecutorSnapshot {
+        self.shared.core.snapshot()
+    }
+
+    fn detach(&self) {
+        if !self.detached.swap(true, Ordering::AcqRel) {
+            self.shared.core.detach(self.runtime);
+        }
+    }
+}
+
+impl Drop for PoolLease {
+    fn drop(&mut self) {
+        self.detach();
+    }
+}

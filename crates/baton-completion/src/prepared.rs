@@ -1,0 +1,320 @@
+//! Prepared operations: a job, the decoder that turns its payload into the runtime-side value,
+//! its completion kind and its resource class (crate rule 3).
+//!
+//! Three shapes exist: an interruptible async job ([`PreparedOperation::interruptible_async`]),
+//! an interruptible blocking job ([`PreparedOperation::interruptible_blocking`]) and a
+//! quarantined blocking job ([`PreparedOperation::quarantined_blocking`]).
+
+use crate::completion::Payload;
+use crate::identity::CompletionKind;
+use baton_cancel::{ContainedDrop, Interruptible, QuarantineBound, ResourceClass};
+use baton_cancel::{TraceOutcome, TraceVisitor};
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+/// A blocking job run on an executor thread.
+///
+/// The job object outlives [`BlockingJob::run`]: it is dropped only after the result was
+/// delivered, so a panicking destructor of state kept in `self` cannot lose the result (crate
+/// rule 7). A closure passed through [`from_fn`] consumes its captures inside the call instead.
+pub trait BlockingJob: Send + 'static {
+    /// The `Send` value the job produces.
+    type Output: Send + 'static;
+    /// Runs the job once.
+    fn run(&mut self) -> Self::Output;
+}
+
+/// A [`BlockingJob`] made from a closure.
+pub struct FnJob<F>(Option<F>);
+
+/// Wraps a closure as a [`BlockingJob`].
+pub fn from_fn<F, T>(f: F) -> FnJob<F>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    FnJob(Some(f))
+}
+
+impl<F, T> BlockingJob for FnJob<F>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    type Output = T;
+
+    fn run(&mut self) -> T {
+        let f = self.0.take().expect("a dispatch runs its job at most once");
+        f()
+    }
+}
+
+impl<F> fmt::Debug for FnJob<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnJob")
+            .field("consumed", &self.0.is_none())
+            .finish()
+    }
+}
+
+/// A boxed, type-erased future producing a payload.
+pub(crate) type PayloadFuture = Pin<Box<dyn Future<Output = Payload> + Send>>;
+
+/// Type-erased blocking job.
+pub(crate) trait ErasedBlocking: Send {
+    fn run(&mut self) -> Payload;
+}
+
+impl<J: BlockingJob> ErasedBlocking for J {
+    fn run(&mut self) -> Payload {
+        Box::new(BlockingJob::run(self))
+    }
+}
+
+/// Type-erased async job constructor: building the future happens only after the claim.
+pub(crate) trait ErasedAsync: Send {
+    fn construct(self: Box<Self>) -> PayloadFuture;
+}
+
+struct AsyncConstructor<F>(F);
+
+impl<F, Fut> ErasedAsync for AsyncConstructor<F>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + 'static,
+{
+    fn construct(self: Box<Self>) -> PayloadFuture {
+        let future = (self.0)();
+        Box::pin(async move { Box::new(future.await) as Payload })
+    }
+}
+
+/// The job of a prepared operation. Whoever owns one drops it through [`ContainedDrop`] (rule
+/// 7), see `Submission` and the dispatches.
+pub(crate) enum JobBody {
+    Blocking(Box<dyn ErasedBlocking>),
+    Async(Box<dyn ErasedAsync>),
+}
+
+impl fmt::Debug for JobBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Blocking(_) => f.write_str("JobBody::Blocking"),
+            Self::Async(_) => f.write_str("JobBody::Async"),
+        }
+    }
+}
+
+/// Why a decoder could not produce a value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The payload was not of the type the decoder expects (a misrouted or forged completion).
+    #[error("completion payload is not a {expected}")]
+    PayloadType {
+        /// The type the decoder expects.
+        expected: &'static str,
+    },
+    /// The decoder panicked; the panic was caught.
+    #[error("decoder panicked: {message}")]
+    Panicked {
+        /// The panic message.
+        message: String,
+    },
+}
+
+type DecodeFn = Box<dyn FnOnce(Payload) -> Result<Box<dyn Any>, DecodeError>>;
+type TraceFn = Box<dyn Fn(&mut dyn TraceVisitor) -> TraceOutcome>;
+
+/// Turns a job's payload `P` into the runtime-side value, on the runtime thread. It may hold
+/// `!Send` state (`Rc`).
+pub struct Decoder<P> {
+    decode: DecodeFn,
+    tracer: Option<TraceFn>,
+    payload: PhantomData<fn(P)>,
+}
+
+impl<P: Send + 'static> Decoder<P> {
+    /// A decoder running `f` on the payload.
+    pub fn new<T: 'static>(f: impl FnOnce(P) -> T + 'static) -> Self {
+        Self {
+            decode: Box::new(move |payload: Payload| match payload.downcast::<P>() {
+                Ok(value) => Ok(Box::new(f(*value)) as Box<dyn Any>),
+                Err(_) => Err(DecodeError::PayloadType {
+                    expected: std::any::type_name::<P>(),
+                }),
+            }),
+            tracer: None,
+            payload: PhantomData,
+        }
+    }
+
+    /// A decoder that hands the payload over unchanged.
+    pub fn identity() -> Self {
+        Self::new(|payload: P| payload)
+    }
+
+    /// Adds a tracing hook visiting the references the decoder owns.
+    pub fn with_tracer(
+        mut self,
+        tracer: impl Fn(&mut dyn TraceVisitor) -> TraceOutcome + 'static,
+    ) -> Self {
+        self.tracer = Some(Box::new(tracer));
+        self
+    }
+
+    fn erase(self) -> ErasedDecoder {
+        ErasedDecoder {
+            decode: Some(self.decode),
+            tracer: self.tracer,
+        }
+    }
+}
+
+impl<P> fmt::Debug for Decoder<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decoder")
+            .field("payload", &std::any::type_name::<P>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A type-erased decoder. Invariant: `decode` is `Some` until it runs or the value drops; both
+/// the closure and the tracer are dropped through [`ContainedDrop`].
+pub(crate) struct ErasedDecoder {
+    decode: Option<DecodeFn>,
+    tracer: Option<TraceFn>,
+}
+
+impl ErasedDecoder {
+    /// Runs the decoder once, catching a panic.
+    pub(crate) fn decode(&mut self, payload: Payload) -> Result<Box<dyn Any>, DecodeError> {
+        let decode = self.decode.take().expect("a wait is decoded at most once");
+        match baton_cancel::call_contained(move || decode(payload)) {
+            Ok(result) => result,
+            Err(message) => Err(DecodeError::Panicked { message }),
+        }
+    }
+
+    pub(crate) fn trace(&self, visitor: &mut dyn TraceVisitor) -> TraceOutcome {
+        match &self.tracer {
+            Some(tracer) => tracer(visitor),
+            None => TraceOutcome::Complete,
+        }
+    }
+}
+
+impl Drop for ErasedDecoder {
+    fn drop(&mut self) {
+        if let Some(decode) = self.decode.take() {
+            let _ = ContainedDrop::drop_value(decode);
+        }
+        if let Some(tracer) = self.tracer.take() {
+            let _ = ContainedDrop::drop_value(tracer);
+        }
+    }
+}
+
+impl fmt::Debug for ErasedDecoder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ErasedDecoder")
+            .field("decoded", &self.decode.is_none())
+            .finish()
+    }
+}
+
+/// Which lane of work a submission needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WorkClass {
+    /// Interruptible work (blocking or async).
+    Interruptible,
+    /// Quarantined blocking work, run on its own lane so it cannot starve interruptible work.
+    Quarantined(QuarantineBound),
+}
+
+/// An operation ready to be bound to an identity.
+pub struct PreparedOperation {
+    pub(crate) kind: CompletionKind,
+    pub(crate) body: JobBody,
+    pub(crate) decoder: ErasedDecoder,
+    pub(crate) resource: ResourceClass,
+}
+
+impl PreparedOperation {
+    /// An interruptible blocking job.
+    pub fn interruptible_blocking<J: BlockingJob>(
+        kind: CompletionKind,
+        job: J,
+        decoder: Decoder<J::Output>,
+        resource: Interruptible,
+    ) -> Self {
+        Self {
+            kind,
+            body: JobBody::Blocking(Box::new(job)),
+            decoder: decoder.erase(),
+            resource: ResourceClass::Interruptible(resource),
+        }
+    }
+
+    /// A quarantined blocking job: it cannot be interrupted once started and declares `bound`.
+    pub fn quarantined_blocking<J: BlockingJob>(
+        kind: CompletionKind,
+        job: J,
+        decoder: Decoder<J::Output>,
+        bound: QuarantineBound,
+    ) -> Self {
+        Self {
+            kind,
+            body: JobBody::Blocking(Box::new(job)),
+            decoder: decoder.erase(),
+            resource: ResourceClass::Quarantined(bound),
+        }
+    }
+
+    /// An interruptible async job. `construct` builds the future on the executor's thread,
+    /// only after the start was claimed: a job cancelled before start never builds it.
+    pub fn interruptible_async<F, Fut>(
+        kind: CompletionKind,
+        construct: F,
+        decoder: Decoder<Fut::Output>,
+        resource: Interruptible,
+    ) -> Self
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: Send + 'static,
+    {
+        Self {
+            kind,
+            body: JobBody::Async(Box::new(AsyncConstructor(construct))),
+            decoder: decoder.erase(),
+            resource: ResourceClass::Interruptible(resource),
+        }
+    }
+
+    /// The declared completion kind.
+    pub fn kind(&self) -> CompletionKind {
+        self.kind
+    }
+
+    /// The lane this operation needs.
+    pub fn work_class(&self) -> WorkClass {
+        match self.resource.bound() {
+            Some(bound) => WorkClass::Quarantined(bound),
+            None => WorkClass::Interruptible,
+        }
+    }
+}
+
+impl fmt::Debug for PreparedOperation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreparedOperation")
+            .field("kind", &self.kind)
+            .field("body", &self.body)
+            .field("resource", &self.resource)
+            .finish()
+    }
+}
