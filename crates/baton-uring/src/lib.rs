@@ -1,1 +1,61 @@
-//! The io_uring worker driver of Baton (SPEC §4). Not yet implemented: see issue 3.
+//! The io_uring worker driver of Baton (SPEC §4).
+//!
+//! A [`Driver`] owns one ring, a slab of requests keyed by index + generation
+//! ([`RequestKey`]), a submission queue for requests that do not fit in the ring yet, a cancel
+//! queue that always goes first, a userspace timer heap for sleeps and deadlines, per-file
+//! durability permits for syncs, and a mailbox through which other threads reach it.
+//! Operations ([`ops`]) are futures ([`Op`]) that take owned buffers and `Arc<OwnedFd>`s,
+//! register lazily on first poll, hand the buffers back with the result, and may be polled or
+//! dropped on any thread.
+//!
+//! # Guarantees
+//!
+//! * Everything the kernel can see stays owned by the driver until that request's final
+//!   completion; a bounded shutdown leaks rather than frees what the kernel may still write.
+//! * Admission never fails for lack of ring space; cancels never wait behind ordinary work.
+//! * No waker is cloned, woken or dropped while the driver's state is borrowed.
+//! * A stale key never observes a reused slot; a message about a retired slot is ignored.
+//! * Dropped reads are cancelled, dropped writes and syncs finish, late-created fds are closed.
+//! * After closure every pending operation resolves to [`Error::Closed`].
+//!
+//! The rules are numbered in the docs of `core.rs` (request lifecycle), `forward.rs`
+//! (forwarding) and `durability.rs` (permits), and drawn in `docs/protocols/uring.md`.
+//!
+//! # The migrating worker
+//!
+//! The runtime's worker moves between threads, so `Driver` is `Send` but not `Sync`, and
+//! "owner thread" means the thread that currently holds the driver and has [entered](Driver::enter)
+//! it. Only a [pinned](DriverConfig::pinned) driver uses `IORING_SETUP_SINGLE_ISSUER` and
+//! `DEFER_TASKRUN`; the default uses `COOP_TASKRUN | TASKRUN_FLAG` where the kernel accepts
+//! them, falling back on `EINVAL` ([`DriverMetrics::flags`] says what took effect).
+//!
+//! # Testing
+//!
+//! Unit and real-ring tests sit next to the code and in `tests/`; the state machine also runs
+//! over a deterministic simulated ring (`backend::sim`) so a proptest state-machine test
+//! (`prop_*`) compares it against a reference model, and loom models (`loom_*`) check
+//! forwarding against completion, foreign drop and closure through the `sync` shim.
+
+mod backend;
+mod context;
+mod core;
+mod driver;
+mod durability;
+mod error;
+mod forward;
+mod handle;
+mod key;
+mod mailbox;
+mod op;
+mod op_data;
+pub mod ops;
+mod sync;
+
+pub use backend::RingFlags;
+pub use driver::{
+    Driver, DriverConfig, DriverGuard, DriverMetrics, DriverShutdownReport, Park, TurnReport,
+};
+pub use error::{Error, SetupError};
+pub use handle::{DriverHandle, SyncReceiver, Unparker};
+pub use key::RequestKey;
+pub use op::Op;

@@ -1,0 +1,169 @@
+//! The real kernel ring.
+//!
+//! Set-up flags (SPEC §4, timers): a pinned driver tries `SINGLE_ISSUER | DEFER_TASKRUN` (they
+//! bind the ring to one submitting thread, so a migrating worker must not use them); every driver
+//! tries `COOP_TASKRUN | TASKRUN_FLAG`. Each combination is tried in turn and falls back on
+//! `EINVAL`, and [`RingFlags`] records what took effect.
+
+use std::io;
+use std::time::Duration;
+
+use io_uring::{IoUring, Probe, squeue, types};
+
+use super::{Backend, Cqe, RingFlags, SqFull, Wait};
+use crate::error::SetupError;
+
+/// `IORING_MAX_ENTRIES` in the kernel.
+pub(crate) const KERNEL_MAX_ENTRIES: u32 = 32768;
+
+/// The kernel ring plus its probe and wake-up eventfd.
+pub(crate) struct RingBackend {
+    ring: IoUring,
+    probe: Probe,
+    flags: RingFlags,
+}
+
+impl std::fmt::Debug for RingBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RingBackend")
+            .field("sq_entries", &self.ring.params().sq_entries())
+            .field("flags", &self.flags)
+            .finish_non_exhaustive()
+    }
+}
+
+fn classify(err: io::Error) -> SetupError {
+    match err.raw_os_error() {
+        Some(libc::ENOMEM) => SetupError::Memlock { source: err },
+        Some(libc::EPERM) | Some(libc::ENOSYS) | Some(libc::EACCES) => {
+            if std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+                .is_ok_and(|v| v.trim() != "0")
+            {
+                SetupError::Disabled { source: err }
+            } else if err.raw_os_error() == Some(libc::EPERM) {
+                SetupError::Memlock { source: err }
+            } else {
+                SetupError::Disabled { source: err }
+            }
+        }
+        _ => SetupError::Os { source: err },
+    }
+}
+
+impl RingBackend {
+    /// Sets up a ring of `entries`, probing the set-up flags (see the module doc).
+    pub(crate) fn new(entries: u32, pinned: bool) -> Result<(RingBackend, u32), SetupError> {
+        let mut attempts: Vec<RingFlags> = Vec::new();
+        if pinned {
+            attempts.push(RingFlags {
+                single_issuer: true,
+                defer_taskrun: true,
+                coop_taskrun: false,
+                taskrun_flag: true,
+            });
+            attempts.push(RingFlags {
+                single_issuer: true,
+                ..RingFlags::default()
+            });
+        }
+        attempts.push(RingFlags {
+            coop_taskrun: true,
+            taskrun_flag: true,
+            ..RingFlags::default()
+        });
+        attempts.push(RingFlags::default());
+        let mut last = None;
+        for flags in attempts {
+            let mut builder = IoUring::builder();
+            if flags.single_issuer {
+                builder.setup_single_issuer();
+            }
+            if flags.defer_taskrun {
+                builder.setup_defer_taskrun();
+            }
+            if flags.coop_taskrun {
+                builder.setup_coop_taskrun();
+            }
+            if flags.taskrun_flag {
+                builder.setup_taskrun_flag();
+            }
+            match builder.build(entries) {
+                Ok(ring) => return Self::finish(ring, flags),
+                Err(err) if err.raw_os_error() == Some(libc::EINVAL) => last = Some(err),
+                Err(err) => return Err(classify(err)),
+            }
+        }
+        Err(classify(last.unwrap_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))))
+    }
+
+    fn finish(ring: IoUring, flags: RingFlags) -> Result<(RingBackend, u32), SetupError> {
+        if !ring.params().is_feature_ext_arg() {
+            return Err(SetupError::MissingFeature {
+                feature: "IORING_FEAT_EXT_ARG (timed waits)",
+            });
+        }
+        let mut probe = Probe::new();
+        ring.submitter()
+            .register_probe(&mut probe)
+            .map_err(|source| SetupError::Os { source })?;
+        let sq_entries = ring.params().sq_entries();
+        Ok((
+            RingBackend {
+                ring,
+                probe,
+                flags,
+            },
+            sq_entries,
+        ))
+    }
+}
+
+impl Backend for RingBackend {
+    fn push(&mut self, entry: &squeue::Entry) -> Result<(), SqFull> {
+        // SAFETY: the driver keeps everything the entry points to (buffers, iovecs, addresses,
+        // paths, fds) owned by the request's slot until the request's final completion (the
+        // ownership rule of the request lifecycle, docs/protocols/uring.md).
+        unsafe { self.ring.submission().push(entry) }.map_err(|_| SqFull)
+    }
+
+    fn submit(&mut self, wait: Wait) -> io::Result<()> {
+        let result = match wait {
+            Wait::No => self.ring.submit().map(drop),
+            Wait::ForOne(None) => self.ring.submit_and_wait(1).map(drop),
+            Wait::ForOne(Some(timeout)) => {
+                let timeout = timeout.min(Duration::from_secs(3600));
+                let ts = types::Timespec::new()
+                    .sec(timeout.as_secs())
+                    .nsec(timeout.subsec_nanos());
+                let args = types::SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(1, &args).map(drop)
+            }
+        };
+        match result {
+            Err(err)
+                if matches!(
+                    err.raw_os_error(),
+                    Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+                ) =>
+            {
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    fn reap(&mut self, out: &mut Vec<Cqe>) {
+        out.extend(self.ring.completion().map(|cqe| Cqe {
+            user_data: cqe.user_data(),
+            result: cqe.result(),
+        }));
+    }
+
+    fn supports(&self, opcode: u8) -> bool {
+        self.probe.is_supported(opcode)
+    }
+
+    fn flags(&self) -> RingFlags {
+        self.flags
+    }
+}

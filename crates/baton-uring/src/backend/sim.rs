@@ -1,0 +1,141 @@
+//! A deterministic simulated ring. The test holding the [`SimRing`] control decides when each
+//! submitted request completes, with which result, and how each async cancel resolves — so
+//! property tests and loom models can produce every ordering of completion and cancel that the
+//! kernel can produce.
+
+use std::collections::VecDeque;
+use std::io;
+
+use io_uring::squeue;
+
+use super::{Backend, Cqe, RingFlags, SqFull, Wait};
+use crate::key::{self, Tagged};
+use crate::sync::{Arc, Mutex, lock};
+
+#[derive(Debug, Default)]
+struct SimState {
+    /// Pushed, not yet submitted.
+    sq: Vec<u64>,
+    /// Submitted requests the "kernel" still owns.
+    in_flight: Vec<u64>,
+    /// Submitted async cancels, by their own `user_data`.
+    cancels: Vec<u64>,
+    cq: VecDeque<Cqe>,
+}
+
+/// The backend half, owned by the driver.
+#[derive(Debug)]
+pub(crate) struct SimBackend {
+    state: Arc<Mutex<SimState>>,
+    sq_capacity: usize,
+}
+
+/// The test's control over a simulated ring.
+#[derive(Debug, Clone)]
+pub(crate) struct SimRing {
+    state: Arc<Mutex<SimState>>,
+}
+
+/// Creates a simulated ring with `sq_capacity` submission entries.
+pub(crate) fn sim_ring(sq_capacity: usize) -> (SimBackend, SimRing) {
+    let state = Arc::new(Mutex::new(SimState::default()));
+    (
+        SimBackend {
+            state: state.clone(),
+            sq_capacity,
+        },
+        SimRing { state },
+    )
+}
+
+impl SimRing {
+    /// The `user_data` of every request the simulated kernel owns, oldest first.
+    pub(crate) fn in_flight(&self) -> Vec<u64> {
+        lock(&self.state).in_flight.clone()
+    }
+
+    /// The targets of submitted, unresolved async cancels.
+    pub(crate) fn pending_cancels(&self) -> Vec<u64> {
+        lock(&self.state)
+            .cancels
+            .iter()
+            .map(|&c| c & !(0b11 << 62))
+            .collect()
+    }
+
+    /// Completes the in-flight request `user_data` with `result`; false if it is not in flight.
+    pub(crate) fn complete(&self, user_data: u64, result: i32) -> bool {
+        let mut state = lock(&self.state);
+        let Some(pos) = state.in_flight.iter().position(|&u| u == user_data) else {
+            return false;
+        };
+        state.in_flight.remove(pos);
+        state.cq.push_back(Cqe { user_data, result });
+        true
+    }
+
+    /// Resolves the pending cancel aimed at `target`: if the target is still in flight it
+    /// completes with `-ECANCELED` and the cancel with 0; otherwise the cancel reports `-ENOENT`.
+    pub(crate) fn resolve_cancel(&self, target: u64) -> bool {
+        let mut state = lock(&self.state);
+        let Some(pos) = state
+            .cancels
+            .iter()
+            .position(|&c| c & !(0b11 << 62) == target)
+        else {
+            return false;
+        };
+        let cancel = state.cancels.remove(pos);
+        let result = match state.in_flight.iter().position(|&u| u == target) {
+            Some(p) => {
+                state.in_flight.remove(p);
+                state.cq.push_back(Cqe {
+                    user_data: target,
+                    result: -libc::ECANCELED,
+                });
+                0
+            }
+            None => -libc::ENOENT,
+        };
+        state.cq.push_back(Cqe {
+            user_data: cancel,
+            result,
+        });
+        true
+    }
+}
+
+impl Backend for SimBackend {
+    fn push(&mut self, entry: &squeue::Entry) -> Result<(), SqFull> {
+        let mut state = lock(&self.state);
+        if state.sq.len() >= self.sq_capacity {
+            return Err(SqFull);
+        }
+        state.sq.push(entry.get_user_data());
+        Ok(())
+    }
+
+    fn submit(&mut self, _wait: Wait) -> io::Result<()> {
+        let mut state = lock(&self.state);
+        let pushed = std::mem::take(&mut state.sq);
+        for user_data in pushed {
+            match key::decode(user_data) {
+                Tagged::Cancel(_) => state.cancels.push(user_data),
+                Tagged::Request(_) | Tagged::Wake => state.in_flight.push(user_data),
+            }
+        }
+        Ok(())
+    }
+
+    fn reap(&mut self, out: &mut Vec<Cqe>) {
+        out.extend(lock(&self.state).cq.drain(..));
+    }
+
+    fn supports(&self, _opcode: u8) -> bool {
+        true
+    }
+
+    fn flags(&self) -> RingFlags {
+        RingFlags::default()
+    }
+}

@@ -1,0 +1,123 @@
+//! The thread-local "entered driver" context. An operation is *local* when the polling or
+//! dropping thread has its driver entered (it then touches the driver's state directly), and
+//! *foreign* otherwise (it goes through the mailbox).
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+
+use crate::core::{Core, Deferred};
+use crate::mailbox::Shared;
+use crate::sync::Arc;
+
+/// The part of a driver that entered threads reach through the context.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) core: RefCell<Core>,
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// A context entry: the driver's id and its heap-pinned inner state.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entered {
+    pub(crate) id: u64,
+    inner: *const Inner,
+}
+
+crate::sync::thread_local! {
+    static CURRENT: Cell<Option<Entered>> = const { Cell::new(None) };
+    static TOKEN: u64 = next_token();
+}
+
+fn next_token() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A process-unique number for the current thread (never 0).
+pub(crate) fn thread_token() -> u64 {
+    TOKEN.with(|t| *t)
+}
+
+impl Entered {
+    pub(crate) fn new(id: u64, inner: &Inner) -> Entered {
+        Entered {
+            id,
+            inner: inner as *const Inner,
+        }
+    }
+
+    /// The entered driver's state.
+    pub(crate) fn inner(&self) -> &Inner {
+        // SAFETY: an entry is installed by `Driver::enter` and removed when its guard drops; the
+        // guard borrows the driver, whose `Inner` is boxed. A leaked guard cannot outlive the
+        // driver either: dropping or entering the driver on another thread while a guard is
+        // outstanding aborts the process (see `Driver`'s invariants), so `inner` is live.
+        unsafe { &*self.inner }
+    }
+}
+
+/// The driver entered on this thread, if any.
+pub(crate) fn current() -> Option<Entered> {
+    CURRENT.with(Cell::get)
+}
+
+/// The entered driver if it is the one with `id`.
+pub(crate) fn current_for(id: u64) -> Option<Entered> {
+    current().filter(|e| e.id == id)
+}
+
+/// Installs `entry`, returning the previous one.
+pub(crate) fn replace(entry: Option<Entered>) -> Option<Entered> {
+    CURRENT.with(|c| c.replace(entry))
+}
+
+/// Runs `f` on the borrowed core, then releases everything it deferred *after* the borrow ends
+/// (waker hygiene). A panic from a deferred wake or drop is re-raised after all of them ran,
+/// unless the thread is already unwinding.
+pub(crate) fn with_core<R>(inner: &Inner, f: impl FnOnce(&mut Core) -> R) -> R {
+    let (result, deferred) = {
+        let mut core = inner
+            .core
+            .try_borrow_mut()
+            .expect("driver state is never borrowed while user code runs");
+        let result = f(&mut core);
+        (result, std::mem::take(&mut core.deferred))
+    };
+    if let Some(payload) = release(deferred)
+        && !std::thread::panicking()
+    {
+        resume_unwind(payload);
+    }
+    result
+}
+
+/// Wakes and drops deferred values, catching panics; returns the first payload.
+pub(crate) fn release(deferred: Deferred) -> Option<Box<dyn Any + Send>> {
+    if deferred.is_empty() {
+        return None;
+    }
+    let mut first = None;
+    let mut record = |r: Result<(), Box<dyn Any + Send>>| {
+        if let Err(payload) = r {
+            first.get_or_insert(payload);
+        }
+    };
+    let Deferred {
+        wake,
+        drop_wakers,
+        drop_cells,
+        drop_data,
+    } = deferred;
+    for waker in wake {
+        record(catch_unwind(AssertUnwindSafe(|| waker.wake())));
+    }
+    for waker in drop_wakers {
+        record(catch_unwind(AssertUnwindSafe(|| drop(waker))));
+    }
+    for cell in drop_cells {
+        record(catch_unwind(AssertUnwindSafe(|| drop(cell))));
+    }
+    drop(drop_data);
+    first
+}

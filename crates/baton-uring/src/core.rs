@@ -1,0 +1,912 @@
+//! The driver's single-threaded state: the request slab, the submission and cancel queues, the
+//! timer heap and the durability permits. Only the thread that holds and has entered the driver
+//! touches it, through a `RefCell`; user code (waker clone, wake, drop) never runs while it is
+//! borrowed — anything that could run user code is pushed to [`Deferred`] and released by the
+//! caller after the borrow ends.
+//!
+//! Request lifecycle rules (drawn in `docs/protocols/uring.md`, cited as "lifecycle rule N"):
+//!
+//! 1. Registration inserts a slot under a fresh generation. A closed driver refuses it
+//!    (`Closed`), a missing opcode is `Unsupported`, and a deadline already passed is `Timeout`
+//!    — all without submitting anything.
+//! 2. A registered request is *queued* (or *awaiting its durability permit*, for syncs) until
+//!    the in-flight limit has room; queued requests are submitted in order as slots free, with
+//!    no further poll needed. A completed-but-unconsumed result is not in flight.
+//! 3. Async cancels are pushed before any queued request, and are not limited by the in-flight
+//!    limit, so a cancel never waits behind ordinary work. A full SQ is submitted and retried.
+//! 4. A final CQE settles the request: the result is stored for a local poll, or moved into
+//!    the forwarding cell (forward rule 3), or — when nobody is attached — disposed of (a created
+//!    fd is closed).
+//! 5. Dropping the handle *detaches* it: a queued, non-retained request is retired at once; an
+//!    in-flight read/recv/accept/open/connect gets one async cancel and its slot retires only at
+//!    the final CQE; retained requests (writes, syncs, close, shutdown) run to completion.
+//! 6. A deadline firing on a queued request settles it with `Timeout`; on an in-flight request
+//!    it submits an async cancel. The final CQE decides: `-ECANCELED` becomes `Timeout`, any
+//!    other result (the request won the race) is returned as is.
+//! 7. Closure refuses new requests, settles queued ones and sleeps with `Closed`, cancels
+//!    in-flight non-retained requests, settles forwarding cells with `Closed`, and wakes every
+//!    local waiter so its next poll returns `Closed` (or the completed result).
+//! 8. Everything the kernel can see stays in the slot until the final CQE; shutdown that runs
+//!    out of time leaks those slots rather than freeing memory the kernel may still write.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::io;
+use std::task::Waker;
+
+use io_uring::{opcode, types};
+use slab::Slab;
+use web_time::Instant;
+
+use crate::backend::{Backend, Cqe, Wait};
+use crate::durability::{Acquire, Durability};
+use crate::error::Error;
+use crate::forward::{ForwardCell, Settle};
+use crate::key::{self, GENERATION_MASK, RequestKey, Tagged};
+use crate::mailbox::Msg;
+use crate::op_data::{Failure, OpData, Outcome, close_orphan_fd};
+use crate::sync::Arc;
+
+/// Where a request is in its lifecycle.
+#[derive(Debug)]
+pub(crate) enum Phase {
+    Queued,
+    AwaitingPermit,
+    InFlight,
+    Sleeping,
+    Completed(Outcome),
+}
+
+/// Who wants the result.
+#[derive(Debug)]
+pub(crate) enum Waiter {
+    None,
+    Local(Waker),
+    Forward(Arc<ForwardCell>),
+}
+
+/// A copyable view of [`Phase`], to decide while the slot is not borrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PhaseKind {
+    Queued,
+    AwaitingPermit,
+    InFlight,
+    Sleeping,
+    Completed,
+}
+
+impl PhaseKind {
+    fn of(phase: &Phase) -> PhaseKind {
+        match phase {
+            Phase::Queued => PhaseKind::Queued,
+            Phase::AwaitingPermit => PhaseKind::AwaitingPermit,
+            Phase::InFlight => PhaseKind::InFlight,
+            Phase::Sleeping => PhaseKind::Sleeping,
+            Phase::Completed(_) => PhaseKind::Completed,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CancelState {
+    None,
+    Queued,
+    Submitted,
+}
+
+#[derive(Debug)]
+struct Slot {
+    generation: u32,
+    data: OpData,
+    phase: Phase,
+    waiter: Waiter,
+    /// A handle or forwarding cell still wants the result.
+    attached: bool,
+    cancel: CancelState,
+    deadline: Option<Instant>,
+    timed_out: bool,
+}
+
+/// Values whose release may run user code, released after the core's borrow ends.
+#[derive(Debug, Default)]
+pub(crate) struct Deferred {
+    pub(crate) wake: Vec<Waker>,
+    pub(crate) drop_wakers: Vec<Waker>,
+    pub(crate) drop_cells: Vec<Arc<ForwardCell>>,
+    pub(crate) drop_data: Vec<OpData>,
+}
+
+impl Deferred {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.wake.is_empty()
+            && self.drop_wakers.is_empty()
+            && self.drop_cells.is_empty()
+            && self.drop_data.is_empty()
+    }
+
+    pub(crate) fn drop_waiter(&mut self, waiter: Waiter) {
+        match waiter {
+            Waiter::None => {}
+            Waiter::Local(w) => self.drop_wakers.push(w),
+            Waiter::Forward(c) => self.drop_cells.push(c),
+        }
+    }
+}
+
+/// A refused registration: the failure plus everything handed in, to drop outside the borrow.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    pub(crate) error: Error,
+    pub(crate) data: OpData,
+}
+
+/// The outcome of a local poll.
+#[must_use]
+#[derive(Debug)]
+pub(crate) enum PollSlot {
+    /// Done: the result, the buffers if the kernel is finished with them, and the stored waker
+    /// to drop after the borrow.
+    Ready(Outcome, Option<OpData>, Option<Waker>),
+    /// Still pending and the stored waker is equivalent.
+    Pending,
+    /// Still pending; clone the waker outside the borrow and call `install_waker`.
+    NeedWaker,
+}
+
+/// The outcome of installing a freshly cloned waker.
+#[must_use]
+#[derive(Debug)]
+pub(crate) enum Install {
+    /// Installed; drop the previous waker (if any) after the borrow.
+    Installed(Option<Waker>),
+    /// The request settled while the waker was being cloned; poll again.
+    Settled(Waker),
+}
+
+/// Counters reported by metrics.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Counts {
+    pub(crate) queued: usize,
+    pub(crate) in_flight: usize,
+    pub(crate) cancels_in_flight: usize,
+    pub(crate) live_timers: usize,
+    pub(crate) completed: u64,
+    pub(crate) cancelled: u64,
+    pub(crate) timers_fired: u64,
+    pub(crate) forwarded: u64,
+    pub(crate) stale_messages: u64,
+}
+
+/// The wake-up read kept armed on the unpark eventfd.
+#[derive(Debug)]
+struct WakeRead {
+    fd: Option<i32>,
+    buf: Box<u64>,
+    armed: bool,
+}
+
+/// The driver state.
+pub(crate) struct Core {
+    slab: Slab<Slot>,
+    generations: Vec<u32>,
+    submit_queue: VecDeque<RequestKey>,
+    cancel_queue: VecDeque<RequestKey>,
+    timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
+    durability: Durability,
+    pub(crate) backend: Box<dyn Backend>,
+    max_in_flight: usize,
+    pub(crate) counts: Counts,
+    pub(crate) closed: bool,
+    wake: WakeRead,
+    cqes: Vec<Cqe>,
+    pub(crate) deferred: Deferred,
+}
+
+impl std::fmt::Debug for Core {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Core")
+            .field("slots", &self.slab.len())
+            .field("counts", &self.counts)
+            .field("closed", &self.closed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Core {
+    pub(crate) fn new(backend: Box<dyn Backend>, max_in_flight: usize, wake_fd: Option<i32>) -> Core {
+        Core {
+            slab: Slab::new(),
+            generations: Vec::new(),
+            submit_queue: VecDeque::new(),
+            cancel_queue: VecDeque::new(),
+            timers: BinaryHeap::new(),
+            durability: Durability::default(),
+            backend,
+            max_in_flight,
+            counts: Counts::default(),
+            closed: false,
+            wake: WakeRead {
+                fd: wake_fd,
+                buf: Box::new(0),
+                armed: false,
+            },
+            cqes: Vec::new(),
+            deferred: Deferred::default(),
+        }
+    }
+
+    fn slot(&self, key: RequestKey) -> Option<&Slot> {
+        self.slab
+            .get(key.index as usize)
+            .filter(|s| s.generation == key.generation)
+    }
+
+    fn slot_mut(&mut self, key: RequestKey) -> Option<&mut Slot> {
+        self.slab
+            .get_mut(key.index as usize)
+            .filter(|s| s.generation == key.generation)
+    }
+
+    /// Number of live slots (including completed, unconsumed results).
+    pub(crate) fn slots(&self) -> usize {
+        self.slab.len()
+    }
+
+    /// Lifecycle rule 1.
+    pub(crate) fn register(
+        &mut self,
+        data: OpData,
+        deadline: Option<Instant>,
+        waiter: Waiter,
+    ) -> Result<RequestKey, (Refusal, Waiter)> {
+        if self.closed {
+            return Err((Refusal { error: Error::Closed, data }, waiter));
+        }
+        if let Some((code, name)) = data.opcode()
+            && !self.backend.supports(code)
+        {
+            let error = Error::Unsupported { opcode: name };
+            return Err((Refusal { error, data }, waiter));
+        }
+        let is_sleep = matches!(data, OpData::Sleep);
+        let now = Instant::now();
+        if !is_sleep && deadline.is_some_and(|d| d <= now) {
+            return Err((Refusal { error: Error::Timeout, data }, waiter));
+        }
+        let index = self.slab.vacant_key();
+        if self.generations.len() <= index {
+            self.generations.resize(index + 1, 0);
+        }
+        let generation = (self.generations[index] + 1) & GENERATION_MASK;
+        self.generations[index] = generation;
+        let key = RequestKey {
+            index: u32::try_from(index).expect("the slab never holds 2^32 requests"),
+            generation,
+        };
+        let fsync_fd = match &data {
+            OpData::Fsync { fd, .. } => Some(fd.clone()),
+            _ => None,
+        };
+        self.slab.insert(Slot {
+            generation,
+            data,
+            phase: Phase::Queued,
+            waiter,
+            attached: true,
+            cancel: CancelState::None,
+            deadline: None,
+            timed_out: false,
+        });
+        if is_sleep {
+            match deadline {
+                Some(at) if at > now => {
+                    self.set_phase(key, Phase::Sleeping);
+                    self.arm_timer(key, at);
+                }
+                _ => self.settle(key, Ok(0)),
+            }
+            return Ok(key);
+        }
+        if let Some(at) = deadline {
+            self.arm_timer(key, at);
+        }
+        match fsync_fd {
+            None => self.enqueue(key),
+            Some(fd) => match self.durability.acquire(&fd, key) {
+                Acquire::GrantedDirty => self.enqueue(key),
+                Acquire::GrantedClean => {
+                    // Durability rule 4: the permit passes on at once.
+                    let next = self.durability.release(&fd, key, None);
+                    self.settle(key, Ok(0));
+                    self.pass_permit(&fd, next);
+                }
+                Acquire::Wait => {
+                    self.set_phase(key, Phase::AwaitingPermit);
+                    self.counts.queued += 1;
+                }
+            },
+        }
+        Ok(key)
+    }
+
+    fn set_phase(&mut self, key: RequestKey, phase: Phase) {
+        if let Some(slot) = self.slot_mut(key) {
+            slot.phase = phase;
+        }
+    }
+
+    fn enqueue(&mut self, key: RequestKey) {
+        self.set_phase(key, Phase::Queued);
+        self.counts.queued += 1;
+        self.submit_queue.push_back(key);
+    }
+
+    fn arm_timer(&mut self, key: RequestKey, at: Instant) {
+        if let Some(slot) = self.slot_mut(key) {
+            slot.deadline = Some(at);
+            self.counts.live_timers += 1;
+            self.timers.push(Reverse((at, key.index, key.generation)));
+        }
+    }
+
+    /// Attaches a forwarding cell to a live slot (forward rules 2 and 3).
+    pub(crate) fn attach_forward(&mut self, key: RequestKey, cell: &Arc<ForwardCell>) {
+        let Some(slot) = self.slot_mut(key) else {
+            self.counts.stale_messages += 1;
+            return;
+        };
+        if !slot.attached {
+            self.counts.stale_messages += 1;
+            return;
+        }
+        if let Waiter::Forward(existing) = &slot.waiter
+            && Arc::ptr_eq(existing, cell)
+        {
+            return;
+        }
+        let old = std::mem::replace(&mut slot.waiter, Waiter::Forward(cell.clone()));
+        let completed = matches!(slot.phase, Phase::Completed(_));
+        self.deferred.drop_waiter(old);
+        if completed {
+            let slot = self.slab.remove(key.index as usize);
+            let Phase::Completed(outcome) = slot.phase else {
+                unreachable!("checked Completed just above")
+            };
+            self.deliver_to_cell(cell, outcome, slot.data);
+            self.deferred.drop_waiter(slot.waiter);
+        }
+    }
+
+    fn deliver_to_cell(&mut self, cell: &Arc<ForwardCell>, outcome: Outcome, data: OpData) {
+        self.counts.forwarded += 1;
+        match cell.settle(outcome, Some(data)) {
+            Settle::Stored(Some(w)) => self.deferred.wake.push(w),
+            Settle::Stored(None) => {}
+            Settle::Abandoned(outcome, data) => self.dispose(outcome, data),
+        }
+    }
+
+    /// Disposes of a result nobody will consume: closes a created fd (SPEC §4, "an operation
+    /// that creates a resource ... closes that resource").
+    fn dispose(&mut self, outcome: Outcome, data: Option<OpData>) {
+        if let Some(data) = data {
+            if let Ok(fd) = outcome
+                && data.creates_fd()
+            {
+                close_orphan_fd(fd);
+            }
+            self.deferred.drop_data.push(data);
+        }
+    }
+
+    /// Polls `key` locally. `Err` means the key is stale (its result went elsewhere).
+    pub(crate) fn poll(&mut self, key: RequestKey, waker: &Waker) -> Result<PollSlot, Error> {
+        let closed = self.closed;
+        let Some(slot) = self.slot_mut(key) else {
+            return Err(Error::Closed);
+        };
+        if matches!(slot.phase, Phase::Completed(_)) {
+            let slot = self.slab.remove(key.index as usize);
+            let Phase::Completed(outcome) = slot.phase else {
+                unreachable!("checked Completed just above")
+            };
+            let waker = match slot.waiter {
+                Waiter::Local(w) => Some(w),
+                other => {
+                    self.deferred.drop_waiter(other);
+                    None
+                }
+            };
+            return Ok(PollSlot::Ready(outcome, Some(slot.data), waker));
+        }
+        if closed {
+            // Lifecycle rule 7: a pending poll after closure fails; the request detaches.
+            self.detach(key);
+            return Ok(PollSlot::Ready(
+                Err(Failure::Runtime(Error::Closed)),
+                None,
+                None,
+            ));
+        }
+        match &slot.waiter {
+            Waiter::Local(w) if w.will_wake(waker) => Ok(PollSlot::Pending),
+            _ => Ok(PollSlot::NeedWaker),
+        }
+    }
+
+    /// Installs a waker cloned outside the borrow.
+    pub(crate) fn install_waker(&mut self, key: RequestKey, waker: Waker) -> Install {
+        let closed = self.closed;
+        match self.slot_mut(key) {
+            Some(slot) if !closed && !matches!(slot.phase, Phase::Completed(_)) => {
+                match std::mem::replace(&mut slot.waiter, Waiter::Local(waker)) {
+                    Waiter::Local(old) => Install::Installed(Some(old)),
+                    other => {
+                        self.deferred.drop_waiter(other);
+                        Install::Installed(None)
+                    }
+                }
+            }
+            _ => Install::Settled(waker),
+        }
+    }
+
+    /// The handle of `key` is gone (lifecycle rule 5).
+    pub(crate) fn detach(&mut self, key: RequestKey) {
+        let Some(slot) = self.slot_mut(key) else {
+            return;
+        };
+        slot.attached = false;
+        let waiter = std::mem::replace(&mut slot.waiter, Waiter::None);
+        let retained = slot.data.is_retained();
+        let timed = slot.deadline.is_some();
+        let kind = PhaseKind::of(&slot.phase);
+        self.deferred.drop_waiter(waiter);
+        match kind {
+            PhaseKind::Completed => {
+                let slot = self.slab.remove(key.index as usize);
+                let Phase::Completed(outcome) = slot.phase else {
+                    unreachable!("matched Completed just above")
+                };
+                self.dispose(outcome, Some(slot.data));
+            }
+            PhaseKind::Queued | PhaseKind::AwaitingPermit if retained => {}
+            PhaseKind::Queued | PhaseKind::Sleeping => {
+                if kind == PhaseKind::Queued {
+                    self.counts.queued -= 1;
+                }
+                if timed {
+                    self.counts.live_timers -= 1;
+                }
+                let slot = self.slab.remove(key.index as usize);
+                self.deferred.drop_data.push(slot.data);
+            }
+            PhaseKind::AwaitingPermit => {}
+            PhaseKind::InFlight => {
+                if !retained {
+                    self.request_cancel(key);
+                }
+            }
+        }
+    }
+
+    /// An explicit cancel that keeps the handle attached: a queued request settles with
+    /// `ECANCELED`, an in-flight one gets an async cancel, a settled one keeps its result.
+    pub(crate) fn cancel(&mut self, key: RequestKey) {
+        let Some(slot) = self.slot(key) else {
+            return;
+        };
+        match slot.phase {
+            Phase::Queued | Phase::AwaitingPermit => {
+                self.counts.queued -= 1;
+                self.settle(key, Err(Failure::Os(libc::ECANCELED)));
+            }
+            Phase::Sleeping => self.settle(key, Err(Failure::Os(libc::ECANCELED))),
+            Phase::InFlight => self.request_cancel(key),
+            Phase::Completed(_) => {}
+        }
+    }
+
+    fn request_cancel(&mut self, key: RequestKey) {
+        if let Some(slot) = self.slot_mut(key)
+            && slot.cancel == CancelState::None
+        {
+            slot.cancel = CancelState::Queued;
+            self.cancel_queue.push_back(key);
+        }
+    }
+
+    /// Settles a live, unsettled request with `outcome`, releasing its durability permit first.
+    fn settle(&mut self, key: RequestKey, outcome: Outcome) {
+        let fsync = match self.slot(key).map(|s| &s.data) {
+            Some(OpData::Fsync { fd, start, .. }) => Some((fd.clone(), *start)),
+            _ => None,
+        };
+        if let Some((fd, start)) = fsync {
+            let synced = if outcome.is_ok() { start } else { None };
+            let next = self.durability.release(&fd, key, synced);
+            self.settle_slot(key, outcome);
+            self.pass_permit(&fd, next);
+        } else {
+            self.settle_slot(key, outcome);
+        }
+    }
+
+    /// Hands the permit to the next live waiting sync (durability rules 2 and 4).
+    fn pass_permit(
+        &mut self,
+        fd: &std::sync::Arc<std::os::fd::OwnedFd>,
+        mut next: Option<(RequestKey, Acquire)>,
+    ) {
+        while let Some((key, grant)) = next {
+            let waiting = self
+                .slot(key)
+                .is_some_and(|s| matches!(s.phase, Phase::AwaitingPermit));
+            if !waiting {
+                next = self.durability.release(fd, key, None);
+                continue;
+            }
+            if self.closed || grant == Acquire::GrantedClean {
+                self.counts.queued -= 1;
+                let outcome = if self.closed {
+                    Err(Failure::Runtime(Error::Closed))
+                } else {
+                    Ok(0)
+                };
+                next = self.durability.release(fd, key, None);
+                self.settle_slot(key, outcome);
+            } else {
+                self.set_phase(key, Phase::Queued);
+                self.submit_queue.push_back(key);
+                next = None;
+            }
+        }
+    }
+
+    /// Lifecycle rule 4.
+    fn settle_slot(&mut self, key: RequestKey, outcome: Outcome) {
+        let Some(slot) = self.slot_mut(key) else {
+            return;
+        };
+        if slot.deadline.take().is_some() {
+            self.counts.live_timers -= 1;
+        }
+        let slot = self.slot_mut(key).expect("checked live just above");
+        if !slot.attached {
+            let slot = self.slab.remove(key.index as usize);
+            self.deferred.drop_waiter(slot.waiter);
+            self.dispose(outcome, Some(slot.data));
+            return;
+        }
+        match std::mem::replace(&mut slot.waiter, Waiter::None) {
+            Waiter::Forward(cell) => {
+                let slot = self.slab.remove(key.index as usize);
+                self.deliver_to_cell(&cell, outcome, slot.data);
+                self.deferred.drop_cells.push(cell);
+            }
+            Waiter::Local(w) => {
+                slot.phase = Phase::Completed(outcome);
+                self.deferred.wake.push(w);
+            }
+            Waiter::None => slot.phase = Phase::Completed(outcome),
+        }
+    }
+
+    /// Applies one mailbox message (forward rules 2 and 4).
+    pub(crate) fn apply(&mut self, msg: Msg) {
+        match msg {
+            Msg::Drop { key } => self.detach(key),
+            Msg::Cancel { key } => self.cancel(key),
+            Msg::Forward { key, cell } => {
+                let pending = self
+                    .slot(key)
+                    .is_some_and(|s| !matches!(s.phase, Phase::Completed(_)));
+                if self.closed && pending {
+                    // Lifecycle rule 7: a forward that arrives after closure fails.
+                    if let Settle::Stored(Some(w)) = cell.close() {
+                        self.deferred.wake.push(w);
+                    }
+                    self.detach(key);
+                } else {
+                    self.attach_forward(key, &cell);
+                }
+                self.deferred.drop_cells.push(cell);
+            }
+            Msg::Register {
+                data,
+                deadline,
+                cell,
+            } => {
+                let abandoned = cell.lock().abandoned;
+                if abandoned && !data.is_retained() {
+                    self.deferred.drop_data.push(data);
+                    self.deferred.drop_cells.push(cell);
+                    return;
+                }
+                match self.register(data, deadline, Waiter::Forward(cell.clone())) {
+                    Ok(key) => {
+                        let abandoned = {
+                            let mut state = cell.lock();
+                            state.key = Some(key);
+                            state.abandoned
+                        };
+                        if abandoned {
+                            self.detach(key);
+                        }
+                    }
+                    Err((refusal, waiter)) => {
+                        self.deferred.drop_waiter(waiter);
+                        match cell.settle(Err(Failure::Runtime(refusal.error)), Some(refusal.data)) {
+                            Settle::Stored(Some(w)) => self.deferred.wake.push(w),
+                            Settle::Stored(None) => {}
+                            Settle::Abandoned(outcome, data) => self.dispose(outcome, data),
+                        }
+                    }
+                }
+                self.deferred.drop_cells.push(cell);
+            }
+        }
+    }
+
+    /// Fires due timers (lifecycle rule 6); returns how many fired.
+    pub(crate) fn fire_timers(&mut self, now: Instant) -> usize {
+        let mut fired = 0;
+        while let Some(&Reverse((at, index, generation))) = self.timers.peek() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            let key = RequestKey { index, generation };
+            let Some(slot) = self.slot_mut(key) else {
+                continue;
+            };
+            if slot.deadline != Some(at) {
+                continue;
+            }
+            slot.deadline = None;
+            self.counts.live_timers -= 1;
+            self.counts.timers_fired += 1;
+            fired += 1;
+            let slot = self.slot_mut(key).expect("checked live just above");
+            match slot.phase {
+                Phase::Sleeping => self.settle(key, Ok(0)),
+                Phase::Queued | Phase::AwaitingPermit => {
+                    self.counts.queued -= 1;
+                    self.settle(key, Err(Failure::Runtime(Error::Timeout)));
+                }
+                Phase::InFlight => {
+                    slot.timed_out = true;
+                    self.request_cancel(key);
+                }
+                Phase::Completed(_) => {}
+            }
+        }
+        fired
+    }
+
+    /// The earliest live timer.
+    pub(crate) fn next_timer(&mut self) -> Option<Instant> {
+        while let Some(&Reverse((at, index, generation))) = self.timers.peek() {
+            let key = RequestKey { index, generation };
+            if self.slot(key).is_some_and(|s| s.deadline == Some(at)) {
+                return Some(at);
+            }
+            self.timers.pop();
+        }
+        None
+    }
+
+    fn push(&mut self, entry: &io_uring::squeue::Entry) -> io::Result<bool> {
+        if self.backend.push(entry).is_ok() {
+            return Ok(true);
+        }
+        self.backend.submit(Wait::No)?;
+        Ok(self.backend.push(entry).is_ok())
+    }
+
+    /// Moves cancels, the wake-up read and queued requests into the SQ (lifecycle rules 2, 3).
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        while let Some(&key) = self.cancel_queue.front() {
+            let live = self.slot(key).is_some_and(|s| {
+                matches!(s.phase, Phase::InFlight) && s.cancel == CancelState::Queued
+            });
+            if !live {
+                self.cancel_queue.pop_front();
+                continue;
+            }
+            let entry = opcode::AsyncCancel::new(key.user_data())
+                .build()
+                .user_data(key.cancel_user_data());
+            if !self.push(&entry)? {
+                return Ok(());
+            }
+            self.cancel_queue.pop_front();
+            if let Some(slot) = self.slot_mut(key) {
+                slot.cancel = CancelState::Submitted;
+            }
+            self.counts.cancels_in_flight += 1;
+            self.counts.cancelled += 1;
+        }
+        if let Some(fd) = self.wake.fd
+            && !self.wake.armed
+            && !self.closed
+        {
+            let entry = opcode::Read::new(types::Fd(fd), (&raw mut *self.wake.buf).cast(), 8)
+                .build()
+                .user_data(RequestKey::WAKE_USER_DATA);
+            if !self.push(&entry)? {
+                return Ok(());
+            }
+            self.wake.armed = true;
+        }
+        while self.counts.in_flight < self.max_in_flight {
+            let Some(&key) = self.submit_queue.front() else {
+                break;
+            };
+            let Some(slot) = self.slab.get_mut(key.index as usize) else {
+                self.submit_queue.pop_front();
+                continue;
+            };
+            if slot.generation != key.generation || !matches!(slot.phase, Phase::Queued) {
+                self.submit_queue.pop_front();
+                continue;
+            }
+            let entry = slot.data.prepare(key.user_data());
+            if !self.push(&entry)? {
+                return Ok(());
+            }
+            self.submit_queue.pop_front();
+            let slot = &mut self.slab[key.index as usize];
+            if let OpData::Fsync { fd, start, .. } = &mut slot.data {
+                *start = Some(self.durability.started(fd));
+            }
+            slot.data.mark_submitted();
+            slot.phase = Phase::InFlight;
+            self.counts.in_flight += 1;
+            self.counts.queued -= 1;
+        }
+        Ok(())
+    }
+
+    /// Reaps every available CQE and settles its request; returns how many.
+    pub(crate) fn reap(&mut self) -> usize {
+        let mut cqes = std::mem::take(&mut self.cqes);
+        self.backend.reap(&mut cqes);
+        let n = cqes.len();
+        for cqe in cqes.drain(..) {
+            self.complete(cqe);
+        }
+        self.cqes = cqes;
+        n
+    }
+
+    fn complete(&mut self, cqe: Cqe) {
+        let key = match key::decode(cqe.user_data) {
+            Tagged::Wake => {
+                self.wake.armed = false;
+                return;
+            }
+            Tagged::Cancel(_) => {
+                self.counts.cancels_in_flight -= 1;
+                return;
+            }
+            Tagged::Request(key) => key,
+        };
+        let closed = self.closed;
+        let Some(slot) = self.slot_mut(key) else {
+            return;
+        };
+        if !matches!(slot.phase, Phase::InFlight) {
+            return;
+        }
+        let timed_out = slot.timed_out;
+        let res = cqe.result;
+        let outcome = if res >= 0 {
+            Ok(res)
+        } else if res == -libc::ECANCELED && timed_out {
+            Err(Failure::Runtime(Error::Timeout))
+        } else if res == -libc::ECANCELED && closed {
+            Err(Failure::Runtime(Error::Closed))
+        } else {
+            Err(Failure::Os(-res))
+        };
+        if let Some(fd) = slot.data.written_file() {
+            let fd = fd.clone();
+            self.durability.write_completed(&fd);
+        }
+        self.counts.in_flight -= 1;
+        self.counts.completed += 1;
+        self.settle(key, outcome);
+    }
+
+    /// Lifecycle rule 7.
+    pub(crate) fn close(&mut self) {
+        self.closed = true;
+        let keys: Vec<RequestKey> = self
+            .slab
+            .iter()
+            .map(|(index, slot)| RequestKey {
+                index: index as u32,
+                generation: slot.generation,
+            })
+            .collect();
+        for key in keys {
+            let Some(slot) = self.slot_mut(key) else {
+                continue;
+            };
+            match slot.phase {
+                Phase::Completed(_) => {
+                    if let Waiter::Local(w) = std::mem::replace(&mut slot.waiter, Waiter::None) {
+                        self.deferred.wake.push(w);
+                    }
+                }
+                Phase::Queued | Phase::AwaitingPermit => {
+                    self.counts.queued -= 1;
+                    self.settle(key, Err(Failure::Runtime(Error::Closed)));
+                }
+                Phase::Sleeping => self.settle(key, Err(Failure::Runtime(Error::Closed))),
+                Phase::InFlight => {
+                    let retained = slot.data.is_retained();
+                    match std::mem::replace(&mut slot.waiter, Waiter::None) {
+                        Waiter::Local(w) => self.deferred.wake.push(w),
+                        Waiter::Forward(cell) => {
+                            slot.attached = false;
+                            match cell.close() {
+                                Settle::Stored(Some(w)) => self.deferred.wake.push(w),
+                                Settle::Stored(None) | Settle::Abandoned(..) => {}
+                            }
+                            self.deferred.drop_cells.push(cell);
+                        }
+                        Waiter::None => {}
+                    }
+                    if !retained {
+                        self.request_cancel(key);
+                    }
+                }
+            }
+        }
+        self.submit_queue.clear();
+    }
+
+    /// Whether the kernel still owns anything of ours.
+    pub(crate) fn kernel_busy(&self) -> bool {
+        self.counts.in_flight > 0 || self.counts.cancels_in_flight > 0 || self.wake.armed
+    }
+
+    /// Nothing queued, in flight or timed.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.counts.queued == 0
+            && self.counts.in_flight == 0
+            && self.counts.cancels_in_flight == 0
+            && self.counts.live_timers == 0
+            && self.cancel_queue.is_empty()
+    }
+
+    /// Lifecycle rule 8: leaks every slot the kernel may still write, and the wake-up buffer.
+    pub(crate) fn leak_kernel_owned(&mut self) -> usize {
+        let mut leaked = 0;
+        let keys: Vec<usize> = self
+            .slab
+            .iter()
+            .filter(|(_, s)| matches!(s.phase, Phase::InFlight))
+            .map(|(i, _)| i)
+            .collect();
+        for index in keys {
+            let slot = self.slab.remove(index);
+            std::mem::forget(slot.data);
+            self.deferred.drop_waiter(slot.waiter);
+            leaked += 1;
+        }
+        if self.wake.armed {
+            std::mem::forget(std::mem::replace(&mut self.wake.buf, Box::new(0)));
+            self.wake.armed = false;
+        }
+        self.counts.in_flight = 0;
+        leaked
+    }
+
+    /// The wake-up read's eventfd (for shutdown to complete the read).
+    pub(crate) fn wake_armed(&self) -> bool {
+        self.wake.armed
+    }
+}

@@ -1,0 +1,466 @@
+//! The [`Driver`]: set-up, entering, turns, closure and shutdown.
+
+use std::cell::RefCell;
+use std::io;
+use std::marker::PhantomData;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::panic::resume_unwind;
+use std::sync::atomic::{AtomicU64 as StdAtomicU64, AtomicUsize as StdAtomicUsize, Ordering};
+use std::time::Duration;
+
+use web_time::Instant;
+
+use crate::backend::ring::{KERNEL_MAX_ENTRIES, RingBackend};
+use crate::backend::{Backend, RingFlags, Wait};
+use crate::context::{self, Entered, Inner, with_core};
+use crate::core::Core;
+use crate::error::SetupError;
+use crate::handle::{DriverHandle, Unparker};
+use crate::mailbox::Shared;
+
+/// How a driver is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DriverConfig {
+    ring_entries: u32,
+    max_in_flight: Option<u32>,
+    pinned: bool,
+}
+
+impl Default for DriverConfig {
+    fn default() -> Self {
+        DriverConfig {
+            ring_entries: 256,
+            max_in_flight: None,
+            pinned: false,
+        }
+    }
+}
+
+impl DriverConfig {
+    /// The defaults: 256 entries, in-flight limit = the ring's SQ size, migratable.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// SQ entries (1..=32768; the kernel rounds up to a power of two).
+    pub fn ring_entries(mut self, entries: u32) -> Self {
+        self.ring_entries = entries;
+        self
+    }
+
+    /// How many requests the kernel may own at once; more are queued. Defaults to the SQ size.
+    pub fn max_in_flight(mut self, limit: u32) -> Self {
+        self.max_in_flight = Some(limit);
+        self
+    }
+
+    /// Whether the driver stays on one thread for its whole life. Only a pinned driver uses
+    /// `IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN`, which bind the ring to one submitter.
+    pub fn pinned(mut self, pinned: bool) -> Self {
+        self.pinned = pinned;
+        self
+    }
+
+    fn validate(&self) -> Result<(), SetupError> {
+        if self.ring_entries == 0 {
+            return Err(SetupError::ZeroEntries);
+        }
+        if self.ring_entries > KERNEL_MAX_ENTRIES {
+            return Err(SetupError::TooManyEntries {
+                requested: self.ring_entries,
+                max: KERNEL_MAX_ENTRIES,
+            });
+        }
+        if self.max_in_flight == Some(0) {
+            return Err(SetupError::ZeroInFlight);
+        }
+        Ok(())
+    }
+}
+
+/// How a turn may wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Park {
+    /// Never block.
+    Poll,
+    /// Block in the ring's timed wait until a completion, an unpark, a timer or this deadline
+    /// (`None`: no deadline). Returns at once if an unpark happened since the last turn.
+    Wait(Option<Instant>),
+}
+
+/// What one turn did.
+#[must_use]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnReport {
+    /// CQEs reaped.
+    pub completions: usize,
+    /// Mailbox messages applied.
+    pub messages: usize,
+    /// Timers and deadlines that fired.
+    pub timers_fired: usize,
+    /// Wakers woken.
+    pub woken: usize,
+    /// Whether an unpark ended (or pre-empted) the wait.
+    pub unparked: bool,
+}
+
+/// A snapshot of the driver's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DriverMetrics {
+    /// Requests waiting for ring space or a durability permit.
+    pub queued: usize,
+    /// Requests the kernel owns (async cancels not included).
+    pub in_flight: usize,
+    /// Async cancels the kernel owns.
+    pub cancels_in_flight: usize,
+    /// Live slots, including completed results not yet consumed.
+    pub slots: usize,
+    /// Final CQEs reaped.
+    pub completed: u64,
+    /// Async cancels submitted.
+    pub cancelled: u64,
+    /// Armed timers (sleeps and deadlines).
+    pub timers: usize,
+    /// Timers that fired.
+    pub timers_fired: u64,
+    /// Results delivered through forwarding cells.
+    pub forwarded: u64,
+    /// Mailbox messages naming a retired slot (ignored).
+    pub stale_messages: u64,
+    /// Ring set-up flags in effect.
+    pub flags: RingFlags,
+    /// The in-flight limit.
+    pub max_in_flight: usize,
+    /// Whether the driver is closed.
+    pub closed: bool,
+}
+
+/// What shutdown did.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DriverShutdownReport {
+    /// Every outstanding completion arrived.
+    pub drained: bool,
+    /// Requests whose memory was leaked because the kernel might still write it.
+    pub leaked: usize,
+    /// Final CQEs reaped during shutdown.
+    pub completed_during_shutdown: u64,
+}
+
+/// An io_uring driver: one ring plus the request slab, queues, timers and mailbox.
+///
+/// Invariants: `Driver` is `Send` (the worker migrates) but not `Sync`; its state is touched
+/// only by the thread that holds it. While a [`DriverGuard`] is outstanding the driver is bound
+/// to the guard's thread: entering, turning or dropping it on another thread — possible only if
+/// a guard was leaked with `mem::forget` — aborts the process, because the leaked context would
+/// otherwise point at state another thread now owns.
+pub struct Driver {
+    inner: Box<Inner>,
+    id: u64,
+    entered_thread: StdAtomicU64,
+    depth: StdAtomicUsize,
+    flags: RingFlags,
+    max_in_flight: usize,
+    finished: bool,
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver")
+            .field("id", &self.id)
+            .field("flags", &self.flags)
+            .field("max_in_flight", &self.max_in_flight)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Proof that the driver is entered on this thread; restores the previous context on drop
+/// (also when unwinding).
+#[derive(Debug)]
+pub struct DriverGuard<'a> {
+    driver: &'a Driver,
+    previous: Option<Entered>,
+    _not_send: PhantomData<*const ()>,
+}
+
+fn next_driver_id() -> u64 {
+    static NEXT: StdAtomicU64 = StdAtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+fn eventfd() -> Result<OwnedFd, SetupError> {
+    // SAFETY: eventfd has no memory-safety preconditions; the result is checked below.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    if fd < 0 {
+        return Err(SetupError::Eventfd {
+            source: io::Error::last_os_error(),
+        });
+    }
+    // SAFETY: `fd` was just returned by eventfd and has no other owner.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+impl Driver {
+    /// Sets up a ring (see [`DriverConfig`]); the error names the cause.
+    pub fn new(config: DriverConfig) -> Result<Driver, SetupError> {
+        config.validate()?;
+        let (backend, sq_entries) = RingBackend::new(config.ring_entries, config.pinned)?;
+        let max_in_flight = config
+            .max_in_flight
+            .unwrap_or(sq_entries)
+            .min(sq_entries.saturating_mul(2)) as usize;
+        Ok(Self::with_backend(Box::new(backend), max_in_flight, Some(eventfd()?)))
+    }
+
+    pub(crate) fn with_backend(
+        backend: Box<dyn Backend>,
+        max_in_flight: usize,
+        eventfd: Option<OwnedFd>,
+    ) -> Driver {
+        let id = next_driver_id();
+        let flags = backend.flags();
+        let shared = Shared::new(id, eventfd);
+        let core = Core::new(backend, max_in_flight, shared.eventfd());
+        Driver {
+            inner: Box::new(Inner {
+                core: RefCell::new(core),
+                shared,
+            }),
+            id,
+            entered_thread: StdAtomicU64::new(0),
+            depth: StdAtomicUsize::new(0),
+            flags,
+            max_in_flight,
+            finished: false,
+        }
+    }
+
+    fn check_thread(&self) {
+        let owner = self.entered_thread.load(Ordering::Acquire);
+        if owner != 0 && owner != context::thread_token() {
+            eprintln!(
+                "baton-uring: a DriverGuard was leaked on another thread; the driver cannot be used here"
+            );
+            std::process::abort();
+        }
+    }
+
+    /// This driver's process-unique id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Installs this driver as the current thread's driver until the guard drops. Nestable.
+    pub fn enter(&self) -> DriverGuard<'_> {
+        self.check_thread();
+        self.entered_thread
+            .store(context::thread_token(), Ordering::Release);
+        self.depth.fetch_add(1, Ordering::AcqRel);
+        let previous = context::replace(Some(Entered::new(self.id, &self.inner)));
+        DriverGuard {
+            driver: self,
+            previous,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// One turn: apply mailbox messages, fire timers, submit queued SQEs (cancels first),
+    /// optionally wait, reap CQEs, and wake whoever they complete — after releasing the internal
+    /// borrow. A panic from a wake or waker drop is re-raised only after all cleanup.
+    pub fn turn(&self, park: Park) -> TurnReport {
+        self.check_thread();
+        let mut report = TurnReport::default();
+        let mut messages = Vec::new();
+        let shared = &self.inner.shared;
+        let deferred = {
+            let mut core = self
+                .inner
+                .core
+                .try_borrow_mut()
+                .expect("turn is never called while the driver's state is borrowed");
+            let core = &mut *core;
+            Self::service(core, shared, &mut messages, &mut report);
+            let _ = core.flush();
+            let idle_wait = match park {
+                Park::Wait(deadline) => {
+                    report.unparked = shared.take_notified();
+                    if !report.unparked
+                        && report.messages == 0
+                        && report.timers_fired == 0
+                        && core.deferred.wake.is_empty()
+                    {
+                        Some(deadline)
+                    } else {
+                        None
+                    }
+                }
+                Park::Poll => None,
+            };
+            let wait = match idle_wait {
+                Some(deadline) => {
+                    let now = Instant::now();
+                    let until = match (deadline, core.next_timer()) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    match until.map(|t| t.saturating_duration_since(now)) {
+                        Some(Duration::ZERO) => Wait::No,
+                        timeout => Wait::ForOne(timeout),
+                    }
+                }
+                None => Wait::No,
+            };
+            let _ = core.backend.submit(wait);
+            report.completions += core.reap();
+            if matches!(wait, Wait::ForOne(_)) {
+                report.unparked |= shared.take_notified();
+                Self::service(core, shared, &mut messages, &mut report);
+            }
+            if core.flush().is_ok() {
+                let _ = core.backend.submit(Wait::No);
+            }
+            std::mem::take(&mut core.deferred)
+        };
+        report.woken = deferred.wake.len();
+        if let Some(payload) = context::release(deferred) {
+            resume_unwind(payload);
+        }
+        report
+    }
+
+    fn service(
+        core: &mut Core,
+        shared: &Shared,
+        messages: &mut Vec<crate::mailbox::Msg>,
+        report: &mut TurnReport,
+    ) {
+        shared.take_messages(messages);
+        report.messages += messages.len();
+        for msg in messages.drain(..) {
+            core.apply(msg);
+        }
+        report.timers_fired += core.fire_timers(Instant::now());
+    }
+
+    /// Wakes the driver from any thread.
+    pub fn unparker(&self) -> Unparker {
+        Unparker::new(self.inner.shared.clone())
+    }
+
+    /// A `Send + Sync` handle: builds operations bound to this driver and starts detached syncs
+    /// from any thread. It does not keep the driver alive.
+    pub fn handle(&self) -> DriverHandle {
+        DriverHandle::new(self.inner.shared.clone())
+    }
+
+    /// Starts a detached sync on this driver; see [`DriverHandle::start_sync`].
+    pub fn start_sync(
+        &self,
+        fd: std::sync::Arc<std::os::fd::OwnedFd>,
+        datasync: bool,
+    ) -> crate::handle::SyncReceiver {
+        let _entered = self.enter();
+        self.handle().start_sync(fd, datasync)
+    }
+
+    /// Nothing queued, in flight, or timed.
+    pub fn is_idle(&self) -> bool {
+        self.check_thread();
+        with_core(&self.inner, |core| core.is_idle())
+    }
+
+    /// Closes the driver (lifecycle rule 7): new registrations and messages are refused with
+    /// `Closed`, pending polls fail with `Closed`, in-flight non-retained requests are cancelled.
+    /// Turn afterwards (or call [`shutdown`](Self::shutdown)) to drain the kernel's completions.
+    pub fn close(&self) {
+        self.check_thread();
+        let leftovers = self.inner.shared.close();
+        with_core(&self.inner, |core| {
+            core.close();
+            for msg in leftovers {
+                core.apply(msg);
+            }
+            let _ = core.flush();
+            let _ = core.backend.submit(Wait::No);
+        });
+    }
+
+    /// Closes, then waits for every outstanding completion until `deadline`. Memory the kernel
+    /// may still write when the deadline passes is leaked on purpose (lifecycle rule 8).
+    pub fn shutdown(mut self, deadline: Option<Instant>) -> DriverShutdownReport {
+        self.finish(deadline)
+    }
+
+    fn finish(&mut self, deadline: Option<Instant>) -> DriverShutdownReport {
+        self.finished = true;
+        self.close();
+        let completed_before = with_core(&self.inner, |core| core.counts.completed);
+        self.inner.shared.kick();
+        loop {
+            let busy = with_core(&self.inner, |core| core.kernel_busy());
+            if !busy {
+                break;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            if with_core(&self.inner, |core| core.wake_armed()) {
+                self.inner.shared.kick();
+            }
+            let _ = self.turn(Park::Wait(deadline));
+        }
+        with_core(&self.inner, |core| {
+            let leaked = if core.kernel_busy() {
+                core.leak_kernel_owned()
+            } else {
+                0
+            };
+            DriverShutdownReport {
+                drained: leaked == 0,
+                leaked,
+                completed_during_shutdown: core.counts.completed - completed_before,
+            }
+        })
+    }
+
+    /// Counters and the ring flags in effect.
+    pub fn metrics(&self) -> DriverMetrics {
+        self.check_thread();
+        with_core(&self.inner, |core| DriverMetrics {
+            queued: core.counts.queued,
+            in_flight: core.counts.in_flight,
+            cancels_in_flight: core.counts.cancels_in_flight,
+            slots: core.slots(),
+            completed: core.counts.completed,
+            cancelled: core.counts.cancelled,
+            timers: core.counts.live_timers,
+            timers_fired: core.counts.timers_fired,
+            forwarded: core.counts.forwarded,
+            stale_messages: core.counts.stale_messages,
+            flags: self.flags,
+            max_in_flight: self.max_in_flight,
+            closed: core.closed,
+        })
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if self.depth.load(Ordering::Acquire) != 0 {
+            eprintln!("baton-uring: a Driver was dropped while a leaked DriverGuard still names it");
+            std::process::abort();
+        }
+        if !self.finished {
+            let _ = self.finish(Some(Instant::now() + Duration::from_secs(10)));
+        }
+    }
+}
+
+impl Drop for DriverGuard<'_> {
+    fn drop(&mut self) {
+        context::replace(self.previous);
+        if self.driver.depth.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.driver.entered_thread.store(0, Ordering::Release);
+        }
+    }
+}

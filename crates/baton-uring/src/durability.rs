@@ -1,0 +1,188 @@
+//! Durability permits: syncs of one file run one at a time, and a sync of a clean file completes
+//! as soon as it holds the permit.
+//!
+//! Rules (cited from `core.rs` as "durability rule N"):
+//!
+//! 1. A file is identified by its `Arc<OwnedFd>` allocation, checked through a `Weak` so a
+//!    reused address is never mistaken for the old file.
+//! 2. At most one sync per file holds the permit; others wait in arrival order.
+//! 3. A file becomes *clean* when a sync that started at write epoch `e` succeeds and no write
+//!    to the file completed through this driver since (epoch still `e`). Every completed write
+//!    bumps the epoch and makes the file dirty. A file the driver never synced is dirty.
+//!    Writes made outside this driver (or through another `Arc` of the same file) are not
+//!    seen: sync those through a fresh `Arc` or issue the `fsync` yourself.
+//! 4. Granting the permit to a sync of a clean file completes that sync at once (no SQE) and
+//!    passes the permit on.
+
+use std::collections::{HashMap, VecDeque};
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Weak};
+
+use crate::key::RequestKey;
+
+/// The epoch a sync saw when it was submitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SyncStart {
+    epoch: u64,
+}
+
+#[derive(Debug)]
+struct FileSync {
+    file: Weak<OwnedFd>,
+    holder: Option<RequestKey>,
+    waiting: VecDeque<RequestKey>,
+    epoch: u64,
+    clean_at: Option<u64>,
+}
+
+/// The outcome of asking for a file's permit.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Acquire {
+    /// The sync holds the permit and the file has unsynced writes: submit it.
+    GrantedDirty,
+    /// The sync holds the permit and the file is clean: complete it now (rule 4).
+    GrantedClean,
+    /// Another sync holds the permit: wait (rule 2).
+    Wait,
+}
+
+/// Per-file permit and dirtiness table.
+#[derive(Debug, Default)]
+pub(crate) struct Durability {
+    files: HashMap<usize, FileSync>,
+}
+
+fn file_key(fd: &Arc<OwnedFd>) -> usize {
+    Arc::as_ptr(fd) as usize
+}
+
+impl Durability {
+    fn entry(&mut self, fd: &Arc<OwnedFd>) -> &mut FileSync {
+        let key = file_key(fd);
+        let stale = self
+            .files
+            .get(&key)
+            .is_some_and(|f| !std::ptr::eq(f.file.as_ptr(), Arc::as_ptr(fd)) || f.file.strong_count() == 0);
+        if stale {
+            self.files.remove(&key);
+        }
+        if self.files.len() > 64 {
+            self.files
+                .retain(|_, f| f.file.strong_count() > 0 || f.holder.is_some() || !f.waiting.is_empty());
+        }
+        self.files.entry(key).or_insert_with(|| FileSync {
+            file: Arc::downgrade(fd),
+            holder: None,
+            waiting: VecDeque::new(),
+            epoch: 0,
+            clean_at: None,
+        })
+    }
+
+    /// Asks for `fd`'s permit on behalf of the sync `key` (rules 2 and 4).
+    pub(crate) fn acquire(&mut self, fd: &Arc<OwnedFd>, key: RequestKey) -> Acquire {
+        let file = self.entry(fd);
+        if file.holder.is_some() {
+            file.waiting.push_back(key);
+            return Acquire::Wait;
+        }
+        file.holder = Some(key);
+        if file.clean_at == Some(file.epoch) {
+            Acquire::GrantedClean
+        } else {
+            Acquire::GrantedDirty
+        }
+    }
+
+    /// Records that the holder's SQE is being submitted now.
+    pub(crate) fn started(&mut self, fd: &Arc<OwnedFd>) -> SyncStart {
+        SyncStart {
+            epoch: self.entry(fd).epoch,
+        }
+    }
+
+    /// A write to `fd` completed (rule 3).
+    pub(crate) fn write_completed(&mut self, fd: &Arc<OwnedFd>) {
+        if let Some(file) = self.files.get_mut(&file_key(fd))
+            && std::ptr::eq(file.file.as_ptr(), Arc::as_ptr(fd))
+        {
+            file.epoch += 1;
+        }
+    }
+
+    /// The holder `key` finished (`synced` carries its start if it succeeded). Returns the next
+    /// waiting sync, to which the permit passes; the caller grants it (checking that the key is
+    /// still live) and calls back here if it is stale.
+    pub(crate) fn release(
+        &mut self,
+        fd: &Arc<OwnedFd>,
+        key: RequestKey,
+        synced: Option<SyncStart>,
+    ) -> Option<(RequestKey, Acquire)> {
+        let file = self.entry(fd);
+        if file.holder != Some(key) {
+            file.waiting.retain(|&k| k != key);
+            return None;
+        }
+        if let Some(start) = synced
+            && start.epoch == file.epoch
+        {
+            file.clean_at = Some(file.epoch);
+        }
+        file.holder = file.waiting.pop_front();
+        let next = file.holder?;
+        let grant = if file.clean_at == Some(file.epoch) {
+            Acquire::GrantedClean
+        } else {
+            Acquire::GrantedDirty
+        };
+        Some((next, grant))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file() -> Arc<OwnedFd> {
+        Arc::new(OwnedFd::from(std::fs::File::open("/dev/null").expect("open /dev/null")))
+    }
+
+    fn key(index: u32) -> RequestKey {
+        RequestKey {
+            index,
+            generation: 0,
+        }
+    }
+
+    #[test]
+    fn second_sync_waits_for_the_first() {
+        let mut d = Durability::default();
+        let f = file();
+        assert_eq!(d.acquire(&f, key(1)), Acquire::GrantedDirty);
+        assert_eq!(d.acquire(&f, key(2)), Acquire::Wait);
+        let start = d.started(&f);
+        assert_eq!(d.release(&f, key(1), Some(start)), Some((key(2), Acquire::GrantedClean)));
+    }
+
+    #[test]
+    fn write_during_sync_keeps_the_file_dirty() {
+        let mut d = Durability::default();
+        let f = file();
+        assert_eq!(d.acquire(&f, key(1)), Acquire::GrantedDirty);
+        assert_eq!(d.acquire(&f, key(2)), Acquire::Wait);
+        let start = d.started(&f);
+        d.write_completed(&f);
+        assert_eq!(d.release(&f, key(1), Some(start)), Some((key(2), Acquire::GrantedDirty)));
+    }
+
+    #[test]
+    fn failed_sync_leaves_the_file_dirty() {
+        let mut d = Durability::default();
+        let f = file();
+        assert_eq!(d.acquire(&f, key(1)), Acquire::GrantedDirty);
+        assert_eq!(d.release(&f, key(1), None), None);
+        assert_eq!(d.acquire(&f, key(2)), Acquire::GrantedDirty);
+    }
+}

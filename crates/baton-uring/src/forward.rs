@@ -1,0 +1,146 @@
+//! The forwarding one-shot: how a result reaches a handle polled away from its driver, and how a
+//! detached sync's receiver gets its result.
+//!
+//! Forwarding rules (also drawn in `docs/protocols/uring.md`, cited as "forward rule N"):
+//!
+//! 1. A handle polled on a thread where its driver is not entered creates one cell, stores its
+//!    waker there and sends `Forward { key, cell }` (or `Register { .., cell }` when it was never
+//!    registered) to the driver's mailbox. The cell, once created, is where the handle looks for
+//!    its result from then on, on any thread.
+//! 2. The driver, processing `Forward`, attaches the cell only if the key still names a live,
+//!    attached slot; a stale key (the slot was retired by a local drop that overtook the message,
+//!    rule 5) is ignored, so a reused slot never sees the old handle's cell.
+//! 3. Delivery moves the outcome and the request's buffers into the cell, retires the slot and
+//!    wakes the stored waker after the cell's lock is released.
+//! 4. Dropping the handle marks the cell `abandoned` under its lock and reads the key under the
+//!    same lock: if the key is known, a `Drop { key }` message (or a direct local drop) follows;
+//!    if not, the driver sees `abandoned` when it processes the `Register` and treats the request
+//!    as dropped at birth (retained writes still run).
+//! 5. A local drop acts on the slot at once, overtaking any queued `Forward`.
+//! 6. Closure settles every waiting cell with `Closed`; a handle whose mailbox refuses a message
+//!    resolves to `Closed`.
+
+use std::task::{Context, Poll, Waker};
+
+use crate::error::Error;
+use crate::key::RequestKey;
+use crate::op_data::{Failure, OpData, Outcome};
+use crate::sync::{Mutex, MutexGuard, lock};
+
+/// What the cell holds.
+#[derive(Debug)]
+pub(crate) enum CellSlot {
+    /// No result yet; the waker of the last poll.
+    Waiting(Option<Waker>),
+    /// The result, with the request's buffers when the kernel is done with them.
+    Ready(Outcome, Option<OpData>),
+    /// The result was taken.
+    Taken,
+}
+
+/// State behind the cell's lock.
+#[derive(Debug)]
+pub(crate) struct CellState {
+    /// The slot key, once the driver registered the request.
+    pub(crate) key: Option<RequestKey>,
+    /// The handle is gone (forward rule 4).
+    pub(crate) abandoned: bool,
+    pub(crate) slot: CellSlot,
+}
+
+/// A one-shot shared between a driver slot and a handle or sync receiver.
+#[derive(Debug)]
+pub(crate) struct ForwardCell {
+    state: Mutex<CellState>,
+}
+
+/// The outcome of settling a cell from the driver side.
+#[must_use]
+#[derive(Debug)]
+pub(crate) enum Settle {
+    /// Stored; wake this waker (if any) after releasing every internal borrow.
+    Stored(Option<Waker>),
+    /// The handle is gone; the outcome and data come back to be disposed of.
+    Abandoned(Outcome, Option<OpData>),
+}
+
+impl ForwardCell {
+    pub(crate) fn new(key: Option<RequestKey>) -> ForwardCell {
+        ForwardCell {
+            state: Mutex::new(CellState {
+                key,
+                abandoned: false,
+                slot: CellSlot::Waiting(None),
+            }),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, CellState> {
+        lock(&self.state)
+    }
+
+    /// Stores a result (forward rule 3). The caller wakes the returned waker later.
+    pub(crate) fn settle(&self, outcome: Outcome, data: Option<OpData>) -> Settle {
+        let mut state = self.lock();
+        if state.abandoned {
+            return Settle::Abandoned(outcome, data);
+        }
+        match &mut state.slot {
+            CellSlot::Waiting(waker) => {
+                let waker = waker.take();
+                state.slot = CellSlot::Ready(outcome, data);
+                Settle::Stored(waker)
+            }
+            // Already settled or taken: the first result stands.
+            CellSlot::Ready(..) | CellSlot::Taken => Settle::Abandoned(outcome, data),
+        }
+    }
+
+    /// Settles with `Closed` (forward rule 6).
+    pub(crate) fn close(&self) -> Settle {
+        self.settle(Err(Failure::Runtime(Error::Closed)), None)
+    }
+
+    /// Marks the handle gone and returns the key, if known, plus any unconsumed result to drop
+    /// outside the lock (forward rule 4).
+    pub(crate) fn abandon(&self) -> (Option<RequestKey>, CellSlot) {
+        let mut state = self.lock();
+        state.abandoned = true;
+        let slot = std::mem::replace(&mut state.slot, CellSlot::Taken);
+        (state.key, slot)
+    }
+
+    /// Polls for the result. The waker is cloned only when the stored one is not equivalent,
+    /// and never while the lock is held.
+    pub(crate) fn poll(&self, cx: &mut Context<'_>) -> Poll<(Outcome, Option<OpData>)> {
+        loop {
+            let mut state = self.lock();
+            match &mut state.slot {
+                CellSlot::Ready(..) => {
+                    let CellSlot::Ready(outcome, data) =
+                        std::mem::replace(&mut state.slot, CellSlot::Taken)
+                    else {
+                        unreachable!("matched Ready just above")
+                    };
+                    return Poll::Ready((outcome, data));
+                }
+                CellSlot::Taken => {
+                    return Poll::Ready((Err(Failure::Runtime(Error::Closed)), None));
+                }
+                CellSlot::Waiting(Some(w)) if w.will_wake(cx.waker()) => return Poll::Pending,
+                CellSlot::Waiting(_) => {}
+            }
+            drop(state);
+            let fresh = cx.waker().clone();
+            let mut state = self.lock();
+            if let CellSlot::Waiting(stored) = &mut state.slot {
+                let old = stored.replace(fresh);
+                drop(state);
+                drop(old);
+                return Poll::Pending;
+            }
+            drop(state);
+            drop(fresh);
+        }
+    }
+}

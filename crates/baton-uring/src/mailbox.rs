@@ -1,0 +1,123 @@
+//! The driver's thread-safe half: mailbox, unpark flag and wake-up eventfd. Handles, unparkers
+//! and detached-sync senders reach the driver only through here.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use web_time::Instant;
+
+use crate::forward::ForwardCell;
+use crate::key::RequestKey;
+use crate::op_data::OpData;
+use crate::sync::{Arc, AtomicBool, Mutex, Ordering, lock};
+
+/// A message from another thread to the driver.
+#[derive(Debug)]
+pub(crate) enum Msg {
+    /// Register a request on behalf of a foreign handle or a detached sync.
+    Register {
+        data: OpData,
+        deadline: Option<Instant>,
+        cell: Arc<ForwardCell>,
+    },
+    /// Forward the result of `key` through `cell` (forward rule 1).
+    Forward {
+        key: RequestKey,
+        cell: Arc<ForwardCell>,
+    },
+    /// The handle of `key` was dropped on a foreign thread.
+    Drop { key: RequestKey },
+    /// The handle of `key` asked for an async cancel, keeping its result.
+    Cancel { key: RequestKey },
+}
+
+#[derive(Debug, Default)]
+struct MailboxState {
+    closed: bool,
+    messages: Vec<Msg>,
+}
+
+/// State shared between the driver and every handle.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) id: u64,
+    mailbox: Mutex<MailboxState>,
+    notified: AtomicBool,
+    eventfd: Option<OwnedFd>,
+}
+
+impl Shared {
+    pub(crate) fn new(id: u64, eventfd: Option<OwnedFd>) -> Arc<Shared> {
+        Arc::new(Shared {
+            id,
+            mailbox: Mutex::new(MailboxState::default()),
+            notified: AtomicBool::new(false),
+            eventfd,
+        })
+    }
+
+    /// Queues `msg` and wakes the driver; a closed mailbox hands the message back so the caller
+    /// drops it outside the lock.
+    pub(crate) fn send(&self, msg: Msg) -> Result<(), Msg> {
+        {
+            let mut mailbox = lock(&self.mailbox);
+            if mailbox.closed {
+                return Err(msg);
+            }
+            mailbox.messages.push(msg);
+        }
+        self.unpark();
+        Ok(())
+    }
+
+    /// Whether the mailbox still accepts messages.
+    pub(crate) fn is_closed(&self) -> bool {
+        lock(&self.mailbox).closed
+    }
+
+    /// Moves every queued message into `out`.
+    pub(crate) fn take_messages(&self, out: &mut Vec<Msg>) {
+        let mut mailbox = lock(&self.mailbox);
+        if out.is_empty() {
+            std::mem::swap(out, &mut mailbox.messages);
+        } else {
+            out.append(&mut mailbox.messages);
+        }
+    }
+
+    /// Refuses further messages and returns the ones still queued.
+    pub(crate) fn close(&self) -> Vec<Msg> {
+        let mut mailbox = lock(&self.mailbox);
+        mailbox.closed = true;
+        std::mem::take(&mut mailbox.messages)
+    }
+
+    /// Wakes the driver: sets the flag, and writes the eventfd only on the flag's rising edge.
+    pub(crate) fn unpark(&self) {
+        if !self.notified.swap(true, Ordering::AcqRel)
+            && let Some(fd) = &self.eventfd
+        {
+            let one: u64 = 1;
+            // SAFETY: writes 8 bytes from a live local into an eventfd this struct owns.
+            let _ = unsafe { libc::write(fd.as_raw_fd(), (&raw const one).cast(), 8) };
+        }
+    }
+
+    /// Writes the eventfd unconditionally (shutdown uses it to complete the armed read).
+    pub(crate) fn kick(&self) {
+        if let Some(fd) = &self.eventfd {
+            let one: u64 = 1;
+            // SAFETY: writes 8 bytes from a live local into an eventfd this struct owns.
+            let _ = unsafe { libc::write(fd.as_raw_fd(), (&raw const one).cast(), 8) };
+        }
+    }
+
+    /// Clears the unpark flag, returning whether an unpark happened since the last call.
+    pub(crate) fn take_notified(&self) -> bool {
+        self.notified.swap(false, Ordering::AcqRel)
+    }
+
+    /// The eventfd the driver keeps a read armed on.
+    pub(crate) fn eventfd(&self) -> Option<i32> {
+        self.eventfd.as_ref().map(AsRawFd::as_raw_fd)
+    }
+}

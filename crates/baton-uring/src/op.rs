@@ -1,0 +1,292 @@
+//! [`Op`]: the future every operation returns. It registers lazily on first poll and then
+//! follows the handle side of the lifecycle and forwarding rules (see `core.rs` and
+//! `forward.rs`).
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use web_time::Instant;
+
+use crate::context::{self, Entered, with_core};
+use crate::core::{Install, PollSlot, Waiter};
+use crate::error::Error;
+use crate::forward::{CellSlot, ForwardCell};
+use crate::handle::DriverHandle;
+use crate::key::RequestKey;
+use crate::mailbox::{Msg, Shared};
+use crate::op_data::{Failure, OpData, Outcome, close_orphan_fd};
+use crate::sync::Arc;
+
+/// Turns a raw outcome plus the returned buffers into the operation's output.
+pub(crate) type Decode<T> = fn(Outcome, Option<OpData>) -> T;
+
+enum State {
+    Unregistered {
+        data: OpData,
+        bound: Option<Arc<Shared>>,
+    },
+    Local {
+        key: RequestKey,
+        shared: Arc<Shared>,
+    },
+    Forwarded {
+        cell: Arc<ForwardCell>,
+        shared: Arc<Shared>,
+    },
+    Invalid {
+        data: OpData,
+        reason: &'static str,
+    },
+    Done,
+}
+
+/// An io_uring operation. Building it does nothing; the first poll registers it with the
+/// driver entered on the polling thread (or the driver it was [`bind`](Op::bind)-ed to). It is
+/// `Send`: it may be polled or dropped on any thread. Dropping it cancels a read-like request
+/// and lets a retained one (write, sync, close, shutdown) finish.
+#[must_use = "operations do nothing until polled"]
+pub struct Op<T> {
+    state: State,
+    deadline: Option<Instant>,
+    decode: Decode<T>,
+}
+
+impl<T> fmt::Debug for Op<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &self.state {
+            State::Unregistered { .. } => "unregistered",
+            State::Local { .. } => "local",
+            State::Forwarded { .. } => "forwarded",
+            State::Invalid { .. } => "invalid",
+            State::Done => "done",
+        };
+        f.debug_struct("Op")
+            .field("state", &state)
+            .field("deadline", &self.deadline)
+            .finish()
+    }
+}
+
+impl<T> Op<T> {
+    pub(crate) fn new(data: OpData, decode: Decode<T>) -> Op<T> {
+        Op {
+            state: State::Unregistered { data, bound: None },
+            deadline: None,
+            decode,
+        }
+    }
+
+    /// An operation refused before registration: resolves to `InvalidInput` with `reason`.
+    pub(crate) fn invalid(data: OpData, reason: &'static str, decode: Decode<T>) -> Op<T> {
+        Op {
+            state: State::Invalid { data, reason },
+            deadline: None,
+            decode,
+        }
+    }
+
+    /// Asks the driver to cancel the request without giving up its result: the operation then
+    /// resolves to whatever the kernel reports last — an `ECANCELED` OS error if the cancel won, the completed result if the request finished first. A queued request is cancelled
+    /// without being submitted. No effect before the first poll or after completion.
+    pub fn cancel(&self) {
+        let (key, shared) = match &self.state {
+            State::Local { key, shared } => (Some(*key), shared),
+            State::Forwarded { cell, shared } => (cell.lock().key, shared),
+            _ => return,
+        };
+        let Some(key) = key else { return };
+        match context::current_for(shared.id) {
+            Some(entered) => with_core(entered.inner(), |core| core.cancel(key)),
+            None => drop(shared.send(Msg::Cancel { key })),
+        }
+    }
+
+    /// Binds the operation to `handle`'s driver instead of the one entered at first poll.
+    /// Has no effect once the operation has been polled.
+    pub fn bind(mut self, handle: &DriverHandle) -> Op<T> {
+        if let State::Unregistered { bound, .. } = &mut self.state {
+            *bound = Some(handle.shared.clone());
+        }
+        self
+    }
+
+    /// Gives the operation a deadline: past it, the operation resolves to `Timeout` (an
+    /// already-passed deadline submits nothing). Has no effect once polled.
+    pub fn with_deadline(mut self, deadline: Instant) -> Op<T> {
+        if matches!(self.state, State::Unregistered { .. }) {
+            self.deadline = Some(deadline);
+        }
+        self
+    }
+
+    /// The request's key, once registered locally.
+    pub fn key(&self) -> Option<RequestKey> {
+        match &self.state {
+            State::Local { key, .. } => Some(*key),
+            State::Forwarded { cell, .. } => cell.lock().key,
+            _ => None,
+        }
+    }
+
+    fn fail(&mut self, error: Error, data: Option<OpData>) -> Poll<T> {
+        self.state = State::Done;
+        Poll::Ready((self.decode)(Err(Failure::Runtime(error)), data))
+    }
+
+    fn ready(&mut self, outcome: Outcome, data: Option<OpData>) -> Poll<T> {
+        self.state = State::Done;
+        Poll::Ready((self.decode)(outcome, data))
+    }
+
+    fn register(&mut self) -> Option<Poll<T>> {
+        let State::Unregistered { data, bound } = std::mem::replace(&mut self.state, State::Done)
+        else {
+            unreachable!("register is only called on an unregistered op")
+        };
+        let current = context::current();
+        let shared = match (bound, current) {
+            (Some(shared), _) => shared,
+            (None, Some(entered)) => entered.inner().shared.clone(),
+            (None, None) => return Some(self.fail(Error::NoDriver, Some(data))),
+        };
+        if let Some(entered) = current.filter(|e| e.id == shared.id) {
+            let result = with_core(entered.inner(), |core| {
+                core.register(data, self.deadline, Waiter::None)
+            });
+            match result {
+                Ok(key) => self.state = State::Local { key, shared },
+                Err((refusal, _)) => return Some(self.fail(refusal.error, Some(refusal.data))),
+            }
+            return None;
+        }
+        if self.deadline.is_some_and(|d| d <= Instant::now()) {
+            return Some(self.fail(Error::Timeout, Some(data)));
+        }
+        let cell = Arc::new(ForwardCell::new(None));
+        let msg = Msg::Register {
+            data,
+            deadline: self.deadline,
+            cell: cell.clone(),
+        };
+        match shared.send(msg) {
+            Ok(()) => self.state = State::Forwarded { cell, shared },
+            Err(Msg::Register { data, .. }) => return Some(self.fail(Error::Closed, Some(data))),
+            Err(_) => return Some(self.fail(Error::Closed, None)),
+        }
+        None
+    }
+}
+
+fn poll_local(entered: Entered, key: RequestKey, cx: &mut Context<'_>) -> Poll<(Outcome, Option<OpData>)> {
+    loop {
+        let polled = with_core(entered.inner(), |core| core.poll(key, cx.waker()));
+        match polled {
+            Err(error) => return Poll::Ready((Err(Failure::Runtime(error)), None)),
+            Ok(PollSlot::Ready(outcome, data, waker)) => {
+                drop(waker);
+                return Poll::Ready((outcome, data));
+            }
+            Ok(PollSlot::Pending) => return Poll::Pending,
+            Ok(PollSlot::NeedWaker) => {
+                // Waker hygiene: clone with no internal borrow held.
+                let fresh = cx.waker().clone();
+                match with_core(entered.inner(), |core| core.install_waker(key, fresh)) {
+                    Install::Installed(old) => {
+                        drop(old);
+                        return Poll::Pending;
+                    }
+                    Install::Settled(fresh) => drop(fresh),
+                }
+            }
+        }
+    }
+}
+
+impl<T> Future for Op<T> {
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let this = self.get_mut();
+        loop {
+            match &this.state {
+                State::Done => panic!("an Op was polled after it completed"),
+                State::Invalid { .. } => {
+                    let State::Invalid { data, reason } =
+                        std::mem::replace(&mut this.state, State::Done)
+                    else {
+                        unreachable!("matched Invalid just above")
+                    };
+                    return this.ready(Err(Failure::Invalid(reason)), Some(data));
+                }
+                State::Unregistered { .. } => {
+                    if let Some(done) = this.register() {
+                        return done;
+                    }
+                }
+                State::Local { key, shared } => {
+                    let key = *key;
+                    if let Some(entered) = context::current_for(shared.id) {
+                        return match poll_local(entered, key, cx) {
+                            Poll::Ready((outcome, data)) => this.ready(outcome, data),
+                            Poll::Pending => Poll::Pending,
+                        };
+                    }
+                    // Forward rule 1: ask the owner to forward the result.
+                    let cell = Arc::new(ForwardCell::new(Some(key)));
+                    let shared = shared.clone();
+                    match shared.send(Msg::Forward {
+                        key,
+                        cell: cell.clone(),
+                    }) {
+                        Ok(()) => this.state = State::Forwarded { cell, shared },
+                        Err(_) => return this.fail(Error::Closed, None),
+                    }
+                }
+                State::Forwarded { cell, shared } => {
+                    if let Some(entered) = context::current_for(shared.id) {
+                        let key = cell.lock().key;
+                        if let Some(key) = key {
+                            with_core(entered.inner(), |core| core.attach_forward(key, cell));
+                        }
+                    }
+                    return match cell.poll(cx) {
+                        Poll::Ready((outcome, data)) => this.ready(outcome, data),
+                        Poll::Pending => Poll::Pending,
+                    };
+                }
+            }
+        }
+    }
+}
+
+impl<T> Drop for Op<T> {
+    fn drop(&mut self) {
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Unregistered { .. } | State::Invalid { .. } | State::Done => {}
+            State::Local { key, shared } => detach(&shared, key),
+            State::Forwarded { cell, shared } => {
+                // Forward rule 4.
+                let (key, slot) = cell.abandon();
+                if let CellSlot::Ready(Ok(fd), Some(data)) = &slot
+                    && data.creates_fd()
+                {
+                    close_orphan_fd(*fd);
+                }
+                drop(slot);
+                if let Some(key) = key {
+                    detach(&shared, key);
+                }
+            }
+        }
+    }
+}
+
+fn detach(shared: &Arc<Shared>, key: RequestKey) {
+    match context::current_for(shared.id) {
+        // Forward rule 5: a local drop acts at once.
+        Some(entered) => with_core(entered.inner(), |core| core.detach(key)),
+        None => drop(shared.send(Msg::Drop { key })),
+    }
+}

@@ -1,0 +1,269 @@
+//! What a request owns while the kernel may see it, how it becomes an SQE, and how its raw
+//! result is classified.
+//!
+//! Everything an SQE points to lives on the heap (a `Vec`'s buffer, a `Box`, a `CString`), so
+//! the slab can move the [`OpData`] without moving what the kernel reads or writes.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+
+use io_uring::{opcode, squeue, types};
+
+use crate::durability::SyncStart;
+use crate::error::Error;
+
+/// A raw completion result, or a runtime failure that replaced it.
+pub(crate) type Outcome = Result<i32, Failure>;
+
+/// Why a request did not produce a kernel result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The kernel returned `-errno`.
+    Os(i32),
+    /// A runtime failure (closed, deadline, unsupported).
+    Runtime(Error),
+    /// The input was refused before submission.
+    Invalid(&'static str),
+}
+
+impl Failure {
+    /// Converts into the `io::Error` users see.
+    pub(crate) fn into_io(self) -> std::io::Error {
+        match self {
+            Failure::Os(errno) => std::io::Error::from_raw_os_error(errno),
+            Failure::Runtime(err) => err.into_io(),
+            Failure::Invalid(msg) => std::io::Error::new(std::io::ErrorKind::InvalidInput, msg),
+        }
+    }
+}
+
+/// A socket address buffer the kernel reads (connect) or fills (accept).
+#[derive(Debug)]
+pub(crate) struct SockAddrBuf {
+    pub(crate) storage: libc::sockaddr_storage,
+    pub(crate) len: libc::socklen_t,
+}
+
+impl SockAddrBuf {
+    pub(crate) fn empty() -> Box<SockAddrBuf> {
+        Box::new(SockAddrBuf {
+            // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
+            storage: unsafe { std::mem::zeroed() },
+            len: std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t,
+        })
+    }
+}
+
+/// The iovec array of a vectored request, pointing into that request's own buffers.
+///
+/// Invariant: every pointer targets a `Vec<u8>` buffer owned by the same [`OpData`], whose heap
+/// allocation does not move while the request exists.
+#[derive(Debug)]
+pub(crate) struct IoVecs(pub(crate) Vec<libc::iovec>);
+
+// SAFETY: the raw pointers only refer to buffers owned by the same OpData (type invariant), which
+// moves between threads as a whole; nothing else aliases them.
+unsafe impl Send for IoVecs {}
+
+impl IoVecs {
+    pub(crate) fn over(bufs: &mut [Vec<u8>]) -> IoVecs {
+        IoVecs(
+            bufs.iter_mut()
+                .map(|b| libc::iovec {
+                    iov_base: b.as_mut_ptr().cast(),
+                    iov_len: b.len(),
+                })
+                .collect(),
+        )
+    }
+}
+
+/// A request's owned inputs: everything the kernel can see.
+#[derive(Debug)]
+pub(crate) enum OpData {
+    Nop,
+    Sleep,
+    Read { fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64 },
+    Write { fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64 },
+    Readv { fd: Arc<OwnedFd>, bufs: Vec<Vec<u8>>, iovecs: IoVecs, offset: u64 },
+    Writev { fd: Arc<OwnedFd>, bufs: Vec<Vec<u8>>, iovecs: IoVecs, offset: u64 },
+    Fsync { fd: Arc<OwnedFd>, datasync: bool, start: Option<SyncStart> },
+    Open { path: CString, flags: i32, mode: u32 },
+    /// `fd` is `None` once submitted: the kernel took ownership of the descriptor.
+    Close { fd: Option<OwnedFd> },
+    Statx { path: CString, buf: Box<libc::statx> },
+    Socket { domain: i32, ty: i32, protocol: i32 },
+    Accept { fd: Arc<OwnedFd>, addr: Box<SockAddrBuf> },
+    Connect { fd: Arc<OwnedFd>, addr: Box<SockAddrBuf> },
+    Send { fd: Arc<OwnedFd>, buf: Vec<u8> },
+    Recv { fd: Arc<OwnedFd>, buf: Vec<u8> },
+    Shutdown { fd: Arc<OwnedFd>, how: i32 },
+}
+
+fn len32(len: usize) -> u32 {
+    u32::try_from(len).unwrap_or(u32::MAX)
+}
+
+impl OpData {
+    /// The io_uring opcode and its name, or `None` for driver-only requests (sleeps).
+    pub(crate) fn opcode(&self) -> Option<(u8, &'static str)> {
+        Some(match self {
+            OpData::Sleep => return None,
+            OpData::Nop => (opcode::Nop::CODE, "IORING_OP_NOP"),
+            OpData::Read { .. } => (opcode::Read::CODE, "IORING_OP_READ"),
+            OpData::Write { .. } => (opcode::Write::CODE, "IORING_OP_WRITE"),
+            OpData::Readv { .. } => (opcode::Readv::CODE, "IORING_OP_READV"),
+            OpData::Writev { .. } => (opcode::Writev::CODE, "IORING_OP_WRITEV"),
+            OpData::Fsync { .. } => (opcode::Fsync::CODE, "IORING_OP_FSYNC"),
+            OpData::Open { .. } => (opcode::OpenAt::CODE, "IORING_OP_OPENAT"),
+            OpData::Close { .. } => (opcode::Close::CODE, "IORING_OP_CLOSE"),
+            OpData::Statx { .. } => (opcode::Statx::CODE, "IORING_OP_STATX"),
+            OpData::Socket { .. } => (opcode::Socket::CODE, "IORING_OP_SOCKET"),
+            OpData::Accept { .. } => (opcode::Accept::CODE, "IORING_OP_ACCEPT"),
+            OpData::Connect { .. } => (opcode::Connect::CODE, "IORING_OP_CONNECT"),
+            OpData::Send { .. } => (opcode::Send::CODE, "IORING_OP_SEND"),
+            OpData::Recv { .. } => (opcode::Recv::CODE, "IORING_OP_RECV"),
+            OpData::Shutdown { .. } => (opcode::Shutdown::CODE, "IORING_OP_SHUTDOWN"),
+        })
+    }
+
+    /// Retained requests are finished even when their future is dropped (durability):
+    /// writes, syncs, close and shutdown.
+    pub(crate) fn is_retained(&self) -> bool {
+        matches!(
+            self,
+            OpData::Write { .. }
+                | OpData::Writev { .. }
+                | OpData::Fsync { .. }
+                | OpData::Close { .. }
+                | OpData::Shutdown { .. }
+        )
+    }
+
+    /// Requests whose success creates a descriptor the driver must close if nobody takes it.
+    pub(crate) fn creates_fd(&self) -> bool {
+        matches!(
+            self,
+            OpData::Open { .. } | OpData::Accept { .. } | OpData::Socket { .. }
+        )
+    }
+
+    /// Whether this is a write (for durability tracking), with the file it writes.
+    pub(crate) fn written_file(&self) -> Option<&Arc<OwnedFd>> {
+        match self {
+            OpData::Write { fd, .. } | OpData::Writev { fd, .. } => Some(fd),
+            _ => None,
+        }
+    }
+
+    /// Builds the SQE. Pointers in it target heap memory owned by `self`.
+    pub(crate) fn prepare(&mut self, user_data: u64) -> squeue::Entry {
+        let entry = match self {
+            OpData::Nop | OpData::Sleep => opcode::Nop::new().build(),
+            OpData::Read { fd, buf, offset } => {
+                opcode::Read::new(types::Fd(fd.as_raw_fd()), buf.as_mut_ptr(), len32(buf.len()))
+                    .offset(*offset)
+                    .build()
+            }
+            OpData::Write { fd, buf, offset } => {
+                opcode::Write::new(types::Fd(fd.as_raw_fd()), buf.as_ptr(), len32(buf.len()))
+                    .offset(*offset)
+                    .build()
+            }
+            OpData::Readv {
+                fd, iovecs, offset, ..
+            } => opcode::Readv::new(
+                types::Fd(fd.as_raw_fd()),
+                iovecs.0.as_ptr(),
+                len32(iovecs.0.len()),
+            )
+            .offset(*offset)
+            .build(),
+            OpData::Writev {
+                fd, iovecs, offset, ..
+            } => opcode::Writev::new(
+                types::Fd(fd.as_raw_fd()),
+                iovecs.0.as_ptr(),
+                len32(iovecs.0.len()),
+            )
+            .offset(*offset)
+            .build(),
+            OpData::Fsync { fd, datasync, .. } => {
+                let flags = if *datasync {
+                    types::FsyncFlags::DATASYNC
+                } else {
+                    types::FsyncFlags::empty()
+                };
+                opcode::Fsync::new(types::Fd(fd.as_raw_fd())).flags(flags).build()
+            }
+            OpData::Open { path, flags, mode } => {
+                opcode::OpenAt::new(types::Fd(libc::AT_FDCWD), path.as_ptr())
+                    .flags(*flags | libc::O_CLOEXEC)
+                    .mode(*mode)
+                    .build()
+            }
+            OpData::Close { fd } => {
+                let raw = fd.as_ref().map_or(-1, AsRawFd::as_raw_fd);
+                opcode::Close::new(types::Fd(raw)).build()
+            }
+            OpData::Statx { path, buf } => opcode::Statx::new(
+                types::Fd(libc::AT_FDCWD),
+                path.as_ptr(),
+                (&raw mut **buf).cast::<types::statx>(),
+            )
+            .mask(libc::STATX_ALL)
+            .build(),
+            OpData::Socket {
+                domain,
+                ty,
+                protocol,
+            } => opcode::Socket::new(*domain, *ty | libc::SOCK_CLOEXEC, *protocol).build(),
+            OpData::Accept { fd, addr } => {
+                addr.len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+                opcode::Accept::new(
+                    types::Fd(fd.as_raw_fd()),
+                    (&raw mut addr.storage).cast(),
+                    &raw mut addr.len,
+                )
+                .flags(libc::SOCK_CLOEXEC)
+                .build()
+            }
+            OpData::Connect { fd, addr } => opcode::Connect::new(
+                types::Fd(fd.as_raw_fd()),
+                (&raw const addr.storage).cast(),
+                addr.len,
+            )
+            .build(),
+            OpData::Send { fd, buf } => {
+                opcode::Send::new(types::Fd(fd.as_raw_fd()), buf.as_ptr(), len32(buf.len()))
+                    .flags(libc::MSG_NOSIGNAL)
+                    .build()
+            }
+            OpData::Recv { fd, buf } => {
+                opcode::Recv::new(types::Fd(fd.as_raw_fd()), buf.as_mut_ptr(), len32(buf.len()))
+                    .build()
+            }
+            OpData::Shutdown { fd, how } => {
+                opcode::Shutdown::new(types::Fd(fd.as_raw_fd()), *how).build()
+            }
+        };
+        entry.user_data(user_data)
+    }
+
+    /// Called once the SQE is in the ring: a close hands its descriptor to the kernel.
+    pub(crate) fn mark_submitted(&mut self) {
+        if let OpData::Close { fd } = self
+            && let Some(fd) = fd.take()
+        {
+            let _ = fd.into_raw_fd();
+        }
+    }
+}
+
+/// Closes a descriptor created by a request nobody will consume (late accept/open/socket).
+pub(crate) fn close_orphan_fd(raw: RawFd) {
+    // SAFETY: `raw` was just created by the kernel for a request whose future is gone, so this
+    // is its only owner.
+    drop(unsafe { OwnedFd::from_raw_fd(raw) });
+}

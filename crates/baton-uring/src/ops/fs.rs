@@ -1,0 +1,165 @@
+//! File operations.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{count, io_result, unit};
+use crate::op::Op;
+use crate::op_data::{IoVecs, OpData, Outcome};
+
+fn buffer(data: Option<OpData>) -> Vec<u8> {
+    match data {
+        Some(OpData::Read { buf, .. } | OpData::Write { buf, .. }) => buf,
+        _ => Vec::new(),
+    }
+}
+
+fn buffers(data: Option<OpData>) -> Vec<Vec<u8>> {
+    match data {
+        Some(OpData::Readv { bufs, .. } | OpData::Writev { bufs, .. }) => bufs,
+        _ => Vec::new(),
+    }
+}
+
+fn decode_rw(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<u8>) {
+    (count(outcome), buffer(data))
+}
+
+fn decode_rwv(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<Vec<u8>>) {
+    (count(outcome), buffers(data))
+}
+
+/// Reads up to `buf.len()` bytes at `offset` into `buf` (its length is unchanged; the count
+/// says how much was read; 0 at end of file). An empty buffer is `InvalidInput`.
+pub fn read_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<usize>, Vec<u8>)> {
+    let empty = buf.is_empty();
+    let data = OpData::Read { fd, buf, offset };
+    if empty {
+        return Op::invalid(data, "read_at needs a buffer of non-zero length", decode_rw);
+    }
+    Op::new(data, decode_rw)
+}
+
+/// Writes `buf` at `offset`; retained: dropping the future does not cancel the write.
+pub fn write_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<usize>, Vec<u8>)> {
+    let empty = buf.is_empty();
+    let data = OpData::Write { fd, buf, offset };
+    if empty {
+        return Op::invalid(data, "write_at needs a buffer of non-zero length", decode_rw);
+    }
+    Op::new(data, decode_rw)
+}
+
+/// Vectored read at `offset` into each buffer's full length.
+pub fn readv_at(
+    fd: Arc<OwnedFd>,
+    mut bufs: Vec<Vec<u8>>,
+    offset: u64,
+) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
+    let iovecs = IoVecs::over(&mut bufs);
+    let empty = bufs.iter().all(Vec::is_empty);
+    let data = OpData::Readv {
+        fd,
+        bufs,
+        iovecs,
+        offset,
+    };
+    if empty {
+        return Op::invalid(data, "readv_at needs at least one non-empty buffer", decode_rwv);
+    }
+    Op::new(data, decode_rwv)
+}
+
+/// Vectored write at `offset`; retained like [`write_at`].
+pub fn writev_at(
+    fd: Arc<OwnedFd>,
+    mut bufs: Vec<Vec<u8>>,
+    offset: u64,
+) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
+    let iovecs = IoVecs::over(&mut bufs);
+    let empty = bufs.iter().all(Vec::is_empty);
+    let data = OpData::Writev {
+        fd,
+        bufs,
+        iovecs,
+        offset,
+    };
+    if empty {
+        return Op::invalid(data, "writev_at needs at least one non-empty buffer", decode_rwv);
+    }
+    Op::new(data, decode_rwv)
+}
+
+/// `fsync(2)` through the file's durability permit; retained.
+pub fn fsync(fd: Arc<OwnedFd>) -> Op<io::Result<()>> {
+    Op::new(
+        OpData::Fsync {
+            fd,
+            datasync: false,
+            start: None,
+        },
+        unit,
+    )
+}
+
+/// `fdatasync(2)` through the file's durability permit; retained.
+pub fn fdatasync(fd: Arc<OwnedFd>) -> Op<io::Result<()>> {
+    Op::new(
+        OpData::Fsync {
+            fd,
+            datasync: true,
+            start: None,
+        },
+        unit,
+    )
+}
+
+fn decode_fd(outcome: Outcome, _data: Option<OpData>) -> io::Result<OwnedFd> {
+    // SAFETY: a successful open/socket/accept result is a new descriptor nobody else owns.
+    io_result(outcome).map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn path_cstring(path: &Path) -> Option<CString> {
+    CString::new(path.as_os_str().as_bytes()).ok()
+}
+
+/// `openat(AT_FDCWD, path, flags | O_CLOEXEC, mode)`. If the future is dropped and the open
+/// completes anyway, the driver closes the new descriptor.
+pub fn open(path: impl AsRef<Path>, flags: i32, mode: u32) -> Op<io::Result<OwnedFd>> {
+    match path_cstring(path.as_ref()) {
+        Some(path) => Op::new(OpData::Open { path, flags, mode }, decode_fd),
+        None => Op::invalid(OpData::Nop, "path contains a NUL byte", decode_fd),
+    }
+}
+
+/// Closes `fd` through the ring; retained.
+pub fn close(fd: OwnedFd) -> Op<io::Result<()>> {
+    Op::new(OpData::Close { fd: Some(fd) }, unit)
+}
+
+fn decode_statx(outcome: Outcome, data: Option<OpData>) -> io::Result<libc::statx> {
+    io_result(outcome)?;
+    match data {
+        Some(OpData::Statx { buf, .. }) => Ok(*buf),
+        _ => Err(io::Error::other("statx result lost its buffer")),
+    }
+}
+
+/// `statx(AT_FDCWD, path, 0, STATX_ALL)`.
+pub fn statx(path: impl AsRef<Path>) -> Op<io::Result<libc::statx>> {
+    match path_cstring(path.as_ref()) {
+        Some(path) => Op::new(
+            OpData::Statx {
+                path,
+                // SAFETY: statx is plain old data; all-zero is a valid value.
+                buf: Box::new(unsafe { std::mem::zeroed() }),
+            },
+            decode_statx,
+        ),
+        None => Op::invalid(OpData::Nop, "path contains a NUL byte", decode_statx),
+    }
+}

@@ -1,0 +1,184 @@
+//! Socket operations (TCP and Unix).
+
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{count, io_result, unit};
+use crate::op::Op;
+use crate::op_data::{OpData, Outcome, SockAddrBuf};
+
+fn decode_fd(outcome: Outcome, _data: Option<OpData>) -> io::Result<OwnedFd> {
+    // SAFETY: a successful socket/accept result is a new descriptor nobody else owns.
+    io_result(outcome).map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `socket(domain, ty | SOCK_CLOEXEC, protocol)`.
+pub fn socket(domain: i32, ty: i32, protocol: i32) -> Op<io::Result<OwnedFd>> {
+    Op::new(
+        OpData::Socket {
+            domain,
+            ty,
+            protocol,
+        },
+        decode_fd,
+    )
+}
+
+/// Reads an IPv4/IPv6 address out of a kernel-filled buffer; `None` for other families.
+pub(crate) fn to_socket_addr(addr: &SockAddrBuf) -> Option<SocketAddr> {
+    match i32::from(addr.storage.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in, which it is large enough for.
+            let sin = unsafe { &*(&raw const addr.storage).cast::<libc::sockaddr_in>() };
+            Some(SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)),
+                u16::from_be(sin.sin_port),
+            )))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says the storage holds a sockaddr_in6, which it is large enough for.
+            let sin6 = unsafe { &*(&raw const addr.storage).cast::<libc::sockaddr_in6>() };
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(sin6.sin6_addr.s6_addr),
+                u16::from_be(sin6.sin6_port),
+                sin6.sin6_flowinfo,
+                sin6.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+fn decode_accept(
+    outcome: Outcome,
+    data: Option<OpData>,
+) -> io::Result<(OwnedFd, Option<SocketAddr>)> {
+    let fd = decode_fd(outcome, None)?;
+    let peer = match &data {
+        Some(OpData::Accept { addr, .. }) => to_socket_addr(addr),
+        _ => None,
+    };
+    Ok((fd, peer))
+}
+
+/// Accepts a connection on the listening socket `fd`, returning the new socket and, for IP
+/// sockets, the peer address. A late accept whose future is gone closes the accepted socket.
+pub fn accept(fd: Arc<OwnedFd>) -> Op<io::Result<(OwnedFd, Option<SocketAddr>)>> {
+    Op::new(
+        OpData::Accept {
+            fd,
+            addr: SockAddrBuf::empty(),
+        },
+        decode_accept,
+    )
+}
+
+fn ip_sockaddr(addr: SocketAddr) -> Box<SockAddrBuf> {
+    let mut buf = SockAddrBuf::empty();
+    match addr {
+        SocketAddr::V4(v4) => {
+            // SAFETY: sockaddr_storage is large enough and aligned for sockaddr_in.
+            let sin = unsafe { &mut *(&raw mut buf.storage).cast::<libc::sockaddr_in>() };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = v4.port().to_be();
+            sin.sin_addr.s_addr = u32::from(*v4.ip()).to_be();
+            buf.len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        }
+        SocketAddr::V6(v6) => {
+            // SAFETY: sockaddr_storage is large enough and aligned for sockaddr_in6.
+            let sin6 = unsafe { &mut *(&raw mut buf.storage).cast::<libc::sockaddr_in6>() };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = v6.port().to_be();
+            sin6.sin6_addr.s6_addr = v6.ip().octets();
+            sin6.sin6_flowinfo = v6.flowinfo();
+            sin6.sin6_scope_id = v6.scope_id();
+            buf.len = std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t;
+        }
+    }
+    buf
+}
+
+fn unix_sockaddr(path: &Path) -> Option<Box<SockAddrBuf>> {
+    let bytes = path.as_os_str().as_bytes();
+    let mut buf = SockAddrBuf::empty();
+    // SAFETY: sockaddr_storage is large enough and aligned for sockaddr_un.
+    let sun = unsafe { &mut *(&raw mut buf.storage).cast::<libc::sockaddr_un>() };
+    if bytes.len() >= sun.sun_path.len() || bytes.contains(&0) {
+        return None;
+    }
+    sun.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (dst, src) in sun.sun_path.iter_mut().zip(bytes) {
+        *dst = *src as libc::c_char;
+    }
+    buf.len = (std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1) as libc::socklen_t;
+    Some(buf)
+}
+
+/// Where to connect.
+#[derive(Debug, Clone, Copy)]
+pub enum ConnectTo<'a> {
+    /// An IPv4 or IPv6 address.
+    Ip(SocketAddr),
+    /// A Unix socket path.
+    Unix(&'a Path),
+}
+
+/// Connects `fd` (from [`socket`] or `std`) to `to`.
+pub fn connect(fd: Arc<OwnedFd>, to: ConnectTo<'_>) -> Op<io::Result<()>> {
+    let addr = match to {
+        ConnectTo::Ip(addr) => ip_sockaddr(addr),
+        ConnectTo::Unix(path) => match unix_sockaddr(path) {
+            Some(addr) => addr,
+            None => {
+                return Op::invalid(
+                    OpData::Nop,
+                    "unix socket path is too long or contains a NUL byte",
+                    unit,
+                );
+            }
+        },
+    };
+    Op::new(OpData::Connect { fd, addr }, unit)
+}
+
+fn decode_buf(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<u8>) {
+    let buf = match data {
+        Some(OpData::Send { buf, .. } | OpData::Recv { buf, .. }) => buf,
+        _ => Vec::new(),
+    };
+    (count(outcome), buf)
+}
+
+/// Sends `buf` (with `MSG_NOSIGNAL`).
+pub fn send(fd: Arc<OwnedFd>, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> {
+    let empty = buf.is_empty();
+    let data = OpData::Send { fd, buf };
+    if empty {
+        return Op::invalid(data, "send needs a buffer of non-zero length", decode_buf);
+    }
+    Op::new(data, decode_buf)
+}
+
+/// Receives into `buf[..buf.len()]`; 0 means the peer shut down.
+pub fn recv(fd: Arc<OwnedFd>, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> {
+    let empty = buf.is_empty();
+    let data = OpData::Recv { fd, buf };
+    if empty {
+        return Op::invalid(data, "recv needs a buffer of non-zero length", decode_buf);
+    }
+    Op::new(data, decode_buf)
+}
+
+/// `shutdown(2)`; retained.
+pub fn shutdown(fd: Arc<OwnedFd>, how: Shutdown) -> Op<io::Result<()>> {
+    let how = match how {
+        Shutdown::Read => libc::SHUT_RD,
+        Shutdown::Write => libc::SHUT_WR,
+        Shutdown::Both => libc::SHUT_RDWR,
+    };
+    Op::new(OpData::Shutdown { fd, how }, unit)
+}
