@@ -37,6 +37,12 @@ pub enum ContextError {
     EnteredElsewhere,
 }
 
+#[cfg(not(loom))]
+thread_local! {
+    static CONTEXT: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+}
+
+#[cfg(loom)]
 thread_local! {
     static CONTEXT: RefCell<Option<Arc<Shared>>> = RefCell::new(None);
 }

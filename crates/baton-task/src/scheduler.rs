@@ -312,7 +312,11 @@ where
 }
 
 /// Spawns a local task owned by the current thread; the caller holds the claim.
-pub(crate) fn spawn_local_on<F>(shared: &Arc<Shared>, core: &Core, future: F) -> JoinHandle<F::Output>
+pub(crate) fn spawn_local_on<F>(
+    shared: &Arc<Shared>,
+    core: &Core,
+    future: F,
+) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
     F::Output: 'static,

@@ -6,18 +6,18 @@
 //! of any protocol the models check.
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::{Mutex, MutexGuard};
-#[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::thread::{ThreadId, current as current_thread};
 #[cfg(not(loom))]
 pub(crate) use std::thread_local;
 
 #[cfg(loom)]
-pub(crate) use loom::sync::{Mutex, MutexGuard};
-#[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+#[cfg(loom)]
+pub(crate) use loom::sync::{Mutex, MutexGuard};
 #[cfg(loom)]
 pub(crate) use loom::thread::{ThreadId, current as current_thread};
 #[cfg(loom)]

@@ -66,7 +66,9 @@ unsafe impl<F: Future> Sync for Task<F> {}
 
 impl<F: Future> std::fmt::Debug for Task<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Task").field("header", &self.header).finish()
+        f.debug_struct("Task")
+            .field("header", &self.header)
+            .finish()
     }
 }
 
@@ -151,7 +153,9 @@ where
     }
 
     fn may_touch_future_here(&self) -> bool {
-        self.header.owner.is_none_or(|owner| owner == sync::thread_id())
+        self.header
+            .owner
+            .is_none_or(|owner| owner == sync::thread_id())
     }
 
     fn cancel_reason(&self) -> CancelReason {
@@ -174,7 +178,9 @@ where
         let stage = self.stage.get();
         // SAFETY: rule 3, the caller holds `RUNNING` and we are on a thread that may touch the
         // future, so this is the only access to `stage`. Dropping in place honours the pin.
-        let dropped = catch_unwind(AssertUnwindSafe(|| unsafe { std::ptr::drop_in_place(stage) }));
+        let dropped = catch_unwind(AssertUnwindSafe(|| unsafe {
+            std::ptr::drop_in_place(stage)
+        }));
         // SAFETY: the old stage was dropped (even if its destructor panicked, drop glue finished
         // the remaining fields), so overwriting without dropping is correct.
         unsafe { std::ptr::write(stage, Stage::Consumed) };
@@ -219,15 +225,18 @@ where
     fn poll_future(&self, cx: &mut Context<'_>) -> std::thread::Result<Poll<F::Output>> {
         let stage = self.stage.get();
         catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: rule 3, the caller holds `RUNNING` on a thread that may touch the future;
-            // the future lives inside the `Arc` allocation, which never moves, and is only ever
-            // dropped in place, so pinning it here is sound.
-            match unsafe { &mut *stage } {
-                Stage::Running(future) => unsafe { Pin::new_unchecked(future) }.poll(cx),
+            // SAFETY: rule 3, the caller holds `RUNNING` on a thread that may touch the future,
+            // so this is the only reference to `stage`.
+            let stage = unsafe { &mut *stage };
+            let future = match stage {
+                // SAFETY: the future lives inside the `Arc` allocation, which never moves, and is
+                // only ever dropped in place (or leaked with the allocation): pinning is sound.
+                Stage::Running(future) => unsafe { Pin::new_unchecked(future) },
                 Stage::Finished(_) | Stage::Consumed => {
                     unreachable!("rule 3: a RUNNING task that is not complete holds its future")
                 }
-            }
+            };
+            future.poll(cx)
         }))
     }
 
@@ -275,9 +284,8 @@ where
                 // SAFETY: the pointer comes from a live `Arc` we hold for the whole poll; the
                 // `Waker` built from it is never dropped (`ManuallyDrop`), so the strong count it
                 // did not take is never released. Clones made by the future count normally.
-                let waker = ManuallyDrop::new(Waker::from(unsafe {
-                    Arc::from_raw(Arc::as_ptr(&self))
-                }));
+                let waker =
+                    ManuallyDrop::new(Waker::from(unsafe { Arc::from_raw(Arc::as_ptr(&self)) }));
                 let mut cx = Context::from_waker(&waker);
                 match self.poll_future(&mut cx) {
                     Ok(Poll::Ready(output)) => {

@@ -24,7 +24,10 @@ fn ten_thousand_tasks_spawned_and_joined_from_a_task() {
         }
         sum
     });
-    assert_eq!(drive(&scheduler, root).unwrap(), 2 * (0..10_000u64).sum::<u64>());
+    assert_eq!(
+        drive(&scheduler, root).unwrap(),
+        2 * (0..10_000u64).sum::<u64>()
+    );
     let counts = scheduler.counts();
     assert_eq!(counts.spawned, 10_001);
     assert_eq!(counts.completed, 10_001);
@@ -84,7 +87,11 @@ fn wake_from_foreign_thread_unparks_and_repolls() {
     })
     .join()
     .unwrap();
-    assert_eq!(unpark.count(), before + 1, "a remote wake unparks exactly once");
+    assert_eq!(
+        unpark.count(),
+        before + 1,
+        "a remote wake unparks exactly once"
+    );
     assert!(scheduler.has_ready_for_current_thread());
     let report = scheduler.run_ready(16);
     assert_eq!(report.polled, 1);
@@ -166,12 +173,18 @@ fn self_waking_local_task_does_not_starve_injected_task() {
         if let Poll::Ready(value) = poll_once(&mut injected) {
             break value.unwrap();
         }
-        assert!(calls < 3, "the injected task ran within two run_ready calls");
+        assert!(
+            calls < 3,
+            "the injected task ran within two run_ready calls"
+        );
     };
     assert_eq!(value, 42);
     let before = spins.get();
     let _ = scheduler.run_ready(8);
-    assert!(spins.get() > before, "the self-waking task keeps progressing too");
+    assert!(
+        spins.get() > before,
+        "the self-waking task keeps progressing too"
+    );
     spinner.abort();
     let _ = scheduler.run_ready(8);
     assert!(spinner.is_finished());

@@ -29,7 +29,10 @@ impl Unpark for CountingUnpark {
 
 pub fn scheduler() -> (Scheduler, Arc<CountingUnpark>) {
     let unpark = Arc::new(CountingUnpark::default());
-    (Scheduler::new(Arc::clone(&unpark) as Arc<dyn Unpark>), unpark)
+    (
+        Scheduler::new(Arc::clone(&unpark) as Arc<dyn Unpark>),
+        unpark,
+    )
 }
 
 /// Polls `future` once with a no-op waker.

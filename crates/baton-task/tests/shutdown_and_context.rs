@@ -1,0 +1,203 @@
+//! Shutdown (rule 8) and the thread context (rule 9).
+
+mod support;
+
+use std::sync::Arc;
+use std::task::Poll;
+
+use baton_task::{CancelReason, ContextError, SpawnError};
+use support::{Gate, drive, poll_once, scheduler};
+
+#[test]
+fn shutdown_resolves_outstanding_handles_as_cancelled() {
+    let (scheduler, _) = scheduler();
+    let gate = Gate::new();
+    let mut idle = scheduler.spawn({
+        let gate = Arc::clone(&gate);
+        async move { gate.wait().await }
+    });
+    let _ = scheduler.run_ready(16);
+    let mut queued = scheduler.spawn(async { 1 });
+    let spawner = scheduler.spawner();
+    let mut injected = std::thread::spawn(move || spawner.spawn(async { 2 }))
+        .join()
+        .unwrap();
+    let mut local = scheduler.spawn_local(async { 3 });
+    let report = scheduler.shutdown();
+    assert_eq!(report.cancelled, 4);
+    for result in [
+        poll_once(&mut idle).map(|r| r.map(|_| 0)),
+        poll_once(&mut queued),
+        poll_once(&mut injected),
+        poll_once(&mut local),
+    ] {
+        match result {
+            Poll::Ready(Err(err)) => {
+                assert_eq!(err.cancel_reason(), Some(CancelReason::RuntimeShutdown));
+            }
+            other => panic!("expected cancelled, got {other:?}"),
+        }
+    }
+    let counts = scheduler.counts();
+    assert_eq!(counts.live, 0);
+    assert_eq!(counts.spawned, 4);
+    assert_eq!(counts.aborted, 4);
+    // A wake after shutdown is harmless.
+    gate.release();
+    assert_eq!(scheduler.run_ready(16).polled, 0);
+}
+
+#[test]
+fn spawn_after_shutdown_is_a_clean_error() {
+    let (scheduler, unpark) = scheduler();
+    let _ = scheduler.shutdown();
+    assert!(scheduler.is_shut_down());
+    let spawner = scheduler.spawner();
+    let (handle, refused) =
+        std::thread::spawn(move || (spawner.spawn(async { 1 }), spawner.try_spawn(async { 2 })))
+            .join()
+            .unwrap();
+    assert_eq!(refused.unwrap_err(), SpawnError::Shutdown);
+    assert_eq!(
+        drive(&scheduler, handle).unwrap_err().cancel_reason(),
+        Some(CancelReason::SpawnAfterShutdown)
+    );
+    let local = scheduler.spawn_local(async { 3 });
+    assert!(drive(&scheduler, local).unwrap_err().is_cancelled());
+    let here = scheduler.spawn(async { 4 });
+    assert!(drive(&scheduler, here).unwrap_err().is_cancelled());
+    assert_eq!(
+        scheduler.counts().spawned,
+        0,
+        "refused spawns are not counted"
+    );
+    assert_eq!(unpark.count(), 0, "nothing was queued");
+}
+
+#[test]
+fn shutdown_from_inside_a_task_cancels_it_after_its_poll() {
+    let (scheduler, _) = scheduler();
+    let scheduler = std::rc::Rc::new(scheduler);
+    let other = scheduler.spawn(std::future::pending::<()>());
+    let report_slot = std::rc::Rc::new(std::cell::Cell::new(None));
+    let reentrant_run = std::rc::Rc::new(std::cell::Cell::new(None));
+    let task = scheduler.spawn_local({
+        let scheduler = std::rc::Rc::clone(&scheduler);
+        let report_slot = std::rc::Rc::clone(&report_slot);
+        let reentrant_run = std::rc::Rc::clone(&reentrant_run);
+        async move {
+            reentrant_run.set(Some(scheduler.run_ready(8).polled));
+            report_slot.set(Some(scheduler.shutdown()));
+            std::future::pending::<()>().await;
+        }
+    });
+    let _ = scheduler.run_ready(8);
+    assert_eq!(
+        reentrant_run.get(),
+        Some(0),
+        "run_ready does not re-enter itself"
+    );
+    let report = report_slot.get().expect("the task ran shutdown");
+    assert_eq!(report.still_running, 1);
+    assert_eq!(report.cancelled, 1);
+    let mut task = task;
+    let mut other = other;
+    assert!(matches!(poll_once(&mut task), Poll::Ready(Err(ref e)) if e.is_cancelled()));
+    assert!(matches!(poll_once(&mut other), Poll::Ready(Err(ref e)) if e.is_cancelled()));
+    assert_eq!(scheduler.live_tasks(), 0);
+}
+
+#[test]
+fn spawn_outside_a_runtime_panics_with_guidance() {
+    let payload = std::panic::catch_unwind(|| baton_task::spawn(async {})).unwrap_err();
+    let message = payload.downcast_ref::<String>().unwrap();
+    assert!(message.contains("must be called from a Baton runtime context"));
+    assert!(message.contains("Handle::spawn"));
+    assert_eq!(
+        baton_task::try_current().unwrap_err(),
+        ContextError::NoRuntime
+    );
+    let payload = std::panic::catch_unwind(|| baton_task::spawn_local(async {})).unwrap_err();
+    assert!(
+        payload
+            .downcast_ref::<String>()
+            .unwrap()
+            .contains("Baton runtime context")
+    );
+}
+
+#[test]
+fn enter_installs_context_and_nests_with_restore() {
+    let (outer, _) = scheduler();
+    let (inner, _) = scheduler();
+    let outer_guard = outer.enter();
+    assert!(
+        baton_task::try_current()
+            .unwrap()
+            .same_scheduler(&outer.spawner())
+    );
+    {
+        let _inner_guard = inner.enter();
+        assert!(
+            baton_task::try_current()
+                .unwrap()
+                .same_scheduler(&inner.spawner())
+        );
+        let handle = baton_task::spawn(async { "inner" });
+        drop(_inner_guard);
+        assert_eq!(drive(&inner, handle).unwrap(), "inner");
+    }
+    assert!(
+        baton_task::try_current()
+            .unwrap()
+            .same_scheduler(&outer.spawner())
+    );
+    drop(outer_guard);
+    assert!(baton_task::try_current().is_err());
+}
+
+#[test]
+fn enter_guard_restores_context_during_a_panic() {
+    let (scheduler, _) = scheduler();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _guard = scheduler.enter();
+        panic!("inside the context");
+    }));
+    assert!(result.is_err());
+    assert!(baton_task::try_current().is_err());
+    // The claim was released too: another thread may now run the scheduler.
+    let (_, polled) = std::thread::spawn(move || {
+        let handle = scheduler.spawn(async { 1 });
+        let report = scheduler.run_ready(4);
+        (handle, report.polled)
+    })
+    .join()
+    .unwrap();
+    assert_eq!(polled, 1);
+}
+
+#[test]
+fn leaked_enter_guard_makes_other_threads_refuse_cleanly() {
+    let (scheduler, _) = scheduler();
+    std::mem::forget(scheduler.enter());
+    let err = std::thread::spawn(move || {
+        let err = scheduler.try_enter().map(drop).unwrap_err();
+        std::mem::forget(scheduler);
+        err
+    })
+    .join()
+    .unwrap();
+    assert_eq!(err, ContextError::EnteredElsewhere);
+}
+
+#[test]
+fn tasks_see_their_scheduler_as_current() {
+    let (scheduler, _) = scheduler();
+    let expected = scheduler.spawner();
+    let handle = scheduler.spawn(async move {
+        let current = baton_task::try_current().expect("inside a task");
+        let child = baton_task::spawn_local(async { 5 });
+        (current.same_scheduler(&expected), child.await.unwrap())
+    });
+    assert_eq!(drive(&scheduler, handle).unwrap(), (true, 5));
+}
