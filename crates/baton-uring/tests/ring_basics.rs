@@ -1,0 +1,133 @@
+//! Real-ring basics: set-up errors, file I/O round trips and bad input.
+
+mod support;
+
+use std::io;
+use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
+use std::sync::Arc;
+
+use baton_uring::{Driver, DriverConfig, SetupError, ops};
+use support::{TempFile, run, serial};
+
+#[test]
+fn zero_entries_is_a_clear_error() {
+    let err = Driver::new(DriverConfig::new().ring_entries(0)).expect_err("0 entries");
+    assert!(matches!(err, SetupError::ZeroEntries), "{err}");
+}
+
+#[test]
+fn more_entries_than_the_kernel_allows_is_a_clear_error() {
+    let err = Driver::new(DriverConfig::new().ring_entries(1 << 20)).expect_err("too many");
+    assert!(matches!(err, SetupError::TooManyEntries { .. }), "{err}");
+    assert!(err.to_string().contains("32768"), "{err}");
+}
+
+#[test]
+fn migratable_driver_does_not_bind_the_ring_to_one_thread() {
+    let _s = serial();
+    let driver = support::driver(8);
+    let flags = driver.metrics().flags;
+    assert!(!flags.single_issuer && !flags.defer_taskrun, "{flags:?}");
+    let pinned = Driver::new(DriverConfig::new().ring_entries(8).pinned(true)).expect("set-up");
+    let flags = pinned.metrics().flags;
+    eprintln!("pinned driver flags: {flags:?}");
+    run(&pinned, ops::nop()).expect("nop on a pinned driver");
+}
+
+#[test]
+fn nop_completes() {
+    let _s = serial();
+    let driver = support::driver(4);
+    run(&driver, ops::nop()).expect("nop");
+    assert!(driver.is_idle());
+}
+
+#[test]
+fn write_then_read_round_trip() {
+    let _s = serial();
+    let file = TempFile::new("rw", b"");
+    let driver = support::driver(4);
+    let (n, buf) = run(&driver, ops::write_at(file.fd.clone(), b"hello baton".to_vec(), 0));
+    assert_eq!(n.expect("write"), 11);
+    assert_eq!(buf, b"hello baton");
+    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), vec![0; 5], 6));
+    assert_eq!(n.expect("read"), 5);
+    assert_eq!(&buf, b"baton");
+    let (n, bufs) = run(
+        &driver,
+        ops::writev_at(file.fd.clone(), vec![b"ab".to_vec(), b"cd".to_vec()], 11),
+    );
+    assert_eq!(n.expect("writev"), 4);
+    assert_eq!(bufs.len(), 2);
+    let (n, bufs) = run(&driver, ops::readv_at(file.fd.clone(), vec![vec![0; 3], vec![0; 3]], 9));
+    assert_eq!(n.expect("readv"), 6);
+    assert_eq!(bufs, vec![b"ona".to_vec(), b"bcd".to_vec()]);
+    run(&driver, ops::fsync(file.fd.clone())).expect("fsync");
+    run(&driver, ops::fdatasync(file.fd.clone())).expect("fdatasync");
+    assert_eq!(std::fs::read(&file.path).expect("read back"), b"hello batonabcd");
+    drop(driver);
+    assert_eq!(Arc::strong_count(&file.fd), 1);
+}
+
+#[test]
+fn read_past_end_of_file_returns_zero() {
+    let _s = serial();
+    let file = TempFile::new("eof", b"abc");
+    let driver = support::driver(4);
+    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), vec![7; 8], 100));
+    assert_eq!(n.expect("read past EOF"), 0);
+    assert_eq!(buf, vec![7; 8], "the buffer comes back untouched");
+}
+
+#[test]
+fn empty_buffer_is_invalid_input_without_submitting() {
+    let _s = serial();
+    let file = TempFile::new("empty", b"abc");
+    let driver = support::driver(4);
+    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), Vec::new(), 0));
+    let err = n.expect_err("empty buffer");
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("non-zero length"), "{err}");
+    assert!(buf.is_empty());
+    assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
+}
+
+#[test]
+fn closed_fd_is_ebadf() {
+    let _s = serial();
+    let driver = support::driver(4);
+    // SAFETY: 900_000 is above any descriptor this process opens (RLIMIT_NOFILE is lower), so
+    // this owns nothing; it is released with into_raw_fd below, never closed.
+    let bogus = Arc::new(unsafe { OwnedFd::from_raw_fd(900_000) });
+    let (n, _) = run(&driver, ops::read_at(bogus.clone(), vec![0; 4], 0));
+    assert_eq!(n.expect_err("closed fd").raw_os_error(), Some(libc::EBADF));
+    drop(driver);
+    let bogus = Arc::try_unwrap(bogus).expect("the driver released the fd");
+    let _ = bogus.into_raw_fd();
+}
+
+#[test]
+fn open_statx_close_round_trip() {
+    let _s = serial();
+    let file = TempFile::new("open", b"12345");
+    let driver = support::driver(4);
+    let before = support::fd_count();
+    let fd = run(&driver, ops::open(&file.path, libc::O_RDONLY, 0)).expect("open");
+    assert_eq!(support::fd_count(), before + 1);
+    let st = run(&driver, ops::statx(&file.path)).expect("statx");
+    assert_eq!(st.stx_size, 5);
+    run(&driver, ops::close(fd)).expect("close");
+    assert_eq!(support::fd_count(), before);
+    let err = run(&driver, ops::open(support::temp_path("missing"), libc::O_RDONLY, 0))
+        .expect_err("missing file");
+    assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    let err = run(&driver, ops::open("bad\0path", libc::O_RDONLY, 0)).expect_err("NUL");
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+}
+
+#[test]
+fn op_without_a_driver_says_what_to_do() {
+    let out = support::block_on_thread(ops::nop());
+    let err = out.expect_err("no driver");
+    assert!(err.to_string().contains("no Baton driver"), "{err}");
+}

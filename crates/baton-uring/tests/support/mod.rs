@@ -1,0 +1,249 @@
+//! Test support: a strict tiny executor over a real driver, a counting (and optionally
+//! re-entrant or panicking) waker, fd counting and temp files.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::future::Future;
+use std::os::fd::OwnedFd;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+use std::time::Duration;
+
+use baton_uring::{Driver, DriverConfig, Park};
+use web_time::Instant;
+
+/// Overall bound for one test's waits: a bug fails instead of hanging.
+pub const BOUND: Duration = Duration::from_secs(20);
+
+/// Serializes the tests of one binary (fd counts are process-wide).
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Open descriptors of this process.
+pub fn fd_count() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd is readable")
+        .count()
+}
+
+pub fn driver(entries: u32) -> Driver {
+    Driver::new(DriverConfig::new().ring_entries(entries)).expect("io_uring set-up")
+}
+
+pub fn driver_limited(entries: u32, max_in_flight: u32) -> Driver {
+    Driver::new(
+        DriverConfig::new()
+            .ring_entries(entries)
+            .max_in_flight(max_in_flight),
+    )
+    .expect("io_uring set-up")
+}
+
+/// A unique temp file path.
+pub fn temp_path(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    std::env::temp_dir().join(format!(
+        "baton-uring-{}-{}-{}",
+        std::process::id(),
+        tag,
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// A temp file opened read-write, removed when the guard drops.
+pub struct TempFile {
+    pub path: PathBuf,
+    pub fd: Arc<OwnedFd>,
+}
+
+impl TempFile {
+    pub fn new(tag: &str, contents: &[u8]) -> TempFile {
+        let path = temp_path(tag);
+        std::fs::write(&path, contents).expect("write temp file");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .expect("open temp file");
+        TempFile {
+            path,
+            fd: Arc::new(OwnedFd::from(file)),
+        }
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+type Hook = Box<dyn Fn() + Send + Sync>;
+
+/// Counts clones, wakes and drops of the wakers made from it; can run a hook or panic in each.
+#[derive(Default)]
+pub struct Probe {
+    pub clones: AtomicUsize,
+    pub wakes: AtomicUsize,
+    pub drops: AtomicUsize,
+    pub woken: AtomicBool,
+    pub panic_on_clone: AtomicBool,
+    pub panic_on_wake: AtomicBool,
+    pub panic_on_drop: AtomicBool,
+    pub hook: Mutex<Option<Hook>>,
+}
+
+impl Probe {
+    pub fn new() -> Arc<Probe> {
+        let probe = Arc::new(Probe::default());
+        probe.woken.store(true, Ordering::SeqCst);
+        probe
+    }
+
+    pub fn set_hook(&self, hook: impl Fn() + Send + Sync + 'static) {
+        *self.hook.lock().expect("hook lock") = Some(Box::new(hook));
+    }
+
+    fn run_hook(&self) {
+        let hook = self.hook.lock().expect("hook lock").take();
+        if let Some(hook) = hook {
+            hook();
+            *self.hook.lock().expect("hook lock") = Some(hook);
+        }
+    }
+
+    pub fn clones(&self) -> usize {
+        self.clones.load(Ordering::SeqCst)
+    }
+
+    pub fn wakes(&self) -> usize {
+        self.wakes.load(Ordering::SeqCst)
+    }
+
+    /// A waker owning one strong count of `probe`.
+    pub fn waker(probe: &Arc<Probe>) -> Waker {
+        let raw = RawWaker::new(Arc::into_raw(probe.clone()).cast(), &VTABLE);
+        // SAFETY: VTABLE's functions treat the data pointer as an `Arc<Probe>` created by
+        // `Arc::into_raw`, and keep its strong count balanced.
+        unsafe { Waker::from_raw(raw) }
+    }
+}
+
+static VTABLE: RawWakerVTable = RawWakerVTable::new(clone_fn, wake_fn, wake_by_ref_fn, drop_fn);
+
+fn probe_ref<'a>(data: *const ()) -> &'a Probe {
+    // SAFETY: `data` came from `Arc::into_raw` and a strong count is held by the waker calling us.
+    unsafe { &*data.cast::<Probe>() }
+}
+
+unsafe fn clone_fn(data: *const ()) -> RawWaker {
+    let probe = probe_ref(data);
+    probe.clones.fetch_add(1, Ordering::SeqCst);
+    probe.run_hook();
+    if probe.panic_on_clone.load(Ordering::SeqCst) {
+        panic!("probe waker clone panics");
+    }
+    // SAFETY: the caller's waker holds a strong count, so the Arc is alive.
+    unsafe { Arc::increment_strong_count(data.cast::<Probe>()) };
+    RawWaker::new(data, &VTABLE)
+}
+
+unsafe fn wake_by_ref_fn(data: *const ()) {
+    let probe = probe_ref(data);
+    probe.wakes.fetch_add(1, Ordering::SeqCst);
+    probe.woken.store(true, Ordering::SeqCst);
+    probe.run_hook();
+    if probe.panic_on_wake.load(Ordering::SeqCst) {
+        panic!("probe waker wake panics");
+    }
+}
+
+unsafe fn wake_fn(data: *const ()) {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: same contract as wake_by_ref.
+        unsafe { wake_by_ref_fn(data) }
+    }));
+    // SAFETY: wake consumes the waker's strong count.
+    unsafe { drop_fn(data) };
+    if let Err(payload) = result {
+        std::panic::resume_unwind(payload);
+    }
+}
+
+unsafe fn drop_fn(data: *const ()) {
+    let probe = probe_ref(data);
+    probe.drops.fetch_add(1, Ordering::SeqCst);
+    let panic = probe.panic_on_drop.load(Ordering::SeqCst);
+    // SAFETY: releases the strong count this waker owned.
+    unsafe { Arc::decrement_strong_count(data.cast::<Probe>()) };
+    if panic {
+        panic!("probe waker drop panics");
+    }
+}
+
+/// Runs `fut` to completion on `driver` (entered here), polling only when its waker fired.
+pub fn run<F: Future>(driver: &Driver, fut: F) -> F::Output {
+    let probe = Probe::new();
+    let out = run_with(driver, &probe, fut);
+    assert_eq!(Arc::strong_count(&probe), 1, "the driver kept a waker");
+    out
+}
+
+pub fn run_with<F: Future>(driver: &Driver, probe: &Arc<Probe>, fut: F) -> F::Output {
+    let _entered = driver.enter();
+    let waker = Probe::waker(probe);
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = pin!(fut);
+    let start = Instant::now();
+    loop {
+        if probe.woken.swap(false, Ordering::SeqCst)
+            && let Poll::Ready(out) = fut.as_mut().poll(&mut cx)
+        {
+            return out;
+        }
+        assert!(start.elapsed() < BOUND, "test future did not finish in time");
+        let _ = driver.turn(Park::Wait(Some(Instant::now() + Duration::from_millis(200))));
+    }
+}
+
+/// Polls `fut` once with `waker`.
+pub fn poll_once<F: Future + Unpin>(fut: &mut F, waker: &Waker) -> Poll<F::Output> {
+    std::pin::Pin::new(fut).poll(&mut Context::from_waker(waker))
+}
+
+/// Turns until `cond` holds.
+pub fn turn_until(driver: &Driver, mut cond: impl FnMut() -> bool) {
+    let _entered = driver.enter();
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < BOUND, "condition did not hold in time");
+        let _ = driver.turn(Park::Wait(Some(Instant::now() + Duration::from_millis(50))));
+    }
+}
+
+/// Blocks the current thread on `fut` with a thread-parking waker (another executor).
+pub fn block_on_thread<F: Future>(fut: F) -> F::Output {
+    struct ThreadWaker(std::thread::Thread);
+    impl std::task::Wake for ThreadWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = pin!(fut);
+    let start = Instant::now();
+    loop {
+        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+            return out;
+        }
+        assert!(start.elapsed() < BOUND, "foreign future did not finish in time");
+        std::thread::park_timeout(Duration::from_millis(50));
+    }
+}
