@@ -1,0 +1,261 @@
+//! Admission, deadlines, timers and drop semantics on a real ring of one entry.
+
+mod support;
+
+use std::future::Future;
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use baton_uring::{Error, Park, ops};
+use support::{Probe, TempFile, poll_once, run, serial, turn_until};
+use web_time::Instant;
+
+fn pair() -> (Arc<OwnedFd>, UnixStream) {
+    let (a, b) = UnixStream::pair().expect("socketpair");
+    (Arc::new(OwnedFd::from(a)), b)
+}
+
+#[test]
+fn queued_request_completes_without_further_polls() {
+    let _s = serial();
+    let driver = support::driver_limited(1, 1);
+    let _entered = driver.enter();
+    let (sock, mut peer) = pair();
+    let probe_a = Probe::new();
+    let probe_b = Probe::new();
+    let waker_a = Probe::waker(&probe_a);
+    let waker_b = Probe::waker(&probe_b);
+    let mut recv = ops::recv(sock.clone(), vec![0; 16]);
+    assert!(poll_once(&mut recv, &waker_a).is_pending());
+    let mut nop = ops::nop();
+    assert!(poll_once(&mut nop, &waker_b).is_pending());
+    let _ = driver.turn(Park::Poll);
+    let m = driver.metrics();
+    assert_eq!((m.in_flight, m.queued), (1, 1), "{m:?}");
+    peer.write_all(b"x").expect("write");
+    // The recv completes; nobody polls it, yet the nop gets the slot and completes.
+    turn_until(&driver, || probe_b.wakes() == 1);
+    assert_eq!(probe_a.wakes(), 1);
+    let m = driver.metrics();
+    assert_eq!(m.in_flight, 0, "an unconsumed result holds no in-flight slot: {m:?}");
+    assert_eq!(m.slots, 2, "both results wait to be consumed");
+    assert!(matches!(poll_once(&mut nop, &waker_b), Poll::Ready(Ok(()))));
+    let Poll::Ready((n, buf)) = poll_once(&mut recv, &waker_a) else {
+        panic!("recv is complete")
+    };
+    assert_eq!((n.expect("recv"), &buf[..1]), (1, &b"x"[..]));
+    drop((waker_a, waker_b));
+    assert_eq!((Arc::strong_count(&probe_a), Arc::strong_count(&probe_b)), (1, 1));
+    assert_eq!(Arc::strong_count(&sock), 1);
+}
+
+#[test]
+fn deadlines_and_sleeps_fire_while_the_ring_is_full_of_untimed_receives() {
+    let _s = serial();
+    let driver = support::driver_limited(1, 1);
+    let _entered = driver.enter();
+    let (sock, _peer) = pair();
+    let (sock2, _peer2) = pair();
+    let probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let mut untimed = ops::recv(sock.clone(), vec![0; 8]);
+    assert!(poll_once(&mut untimed, &waker).is_pending());
+    let mut timed = ops::recv(sock2.clone(), vec![0; 8])
+        .with_deadline(Instant::now() + Duration::from_millis(40));
+    assert!(poll_once(&mut timed, &waker).is_pending());
+    let start = Instant::now();
+    run(&driver, ops::sleep(Duration::from_millis(20))).expect("sleep fires");
+    let Poll::Ready((n, _)) = ({
+        turn_until(&driver, || driver.metrics().queued == 0);
+        poll_once(&mut timed, &waker)
+    }) else {
+        panic!("the queued recv timed out")
+    };
+    assert!(Error::is_timeout(&n.expect_err("timeout")));
+    assert!(start.elapsed() >= Duration::from_millis(20));
+    assert_eq!(driver.metrics().in_flight, 1, "the untimed recv still holds the slot");
+    drop(untimed);
+    turn_until(&driver, || driver.metrics().slots == 0);
+    drop(waker);
+    assert_eq!(Arc::strong_count(&probe), 1);
+    assert_eq!((Arc::strong_count(&sock), Arc::strong_count(&sock2)), (1, 1));
+}
+
+#[test]
+fn in_flight_deadline_cancels_and_times_out() {
+    let _s = serial();
+    let driver = support::driver(2);
+    let (sock, _peer) = pair();
+    let (n, buf) = run(
+        &driver,
+        ops::recv(sock.clone(), vec![0; 8]).with_deadline(Instant::now() + Duration::from_millis(30)),
+    );
+    assert!(Error::is_timeout(&n.expect_err("timeout")));
+    assert_eq!(buf.len(), 8, "the buffer comes back after the final completion");
+    assert_eq!(driver.metrics().cancelled, 1);
+    turn_until(&driver, || driver.metrics().cancels_in_flight == 0);
+    assert_eq!(Arc::strong_count(&sock), 1);
+}
+
+#[test]
+fn expired_deadline_does_not_consume_ready_data() {
+    let _s = serial();
+    let driver = support::driver(2);
+    let (sock, mut peer) = pair();
+    peer.write_all(b"keep").expect("write");
+    let past = Instant::now() - Duration::from_millis(1);
+    let (n, _) = run(&driver, ops::recv(sock.clone(), vec![0; 8]).with_deadline(past));
+    assert!(Error::is_timeout(&n.expect_err("already expired")));
+    assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
+    let (n, buf) = run(&driver, ops::recv(sock.clone(), vec![0; 8]));
+    assert_eq!(&buf[..n.expect("recv")], b"keep");
+}
+
+#[test]
+fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe() {
+    let _s = serial();
+    let driver = support::driver(2);
+    let _entered = driver.enter();
+    let (sock, _peer) = pair();
+    let probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let mut recv = ops::recv(sock.clone(), vec![0; 8]);
+    assert!(poll_once(&mut recv, &waker).is_pending());
+    let _ = driver.turn(Park::Poll);
+    assert_eq!(driver.metrics().in_flight, 1);
+    drop(recv);
+    assert_eq!(driver.metrics().slots, 1, "the slot waits for the kernel");
+    assert!(Arc::strong_count(&sock) > 1, "the kernel may still use the fd");
+    turn_until(&driver, || driver.metrics().slots == 0);
+    let m = driver.metrics();
+    assert_eq!((m.cancelled, m.in_flight, m.cancels_in_flight), (1, 0, 0), "{m:?}");
+    assert_eq!(Arc::strong_count(&sock), 1);
+    drop(waker);
+    assert_eq!(Arc::strong_count(&probe), 1);
+}
+
+#[test]
+fn dropping_a_queued_recv_retires_it_locally() {
+    let _s = serial();
+    let driver = support::driver_limited(1, 1);
+    let _entered = driver.enter();
+    let (sock, _peer) = pair();
+    let probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let mut first = ops::recv(sock.clone(), vec![0; 8]);
+    assert!(poll_once(&mut first, &waker).is_pending());
+    let mut queued = ops::recv(sock.clone(), vec![0; 8]);
+    assert!(poll_once(&mut queued, &waker).is_pending());
+    let _ = driver.turn(Park::Poll);
+    assert_eq!(driver.metrics().queued, 1);
+    drop(queued);
+    let m = driver.metrics();
+    assert_eq!((m.queued, m.slots, m.cancelled), (0, 1, 0), "{m:?}");
+    drop(first);
+    turn_until(&driver, || driver.metrics().slots == 0);
+    assert_eq!(Arc::strong_count(&sock), 1);
+}
+
+#[test]
+fn dropped_write_still_lands_on_disk() {
+    let _s = serial();
+    let file = TempFile::new("dropwrite", b"");
+    let driver = support::driver_limited(1, 1);
+    let _entered = driver.enter();
+    let probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let mut write = ops::write_at(file.fd.clone(), b"durable".to_vec(), 0);
+    assert!(poll_once(&mut write, &waker).is_pending());
+    drop(write);
+    turn_until(&driver, || driver.is_idle() && driver.metrics().slots == 0);
+    assert_eq!(std::fs::read(&file.path).expect("read back"), b"durable");
+    assert_eq!(driver.metrics().cancelled, 0, "writes are retained, never cancelled");
+    assert_eq!(Arc::strong_count(&file.fd), 1);
+}
+
+#[test]
+fn accept_dropped_before_completion_leaks_no_fd() {
+    let _s = serial();
+    let driver = support::driver(4);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let addr = listener.local_addr().expect("addr");
+    let listener = Arc::new(OwnedFd::from(listener));
+    let before = support::fd_count();
+    {
+        let _entered = driver.enter();
+        let probe = Probe::new();
+        let waker = Probe::waker(&probe);
+        let mut accept = ops::accept(listener.clone());
+        assert!(poll_once(&mut accept, &waker).is_pending());
+        let _ = driver.turn(Park::Poll);
+        let client = std::net::TcpStream::connect(addr).expect("connect");
+        // Give the kernel a chance to complete the accept before the drop's cancel arrives.
+        std::thread::sleep(Duration::from_millis(20));
+        drop(accept);
+        turn_until(&driver, || driver.metrics().slots == 0);
+        drop(client);
+    }
+    assert_eq!(support::fd_count(), before, "the late accept's socket was closed");
+    assert_eq!(Arc::strong_count(&listener), 1);
+}
+
+#[test]
+fn open_dropped_before_completion_leaks_no_fd() {
+    let _s = serial();
+    let file = TempFile::new("dropopen", b"x");
+    let driver = support::driver(4);
+    let before = support::fd_count();
+    {
+        let _entered = driver.enter();
+        let probe = Probe::new();
+        let waker = Probe::waker(&probe);
+        for _ in 0..16 {
+            let mut open = ops::open(&file.path, libc::O_RDONLY, 0);
+            assert!(poll_once(&mut open, &waker).is_pending());
+            let _ = driver.turn(Park::Poll);
+            drop(open);
+        }
+        turn_until(&driver, || driver.metrics().slots == 0);
+    }
+    assert_eq!(support::fd_count(), before);
+}
+
+#[test]
+fn explicit_cancel_after_completion_returns_the_completed_result() {
+    let _s = serial();
+    let driver = support::driver(2);
+    let _entered = driver.enter();
+    let (sock, mut peer) = pair();
+    let probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let mut recv = ops::recv(sock.clone(), vec![0; 8]);
+    assert!(poll_once(&mut recv, &waker).is_pending());
+    let _ = driver.turn(Park::Poll);
+    peer.write_all(b"won").expect("write");
+    turn_until(&driver, || probe.wakes() == 1);
+    recv.cancel();
+    let Poll::Ready((n, buf)) = poll_once(&mut recv, &waker) else {
+        panic!("complete")
+    };
+    assert_eq!(&buf[..n.expect("the completed result survives the cancel")], b"won");
+}
+
+#[test]
+fn explicit_cancel_of_an_in_flight_recv_reports_ecanceled() {
+    let _s = serial();
+    let driver = support::driver(2);
+    let (sock, _peer) = pair();
+    let mut recv = ops::recv(sock.clone(), vec![0; 8]);
+    let out = run(&driver, std::future::poll_fn(|cx| {
+        let polled = std::pin::Pin::new(&mut recv).poll(cx);
+        if polled.is_pending() && recv.key().is_some() {
+            recv.cancel();
+        }
+        polled
+    }));
+    assert_eq!(out.0.expect_err("cancelled").raw_os_error(), Some(libc::ECANCELED));
+}
