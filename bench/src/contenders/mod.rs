@@ -1,0 +1,103 @@
+//! The runtimes under test, all behind one trait.
+//!
+//! Each contender owns its runtime (built once, reused by every run, as an application would) and
+//! turns a job description into one timed [`Sample`](crate::sample::Sample). The contract every
+//! implementation follows:
+//!
+//! 1. Set-up (opening the file, binding the listener, allocating buffers, spawning the client)
+//!    happens before [`Meter::start`](crate::sample::Meter::start); exactly the job's operation
+//!    count happens inside the window; the method returns only after every operation finished.
+//! 2. Every transfer is checked (a short read or write is a failure, never a silent success).
+//! 3. A workload the runtime cannot express is `NoSample::Unsupported` with the reason, never a
+//!    substitute workload.
+//! 4. File workloads open their own descriptor per run with [`FileFixture::open`] and keep
+//!    `job.depth` operations in flight: the raw loop as SQEs, runtimes as `job.depth` concurrent
+//!    tasks each doing `job.lane_ops(lane)` operations on `job.lane_offsets(lane)`.
+//! 5. The echo server binds `127.0.0.1:0`, calls `job.spawn_client(addr)`, accepts exactly
+//!    `job.connections` connections, echoes each until end-of-stream, and returns
+//!    `client.join()`: the client's timing is the sample.
+//!
+//! [`FileFixture::open`]: crate::fixture::FileFixture::open
+
+use std::io;
+
+use crate::jobs::{CountJob, EchoJob, FileJob, ForeignJob};
+use crate::sample::Outcome;
+
+mod monoio_rt;
+mod raw_uring;
+mod tokio_ct;
+mod tokio_uring_rt;
+
+/// Column name of the raw io_uring loop (the reference for file workloads).
+pub(crate) const RAW: &str = "raw io_uring";
+/// Column name of tokio's current-thread runtime (the reference for everything else).
+pub(crate) const TOKIO: &str = "tokio";
+
+/// One runtime under test.
+pub(crate) trait Contender {
+    /// The column name in the report.
+    fn name(&self) -> &'static str;
+
+    /// 4 KiB random reads or writes on the page-cached file at `job.depth` (rule 4).
+    fn file_io(&mut self, job: &FileJob<'_>) -> Outcome;
+
+    /// Serve the TCP echo job as its server (rule 5).
+    fn tcp_echo(&mut self, job: &EchoJob) -> Outcome;
+
+    /// Spawn `job.count` tasks that each return a number, joining them batch by batch
+    /// (`job.batches()`); the sample counts tasks.
+    fn spawn_join(&mut self, job: &CountJob) -> Outcome;
+
+    /// Call `block_on` on a trivially ready future `job.count` times from the runtime's owner
+    /// thread; the sample counts calls.
+    fn block_on_round_trip(&mut self, job: &CountJob) -> Outcome;
+
+    /// Run `job.count` tiny closures on the runtime's blocking pool from inside the runtime,
+    /// batch by batch, awaiting each; the sample counts jobs.
+    fn blocking_jobs(&mut self, job: &CountJob) -> Outcome;
+
+    /// While the runtime is being driven on this thread, a second thread polls `job.ops`
+    /// sequential 4 KiB read futures to completion with [`park::block_on`]; that thread's timing
+    /// is the sample.
+    ///
+    /// [`park::block_on`]: crate::park::block_on
+    fn foreign_poll(&mut self, job: &ForeignJob<'_>) -> Outcome;
+}
+
+/// A contender slot in the report: the runtime, or why it could not be started here.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    /// The column name.
+    pub(crate) name: &'static str,
+    /// The runtime, or the start-up error.
+    pub(crate) runtime: Result<Box<dyn Contender>, String>,
+}
+
+impl std::fmt::Debug for dyn Contender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Contender")
+            .field("name", &self.name())
+            .finish_non_exhaustive()
+    }
+}
+
+fn entry<C: Contender + 'static>(name: &'static str, built: io::Result<C>) -> Entry {
+    Entry {
+        name,
+        runtime: built
+            .map(|c| Box::new(c) as Box<dyn Contender>)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// Every contender in column order. A runtime that fails to start (io_uring disabled, memlock
+/// limit) is kept as an entry with its error, so the report says which did not run and why.
+pub(crate) fn roster() -> Vec<Entry> {
+    vec![
+        entry(RAW, raw_uring::RawUring::new()),
+        entry(TOKIO, tokio_ct::TokioCurrentThread::new()),
+        entry("tokio-uring", tokio_uring_rt::TokioUring::new()),
+        entry("monoio", monoio_rt::Monoio::new()),
+    ]
+}

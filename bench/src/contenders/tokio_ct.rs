@@ -1,0 +1,200 @@
+//! tokio's current-thread runtime (`enable_all`), used the way its documentation recommends.
+//!
+//! * Files: tokio's `fs` module runs every file call on the blocking pool (`spawn_blocking`),
+//!   and `tokio::fs::File` has no positional read or write; so each 4 KiB operation is
+//!   `spawn_blocking(move || file.read_at / write_at)` on a shared `std::fs::File` — exactly the
+//!   mechanism `tokio::fs` uses — with `depth` tasks spawned on the runtime.
+//! * Echo: `tokio::net::TcpListener`, one spawned task per connection.
+//! * Blocking jobs: `tokio::task::spawn_blocking` with tokio's default pool (up to 512 threads).
+//! * Foreign poll: the runtime is driven by `block_on` on this thread while a second thread,
+//!   inside the runtime's context (`Handle::enter`), polls each read's `JoinHandle` with
+//!   [`park::block_on`](crate::park::block_on).
+
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+use std::thread;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::{Builder, Runtime};
+
+use super::{Contender, TOKIO};
+use crate::fixture::BLOCK;
+use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob, SERVER_BUFFER};
+use crate::park;
+use crate::sample::{Meter, Outcome, Sample, expect_count, expect_len, join_sample};
+
+/// tokio's current-thread runtime, built once.
+#[derive(Debug)]
+pub(crate) struct TokioCurrentThread {
+    rt: Runtime,
+}
+
+impl TokioCurrentThread {
+    /// Builds the runtime with I/O and time drivers enabled.
+    pub(crate) fn new() -> io::Result<Self> {
+        Ok(Self {
+            rt: Builder::new_current_thread().enable_all().build()?,
+        })
+    }
+}
+
+/// One positional 4 KiB operation on the blocking pool; hands the buffer back.
+async fn blocking_file_op(
+    file: &Arc<std::fs::File>,
+    op: FileOp,
+    mut buf: Vec<u8>,
+    offset: u64,
+) -> io::Result<Vec<u8>> {
+    let file = Arc::clone(file);
+    let (result, buf) = tokio::task::spawn_blocking(move || {
+        let result = match op {
+            FileOp::Read => file.read_at(&mut buf, offset),
+            FileOp::Write => file.write_at(&buf, offset),
+        };
+        (result, buf)
+    })
+    .await
+    .map_err(io::Error::other)?;
+    expect_len("tokio blocking-pool file op", result?, BLOCK)?;
+    Ok(buf)
+}
+
+async fn echo(mut stream: TcpStream) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut buf = vec![0_u8; SERVER_BUFFER];
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        stream.write_all(&buf[..n]).await?;
+    }
+}
+
+impl Contender for TokioCurrentThread {
+    fn name(&self) -> &'static str {
+        TOKIO
+    }
+
+    fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
+        let file = Arc::new(job.file.open()?);
+        let sample = self.rt.block_on(async {
+            let mut lanes = Vec::with_capacity(job.depth);
+            let meter = Meter::start();
+            for lane in 0..job.depth {
+                let file = Arc::clone(&file);
+                let (ops, mut offsets, mut buf, op) = (
+                    job.lane_ops(lane),
+                    job.lane_offsets(lane),
+                    job.buffer(),
+                    job.op,
+                );
+                lanes.push(tokio::spawn(async move {
+                    for _ in 0..ops {
+                        buf = blocking_file_op(&file, op, buf, offsets.next_offset()).await?;
+                    }
+                    Ok::<(), io::Error>(())
+                }));
+            }
+            for lane in lanes {
+                lane.await.map_err(io::Error::other)??;
+            }
+            Ok::<Sample, io::Error>(meter.finish(job.ops))
+        })?;
+        Ok(sample)
+    }
+
+    fn tcp_echo(&mut self, job: &EchoJob) -> Outcome {
+        let client = self.rt.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let client = job.spawn_client(listener.local_addr()?)?;
+            let mut conns = Vec::with_capacity(job.connections);
+            for _ in 0..job.connections {
+                let (stream, _) = listener.accept().await?;
+                conns.push(tokio::spawn(echo(stream)));
+            }
+            for conn in conns {
+                conn.await.map_err(io::Error::other)??;
+            }
+            Ok::<_, io::Error>(client)
+        })?;
+        client.join()
+    }
+
+    fn spawn_join(&mut self, job: &CountJob) -> Outcome {
+        let sample = self.rt.block_on(async {
+            let mut handles = Vec::with_capacity(job.batch as usize);
+            let mut joined = 0_u64;
+            let meter = Meter::start();
+            for size in job.batches() {
+                handles.extend((0..size).map(|i| tokio::spawn(async move { i })));
+                for handle in handles.drain(..) {
+                    joined += u64::from(handle.await.map_err(io::Error::other)? < size);
+                }
+            }
+            expect_count("joined tasks", joined, job.count)?;
+            Ok::<Sample, io::Error>(meter.finish(job.count))
+        })?;
+        Ok(sample)
+    }
+
+    fn block_on_round_trip(&mut self, job: &CountJob) -> Outcome {
+        let meter = Meter::start();
+        let mut sum = 0_u64;
+        for i in 0..job.count {
+            sum = sum.wrapping_add(self.rt.block_on(async move { std::hint::black_box(i) }));
+        }
+        let sample = meter.finish(job.count);
+        expect_count("block_on sum", sum, job.sum_below())?;
+        Ok(sample)
+    }
+
+    fn blocking_jobs(&mut self, job: &CountJob) -> Outcome {
+        let sample = self.rt.block_on(async {
+            let mut handles = Vec::with_capacity(job.batch as usize);
+            let mut joined = 0_u64;
+            let meter = Meter::start();
+            for size in job.batches() {
+                handles.extend((0..size).map(|i| tokio::task::spawn_blocking(move || i)));
+                for handle in handles.drain(..) {
+                    joined += u64::from(handle.await.map_err(io::Error::other)? < size);
+                }
+            }
+            expect_count("joined blocking jobs", joined, job.count)?;
+            Ok::<Sample, io::Error>(meter.finish(job.count))
+        })?;
+        Ok(sample)
+    }
+
+    fn foreign_poll(&mut self, job: &ForeignJob<'_>) -> Outcome {
+        let file = Arc::new(job.file.open()?);
+        let handle = self.rt.handle().clone();
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+        let (ops, mut offsets) = (job.ops, job.offsets());
+        let foreign = thread::Builder::new()
+            .name("foreign-poller".into())
+            .spawn(move || {
+                let _context = handle.enter();
+                let result = park::block_on(async {
+                    let mut buf = vec![0_u8; BLOCK];
+                    let meter = Meter::start();
+                    for _ in 0..ops {
+                        buf = blocking_file_op(&file, FileOp::Read, buf, offsets.next_offset())
+                            .await?;
+                    }
+                    Ok::<Sample, io::Error>(meter.finish(ops))
+                });
+                // Dropped on every path (including a panic above), which ends the drive below.
+                drop(done_tx);
+                result
+            })?;
+        // Drive the runtime on its owner thread until the foreign thread is done.
+        self.rt.block_on(async {
+            // An error only means the sender was dropped, which is the completion signal.
+            let _ = done_rx.await;
+        });
+        join_sample(foreign, "tokio foreign poller")
+    }
+}

@@ -1,0 +1,94 @@
+//! Runs every (workload, contender) pair side by side.
+//!
+//! Rules:
+//! 1. Work is bounded by operation counts, never durations, so every run stops by itself.
+//! 2. For each workload, round 0 is an untimed warm-up; rounds 1..=runs are recorded.
+//! 3. Within a round the contenders run one after another in column order (A B C, A B C, ...),
+//!    so slow drifts of machine noise hit every column alike.
+//! 4. Every contender in a round gets the same seed, so file workloads touch the same offsets.
+//! 5. A failed run stops that cell (reported as failed with the error); an unsupported workload
+//!    is reported as not applicable with the contender's reason; neither invents a number.
+
+use std::io::Write;
+
+use crate::contenders::Contender;
+use crate::fixture::FileFixture;
+use crate::sample::{NoSample, Sample};
+use crate::workloads::{Size, Workload};
+
+/// Recorded runs of one contender on one workload.
+#[derive(Debug, Default)]
+pub(crate) struct Cell {
+    /// The recorded runs, in order.
+    pub(crate) samples: Vec<Sample>,
+    /// Why the cell has no (more) samples, if so.
+    pub(crate) missing: Option<NoSample>,
+}
+
+/// One workload's cells, one per contender in column order.
+#[derive(Debug)]
+pub(crate) struct Row {
+    /// The workload measured.
+    pub(crate) workload: Workload,
+    /// One cell per contender.
+    pub(crate) cells: Vec<Cell>,
+}
+
+/// How to run the benchmark.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Settings {
+    /// Recorded runs per cell (at least five).
+    pub(crate) runs: usize,
+    /// Work per run.
+    pub(crate) size: Size,
+}
+
+/// Measures every workload on every contender; prints progress to stderr.
+pub(crate) fn run_all(
+    workloads: &[Workload],
+    contenders: &mut [Box<dyn Contender>],
+    settings: Settings,
+    file: &FileFixture,
+) -> Vec<Row> {
+    workloads
+        .iter()
+        .map(|workload| run_row(*workload, contenders, settings, file))
+        .collect()
+}
+
+fn run_row(
+    workload: Workload,
+    contenders: &mut [Box<dyn Contender>],
+    settings: Settings,
+    file: &FileFixture,
+) -> Row {
+    let mut cells: Vec<Cell> = contenders.iter().map(|_| Cell::default()).collect();
+    eprint!("{:<34}", workload.label());
+    // Rule 2: round 0 warms up.
+    for round in 0..=settings.runs {
+        // Rule 4: one seed per round.
+        let seed = 0x5EED_0000_u64 ^ (round as u64).wrapping_mul(0x1000_0000_01B3);
+        // Rule 3: every contender once per round, in column order.
+        for (contender, cell) in contenders.iter_mut().zip(cells.iter_mut()) {
+            if cell.missing.is_some() {
+                continue;
+            }
+            match workload.run(contender.as_mut(), settings.size, seed, file) {
+                Ok(sample) if round > 0 => cell.samples.push(sample),
+                Ok(_) => {}
+                // Rule 5: stop this cell and keep the reason.
+                Err(why) => {
+                    if let NoSample::Failed(error) = &why {
+                        eprint!("\n  {} failed: {error}\n  ", contender.name());
+                    }
+                    cell.missing = Some(why);
+                }
+            }
+        }
+        eprint!(".");
+        // Progress dots only; a closed stderr must not stop the benchmark.
+        let _ = std::io::stderr().flush();
+    }
+    eprintln!();
+    Row { workload, cells }
+}

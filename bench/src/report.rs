@@ -1,0 +1,239 @@
+//! Turns recorded cells into statistics and markdown tables.
+//!
+//! Per cell: the median, minimum and maximum throughput over the recorded runs, and the median
+//! allocations per operation. Per row: each column's median divided by the reference column's
+//! median (above 1.00× is faster than the reference).
+
+use std::fmt::Write;
+
+use crate::harness::{Cell, Row};
+use crate::sample::NoSample;
+
+/// Summary statistics of one measured cell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Stats {
+    /// Median operations per second.
+    pub(crate) median: f64,
+    /// Slowest run.
+    pub(crate) min: f64,
+    /// Fastest run.
+    pub(crate) max: f64,
+    /// Median allocation requests per operation.
+    pub(crate) allocs_per_op: f64,
+}
+
+/// The median of `values` (the mean of the middle two for an even count); `None` when empty.
+pub(crate) fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    Some(if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    })
+}
+
+impl Stats {
+    /// Statistics of a cell, or `None` when it has no samples.
+    pub(crate) fn of(cell: &Cell) -> Option<Self> {
+        let mut rates: Vec<f64> = cell.samples.iter().map(|s| s.ops_per_sec()).collect();
+        let mut allocs: Vec<f64> = cell
+            .samples
+            .iter()
+            .map(|s| s.allocations_per_op())
+            .collect();
+        let median_rate = median(&mut rates)?;
+        Some(Self {
+            median: median_rate,
+            min: rates[0],
+            max: rates[rates.len() - 1],
+            allocs_per_op: median(&mut allocs)?,
+        })
+    }
+}
+
+/// Formats a rate with an SI suffix: `1.23 M`, `456 k`, `789`.
+pub(crate) fn human(rate: f64) -> String {
+    if rate >= 1e6 {
+        format!("{:.2} M", rate / 1e6)
+    } else if rate >= 1e3 {
+        format!("{:.0} k", rate / 1e3)
+    } else {
+        format!("{rate:.0}")
+    }
+}
+
+/// Collects distinct footnote texts and hands out their numbers.
+#[derive(Debug, Default)]
+struct Notes(Vec<String>);
+
+impl Notes {
+    fn mark(&mut self, text: String) -> usize {
+        if let Some(i) = self.0.iter().position(|t| *t == text) {
+            return i + 1;
+        }
+        self.0.push(text);
+        self.0.len()
+    }
+}
+
+fn missing_text(cell: &Cell, name: &str, notes: &mut Notes) -> String {
+    match &cell.missing {
+        Some(NoSample::Unsupported(why)) => {
+            format!("n/a [{}]", notes.mark(format!("{name}: {why}")))
+        }
+        Some(NoSample::Failed(why)) => format!("failed [{}]", notes.mark(format!("{name}: {why}"))),
+        None => "no runs".into(),
+    }
+}
+
+/// The reference column's median for a row, if that column measured it.
+fn reference_median(row: &Row, names: &[&str]) -> Option<f64> {
+    let reference = row.workload.reference();
+    let index = names.iter().position(|n| *n == reference)?;
+    Stats::of(&row.cells[index]).map(|s| s.median)
+}
+
+/// The whole report: the ratio matrix, the detail table and the footnotes.
+pub(crate) fn markdown(rows: &[Row], names: &[&str], runs: usize) -> String {
+    let mut notes = Notes::default();
+    let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = writeln!(
+        out,
+        "### Ratios (median of {runs} runs, relative to the reference column; higher is faster)\n"
+    );
+    let _ = write!(out, "| workload | reference |");
+    for name in names {
+        let _ = write!(out, " {name} |");
+    }
+    let _ = write!(out, "\n|---|---|");
+    for _ in names {
+        let _ = write!(out, "---:|");
+    }
+    out.push('\n');
+    for row in rows {
+        let reference = reference_median(row, names);
+        let _ = write!(
+            out,
+            "| {} | {} |",
+            row.workload.label(),
+            row.workload.reference()
+        );
+        for (cell, name) in row.cells.iter().zip(names) {
+            let text = match (Stats::of(cell), reference) {
+                (Some(stats), Some(reference)) => format!("{:.2}×", stats.median / reference),
+                (Some(_), None) => "(no reference)".into(),
+                (None, _) => missing_text(cell, name, &mut notes),
+            };
+            let _ = write!(out, " {text} |");
+        }
+        out.push('\n');
+    }
+
+    let _ = writeln!(
+        out,
+        "\n### Throughput and allocations (median [min – max] over {runs} runs)\n"
+    );
+    let _ = writeln!(
+        out,
+        "| workload | contender | median | min – max | ratio | allocs/op |\n|---|---|---:|---:|---:|---:|"
+    );
+    for row in rows {
+        let reference = reference_median(row, names);
+        for (cell, name) in row.cells.iter().zip(names) {
+            let Some(stats) = Stats::of(cell) else {
+                let text = missing_text(cell, name, &mut notes);
+                let _ = writeln!(out, "| {} | {name} | {text} | | | |", row.workload.label());
+                continue;
+            };
+            let ratio =
+                reference.map_or_else(|| "–".to_string(), |r| format!("{:.2}×", stats.median / r));
+            let _ = writeln!(
+                out,
+                "| {} | {name} | {} {} | {} – {} | {ratio} | {:.2} |",
+                row.workload.label(),
+                human(stats.median),
+                row.workload.unit(),
+                human(stats.min),
+                human(stats.max),
+                stats.allocs_per_op
+            );
+        }
+    }
+    if !notes.0.is_empty() {
+        out.push_str("\nNotes:\n\n");
+        for (i, text) in notes.0.iter().enumerate() {
+            let _ = writeln!(out, "{}. {text}", i + 1);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::FileOp;
+    use crate::sample::Sample;
+    use crate::workloads::Workload;
+    use std::time::Duration;
+
+    fn cell(rates: &[u64]) -> Cell {
+        Cell {
+            samples: rates
+                .iter()
+                .map(|&ops| Sample {
+                    ops,
+                    elapsed: Duration::from_secs(1),
+                    allocations: ops * 2,
+                })
+                .collect(),
+            missing: None,
+        }
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&mut []), None);
+    }
+
+    #[test]
+    fn stats_report_median_min_max() {
+        let stats = Stats::of(&cell(&[50, 10, 40, 20, 30])).expect("five samples");
+        assert_eq!((stats.median, stats.min, stats.max), (30.0, 10.0, 50.0));
+        assert!((stats.allocs_per_op - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn ratios_divide_by_the_reference_median_and_footnote_gaps() {
+        let row = Row {
+            workload: Workload::File {
+                op: FileOp::Read,
+                depth: 1,
+            },
+            cells: vec![
+                cell(&[100, 100, 100, 100, 100]),
+                cell(&[50, 50, 50, 50, 50]),
+                Cell {
+                    samples: Vec::new(),
+                    missing: Some(NoSample::Unsupported("no such thing")),
+                },
+            ],
+        };
+        let text = markdown(&[row], &["raw io_uring", "tokio", "other"], 5);
+        assert!(text.contains("| 1.00× | 0.50× | n/a [1] |"), "{text}");
+        assert!(text.contains("1. other: no such thing"), "{text}");
+    }
+
+    #[test]
+    fn human_rates_use_si_suffixes() {
+        assert_eq!(human(1_234_567.0), "1.23 M");
+        assert_eq!(human(45_600.0), "46 k");
+        assert_eq!(human(789.0), "789");
+    }
+}

@@ -1,0 +1,219 @@
+//! The workload catalog: what is measured, how much work one run does, and which column each
+//! workload's ratios are taken against.
+
+use crate::contenders::{Contender, RAW, TOKIO};
+use crate::fixture::FileFixture;
+use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob};
+use crate::sample::Outcome;
+
+/// Spawned tasks and blocking jobs are issued in batches of this many, each joined before the
+/// next.
+const BATCH: u64 = 1_000;
+
+/// One row of the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Workload {
+    /// 4 KiB random reads or writes on the page-cached file at a queue depth.
+    File {
+        /// Read or write.
+        op: FileOp,
+        /// Operations in flight.
+        depth: usize,
+    },
+    /// TCP echo over loopback.
+    Echo {
+        /// Client connections.
+        connections: usize,
+        /// Bytes per message.
+        message_len: usize,
+    },
+    /// Spawn and join tiny tasks.
+    SpawnJoin,
+    /// `block_on` of a ready future.
+    BlockOn,
+    /// Tiny jobs on the blocking pool.
+    Blocking,
+    /// Read futures polled from a thread that does not run the runtime.
+    ForeignPoll,
+}
+
+/// Operation counts for one run, per size of run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Size {
+    /// `--quick`: about a fifth of the full counts.
+    Quick,
+    /// The default.
+    Full,
+}
+
+impl Workload {
+    /// The row label.
+    pub(crate) fn label(&self) -> String {
+        match self {
+            Self::File { op, depth } => {
+                let verb = match op {
+                    FileOp::Read => "read",
+                    FileOp::Write => "write",
+                };
+                format!("file {verb} 4 KiB, QD {depth}")
+            }
+            Self::Echo {
+                connections,
+                message_len,
+            } => {
+                let conns = if *connections == 1 { "conn" } else { "conns" };
+                let size = if message_len % 1024 == 0 {
+                    format!("{} KiB", message_len / 1024)
+                } else {
+                    format!("{message_len} B")
+                };
+                format!("TCP echo {connections} {conns}, {size}")
+            }
+            Self::SpawnJoin => "spawn + join tiny task".into(),
+            Self::BlockOn => "block_on round trip".into(),
+            Self::Blocking => "blocking job".into(),
+            Self::ForeignPoll => "read polled from foreign thread".into(),
+        }
+    }
+
+    /// What one counted operation is.
+    pub(crate) fn unit(&self) -> &'static str {
+        match self {
+            Self::File { .. } | Self::ForeignPoll => "ops/s",
+            Self::Echo { .. } => "msgs/s",
+            Self::SpawnJoin => "tasks/s",
+            Self::BlockOn => "calls/s",
+            Self::Blocking => "jobs/s",
+        }
+    }
+
+    /// The column whose median is 1.00× in this row.
+    pub(crate) fn reference(&self) -> &'static str {
+        match self {
+            Self::File { .. } => RAW,
+            _ => TOKIO,
+        }
+    }
+
+    /// Operations in one run.
+    pub(crate) fn ops(&self, size: Size) -> u64 {
+        let full = match self {
+            Self::File { .. } => 100_000,
+            Self::Echo { connections, .. } => {
+                if *connections == 1 {
+                    25_000
+                } else {
+                    2_000 * *connections as u64
+                }
+            }
+            Self::SpawnJoin => 1_000_000,
+            Self::BlockOn => 500_000,
+            Self::Blocking => 100_000,
+            Self::ForeignPoll => 50_000,
+        };
+        match size {
+            Size::Full => full,
+            Size::Quick => full / 5,
+        }
+    }
+
+    /// Runs this workload once on `contender`; `seed` is shared by every contender in a round.
+    pub(crate) fn run(
+        &self,
+        contender: &mut dyn Contender,
+        size: Size,
+        seed: u64,
+        file: &FileFixture,
+    ) -> Outcome {
+        let ops = self.ops(size);
+        let count = CountJob {
+            count: ops,
+            batch: BATCH,
+        };
+        match *self {
+            Self::File { op, depth } => contender.file_io(&FileJob {
+                op,
+                depth,
+                ops,
+                seed,
+                file,
+            }),
+            Self::Echo {
+                connections,
+                message_len,
+            } => contender.tcp_echo(&EchoJob {
+                connections,
+                message_len,
+                rounds: ops / connections as u64,
+            }),
+            Self::SpawnJoin => contender.spawn_join(&count),
+            Self::BlockOn => contender.block_on_round_trip(&count),
+            Self::Blocking => contender.blocking_jobs(&count),
+            Self::ForeignPoll => contender.foreign_poll(&ForeignJob { ops, seed, file }),
+        }
+    }
+}
+
+/// Every workload in report order.
+pub(crate) fn catalog() -> Vec<Workload> {
+    let mut all = Vec::new();
+    for op in [FileOp::Read, FileOp::Write] {
+        for depth in [1, 32, 128] {
+            all.push(Workload::File { op, depth });
+        }
+    }
+    for connections in [1, 64] {
+        for message_len in [64, 4096] {
+            all.push(Workload::Echo {
+                connections,
+                message_len,
+            });
+        }
+    }
+    all.extend([
+        Workload::SpawnJoin,
+        Workload::BlockOn,
+        Workload::Blocking,
+        Workload::ForeignPoll,
+    ]);
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_covers_every_required_workload_once() {
+        let all = catalog();
+        assert_eq!(all.len(), 6 + 4 + 4);
+        let labels: std::collections::HashSet<String> = all.iter().map(Workload::label).collect();
+        assert_eq!(labels.len(), all.len(), "labels must be unique");
+        assert!(labels.contains("file read 4 KiB, QD 128"));
+        assert!(labels.contains("TCP echo 64 conns, 4 KiB"));
+        assert!(labels.contains("TCP echo 1 conn, 64 B"));
+    }
+
+    #[test]
+    fn quick_runs_do_less_work_but_whole_echo_rounds() {
+        for w in catalog() {
+            assert!(w.ops(Size::Quick) < w.ops(Size::Full));
+            assert!(w.ops(Size::Quick) > 0);
+            if let Workload::Echo { connections, .. } = w {
+                assert_eq!(w.ops(Size::Quick) % connections as u64, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn file_rows_compare_against_the_raw_loop() {
+        for w in catalog() {
+            let expected = if matches!(w, Workload::File { .. }) {
+                RAW
+            } else {
+                TOKIO
+            };
+            assert_eq!(w.reference(), expected, "{}", w.label());
+        }
+    }
+}
