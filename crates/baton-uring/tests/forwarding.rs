@@ -1,0 +1,261 @@
+//! Operations polled and dropped on foreign threads (forward rules 1–6).
+
+mod support;
+
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::task::Poll;
+use std::thread;
+
+use baton_uring::{Error, Op, Park, ops};
+use support::{Probe, TempFile, block_on_thread, poll_once, serial, turn_until};
+
+type Recv = Op<(std::io::Result<usize>, Vec<u8>)>;
+
+fn pair() -> (Arc<OwnedFd>, UnixStream) {
+    let (a, b) = UnixStream::pair().expect("socketpair");
+    (Arc::new(OwnedFd::from(a)), b)
+}
+
+/// Polls `op` once on a new thread and hands it back.
+fn poll_on_other_thread(op: Recv, probe: &Arc<Probe>) -> Recv {
+    let probe = probe.clone();
+    thread::spawn(move || {
+        let mut op = op;
+        let waker = Probe::waker(&probe);
+        assert!(poll_once(&mut op, &waker).is_pending());
+        op
+    })
+    .join()
+    .expect("poller thread")
+}
+
+/// Awaits `op` on a new thread while the owner turns the driver.
+fn finish_on_other_thread(
+    driver: &baton_uring::Driver,
+    op: Recv,
+    mut owner_step: impl FnMut(),
+) -> (std::io::Result<usize>, Vec<u8>) {
+    let handle = thread::spawn(move || block_on_thread(op));
+    turn_until(driver, || {
+        owner_step();
+        handle.is_finished()
+    });
+    handle.join().expect("awaiting thread")
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Stage {
+    Queued,
+    InFlight,
+    Completed,
+}
+
+fn foreign_poll_completes_there(stage: Stage) {
+    let _s = serial();
+    let driver = support::driver_limited(1, 1);
+    let _entered = driver.enter();
+    let (blocker, mut blocker_peer) = pair();
+    let (sock, mut peer) = pair();
+    let probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let mut first = ops::recv(blocker.clone(), vec![0; 4]);
+    assert!(poll_once(&mut first, &waker).is_pending());
+    let mut op = ops::recv(sock.clone(), vec![0; 4]);
+    assert!(poll_once(&mut op, &waker).is_pending());
+    let _ = driver.turn(Park::Poll);
+    match stage {
+        Stage::Queued => assert_eq!(driver.metrics().queued, 1),
+        Stage::InFlight | Stage::Completed => {
+            blocker_peer.write_all(b"a").expect("write");
+            turn_until(&driver, || driver.metrics().in_flight == 1 && driver.metrics().queued == 0);
+            if let Stage::Completed = stage {
+                peer.write_all(b"done").expect("write");
+                turn_until(&driver, || driver.metrics().in_flight == 0);
+            }
+        }
+    }
+    let mut wrote = matches!(stage, Stage::Completed);
+    let (n, buf) = finish_on_other_thread(&driver, op, || {
+        if !wrote {
+            blocker_peer.write_all(b"a").expect("write");
+            peer.write_all(b"done").expect("write");
+            wrote = true;
+        }
+    });
+    assert_eq!(&buf[..n.expect("forwarded recv")], b"done");
+    assert!(driver.metrics().forwarded >= 1);
+    drop(first);
+    turn_until(&driver, || driver.metrics().slots == 0);
+    drop(waker);
+    assert_eq!(Arc::strong_count(&probe), 1);
+    assert_eq!((Arc::strong_count(&sock), Arc::strong_count(&blocker)), (1, 1));
+}
+
+#[test]
+fn foreign_poll_of_a_queued_op_completes_there() {
+    foreign_poll_completes_there(Stage::Queued);
+}
+
+#[test]
+fn foreign_poll_of_an_in_flight_op_completes_there() {
+    foreign_poll_completes_there(Stage::InFlight);
+}
+
+#[test]
+fn foreign_poll_of_a_completed_op_completes_there() {
+    foreign_poll_completes_there(Stage::Completed);
+}
+
+#[test]
+fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
+    let _s = serial();
+    let driver = support::driver(2);
+    let _entered = driver.enter();
+    let (sock, mut peer) = pair();
+    let owner_probe = Probe::new();
+    let owner_waker = Probe::waker(&owner_probe);
+    let foreign_probe = Probe::new();
+    let mut op = ops::recv(sock.clone(), vec![0; 4]);
+    assert!(poll_once(&mut op, &owner_waker).is_pending());
+    let mut op = poll_on_other_thread(op, &foreign_probe);
+    assert!(poll_once(&mut op, &owner_waker).is_pending(), "polled again on the owner");
+    peer.write_all(b"home").expect("write");
+    turn_until(&driver, || owner_probe.wakes() >= 1);
+    let Poll::Ready((n, buf)) = poll_once(&mut op, &owner_waker) else {
+        panic!("the owner sees the result")
+    };
+    assert_eq!(&buf[..n.expect("recv")], b"home");
+    drop((op, owner_waker));
+    assert_eq!((Arc::strong_count(&owner_probe), Arc::strong_count(&foreign_probe)), (1, 1));
+    assert_eq!(Arc::strong_count(&sock), 1);
+}
+
+#[test]
+fn op_polled_on_a_foreign_thread_completes_on_a_third_thread() {
+    let _s = serial();
+    let driver = support::driver(2);
+    let _entered = driver.enter();
+    let (sock, mut peer) = pair();
+    let probe = Probe::new();
+    let op = ops::recv(sock.clone(), vec![0; 4]);
+    let waker = Probe::waker(&probe);
+    let mut op = op;
+    assert!(poll_once(&mut op, &waker).is_pending());
+    let op = poll_on_other_thread(op, &probe);
+    let (n, buf) = finish_on_other_thread(&driver, op, || {
+        let _ = peer.write(b"3rd");
+    });
+    assert_eq!(&buf[..n.expect("recv")], b"3rd");
+    drop(waker);
+    assert_eq!(Arc::strong_count(&probe), 1);
+}
+
+#[test]
+fn op_built_on_a_foreign_thread_registers_through_the_mailbox() {
+    let _s = serial();
+    let driver = support::driver(2);
+    let file = TempFile::new("foreignreg", b"from afar");
+    let handle = driver.handle();
+    let fd = file.fd.clone();
+    let op = thread::spawn(move || block_on_thread(ops::read_at(fd, vec![0; 4], 5).bind(&handle)));
+    turn_until(&driver, || op.is_finished());
+    let (n, buf) = op.join().expect("thread");
+    assert_eq!(&buf[..n.expect("read")], b"afar");
+    assert_eq!(Arc::strong_count(&file.fd), 1);
+}
+
+#[test]
+fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_generation() {
+    let _s = serial();
+    let driver = support::driver_limited(1, 1);
+    let _entered = driver.enter();
+    let (blocker, mut blocker_peer) = pair();
+    let (sock, mut peer) = pair();
+    let probe = Probe::new();
+    let foreign_probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let mut first = ops::recv(blocker.clone(), vec![0; 4]);
+    assert!(poll_once(&mut first, &waker).is_pending());
+    let mut op = ops::recv(sock.clone(), vec![0; 4]);
+    assert!(poll_once(&mut op, &waker).is_pending());
+    let old_key = op.key().expect("registered");
+    // The foreign poll queues a Forward message; the owner has not turned since.
+    let op = poll_on_other_thread(op, &foreign_probe);
+    drop(op);
+    let mut next = ops::recv(sock.clone(), vec![0; 4]);
+    assert!(poll_once(&mut next, &waker).is_pending());
+    let new_key = next.key().expect("registered");
+    assert_eq!(new_key.index(), old_key.index(), "the slot is reused");
+    assert_ne!(new_key.generation(), old_key.generation());
+    let stale_before = driver.metrics().stale_messages;
+    let _ = driver.turn(Park::Poll);
+    assert_eq!(driver.metrics().stale_messages, stale_before + 1, "the forward was ignored");
+    blocker_peer.write_all(b"a").expect("write");
+    peer.write_all(b"new").expect("write");
+    turn_until(&driver, || probe.wakes() >= 2);
+    let Poll::Ready((n, buf)) = poll_once(&mut next, &waker) else {
+        panic!("the new occupant completes normally")
+    };
+    assert_eq!(&buf[..n.expect("recv")], b"new");
+    assert_eq!(foreign_probe.wakes(), 0, "the stale handle's waker never fires");
+    drop((first, waker));
+    turn_until(&driver, || driver.metrics().slots == 0);
+    assert_eq!((Arc::strong_count(&probe), Arc::strong_count(&foreign_probe)), (1, 1));
+    assert_eq!(Arc::strong_count(&sock), 1);
+}
+
+#[test]
+fn write_dropped_on_a_foreign_thread_still_lands_on_disk() {
+    let _s = serial();
+    let file = TempFile::new("foreigndrop", b"");
+    let driver = support::driver_limited(1, 1);
+    let _entered = driver.enter();
+    let (blocker, mut blocker_peer) = pair();
+    let probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let mut first = ops::recv(blocker.clone(), vec![0; 4]);
+    assert!(poll_once(&mut first, &waker).is_pending());
+    let mut write = ops::write_at(file.fd.clone(), b"landed".to_vec(), 0);
+    assert!(poll_once(&mut write, &waker).is_pending());
+    thread::spawn(move || drop(write)).join().expect("dropper");
+    blocker_peer.write_all(b"a").expect("write");
+    turn_until(&driver, || driver.metrics().completed >= 2);
+    assert_eq!(std::fs::read(&file.path).expect("read back"), b"landed");
+    drop(first);
+    turn_until(&driver, || driver.metrics().slots == 0);
+    assert_eq!(Arc::strong_count(&file.fd), 1);
+}
+
+#[test]
+fn op_that_escaped_its_runner_resolves_to_closed_with_another_executor() {
+    let _s = serial();
+    let (sock, _peer) = pair();
+    let escaped = {
+        let driver = support::driver(2);
+        let _entered = driver.enter();
+        let probe = Probe::new();
+        let waker = Probe::waker(&probe);
+        let mut op = ops::recv(sock.clone(), vec![0; 4]);
+        assert!(poll_once(&mut op, &waker).is_pending());
+        drop(_entered);
+        let report = driver.shutdown(None);
+        assert!(report.drained, "{report:?}");
+        op
+    };
+    let (n, _) = thread::spawn(move || block_on_thread(escaped)).join().expect("thread");
+    assert!(Error::is_closed(&n.expect_err("closed")));
+    assert_eq!(Arc::strong_count(&sock), 1);
+}
+
+#[test]
+fn op_built_for_a_dropped_driver_resolves_to_closed() {
+    let driver = support::driver(2);
+    let handle = driver.handle();
+    drop(driver);
+    assert!(handle.is_closed());
+    let out = block_on_thread(ops::nop().bind(&handle));
+    assert!(Error::is_closed(&out.expect_err("closed")));
+}
