@@ -1,0 +1,205 @@
+//! Waker hygiene with a re-entrant counting waker.
+
+mod support;
+
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Poll, Waker};
+
+use baton_uring::{Park, ops};
+use support::{Probe, poll_once, serial, turn_until};
+
+fn pair() -> (Arc<OwnedFd>, UnixStream) {
+    let (a, b) = UnixStream::pair().expect("socketpair");
+    (Arc::new(OwnedFd::from(a)), b)
+}
+
+/// Registers a nop, polls it once and drops it: touches the driver's internal state, so it
+/// panics ("driver state is never borrowed while user code runs") if called under a borrow.
+fn reenter_driver() {
+    let mut nop = ops::nop();
+    let _ = poll_once(&mut nop, Waker::noop());
+    drop(nop);
+}
+
+#[test]
+fn equivalent_wakers_are_never_recloned() {
+    let _s = serial();
+    let driver = support::driver(2);
+    let _entered = driver.enter();
+    let (sock, mut peer) = pair();
+    let probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let mut recv = ops::recv(sock.clone(), vec![0; 4]);
+    for _ in 0..3 {
+        assert!(poll_once(&mut recv, &waker).is_pending());
+    }
+    assert_eq!(probe.clones(), 1, "one clone installs the waker; equivalent polls clone nothing");
+    let other = Probe::new();
+    let other_waker = Probe::waker(&other);
+    assert!(poll_once(&mut recv, &other_waker).is_pending());
+    assert_eq!(other.clones(), 1, "a different waker is installed");
+    assert_eq!(probe.drops.load(Ordering::SeqCst), 1, "the replaced waker was dropped");
+    peer.write_all(b"x").expect("write");
+    turn_until(&driver, || other.wakes() == 1);
+    let clones = other.clones();
+    assert!(matches!(poll_once(&mut recv, &other_waker), Poll::Ready(_)));
+    assert_eq!(other.clones(), clones, "consuming a result clones nothing");
+    drop((waker, other_waker));
+    assert_eq!((Arc::strong_count(&probe), Arc::strong_count(&other)), (1, 1));
+    assert_eq!(Arc::strong_count(&sock), 1);
+}
+
+#[test]
+fn no_clone_wake_or_drop_runs_under_the_internal_borrow() {
+    let _s = serial();
+    let driver = support::driver(4);
+    let _entered = driver.enter();
+    let (sock, mut peer) = pair();
+    let probe = Probe::new();
+    probe.set_hook(reenter_driver);
+    let waker = Probe::waker(&probe);
+    let mut recv = ops::recv(sock.clone(), vec![0; 4]);
+    assert!(poll_once(&mut recv, &waker).is_pending()); // clone re-enters
+    peer.write_all(b"x").expect("write");
+    turn_until(&driver, || probe.wakes() == 1); // wake re-enters
+    assert!(matches!(poll_once(&mut recv, &waker), Poll::Ready(_))); // stored waker dropped
+    let mut other = ops::recv(sock.clone(), vec![0; 4]);
+    assert!(poll_once(&mut other, &waker).is_pending());
+    drop(other); // detach drops the stored waker outside the borrow
+    turn_until(&driver, || driver.metrics().slots == 0);
+    assert!(probe.drops.load(Ordering::SeqCst) >= 2);
+    drop(waker);
+    assert_eq!(Arc::strong_count(&probe), 1);
+    assert_eq!(Arc::strong_count(&sock), 1);
+}
+
+#[test]
+fn a_clone_that_registers_and_cancels_other_work_stays_consistent() {
+    let _s = serial();
+    let driver = support::driver(4);
+    let _entered = driver.enter();
+    let (sock, mut peer) = pair();
+    let (side, _side_peer) = pair();
+    let probe = Probe::new();
+    let side_for_hook = side.clone();
+    probe.set_hook(move || {
+        let mut other = ops::recv(side_for_hook.clone(), vec![0; 4]);
+        let _ = poll_once(&mut other, Waker::noop());
+        drop(other); // cancels work registered from inside the clone
+    });
+    let waker = Probe::waker(&probe);
+    let mut recv = ops::recv(sock.clone(), vec![0; 4]);
+    assert!(poll_once(&mut recv, &waker).is_pending());
+    peer.write_all(b"ok").expect("write");
+    turn_until(&driver, || probe.wakes() >= 1);
+    let Poll::Ready((n, buf)) = poll_once(&mut recv, &waker) else {
+        panic!("complete")
+    };
+    assert_eq!(&buf[..n.expect("recv")], b"ok");
+    turn_until(&driver, || driver.metrics().slots == 0);
+    drop(waker);
+    drop(probe.hook.lock().expect("hook").take());
+    assert_eq!(Arc::strong_count(&probe), 1);
+    assert_eq!((Arc::strong_count(&sock), Arc::strong_count(&side)), (1, 1));
+}
+
+#[test]
+fn a_clone_panic_keeps_the_operation_cancellable() {
+    let _s = serial();
+    let driver = support::driver(2);
+    let _entered = driver.enter();
+    let (sock, _peer) = pair();
+    let probe = Probe::new();
+    probe.panic_on_clone.store(true, Ordering::SeqCst);
+    let waker = Probe::waker(&probe);
+    let mut recv = ops::recv(sock.clone(), vec![0; 4]);
+    let polled = catch_unwind(AssertUnwindSafe(|| poll_once(&mut recv, &waker)));
+    assert!(polled.is_err(), "the clone panicked");
+    assert!(recv.key().is_some(), "the operation kept its identity");
+    let _ = driver.turn(Park::Poll);
+    assert_eq!(driver.metrics().in_flight, 1);
+    drop(recv);
+    turn_until(&driver, || driver.metrics().slots == 0);
+    assert_eq!(driver.metrics().cancelled, 1);
+    drop(waker);
+    assert_eq!(Arc::strong_count(&probe), 1);
+    assert_eq!(Arc::strong_count(&sock), 1);
+}
+
+#[test]
+fn a_wake_panic_fails_the_turn_only_after_cleanup() {
+    let _s = serial();
+    let driver = support::driver(4);
+    let _entered = driver.enter();
+    let bad = Probe::new();
+    bad.panic_on_wake.store(true, Ordering::SeqCst);
+    let good = Probe::new();
+    let (bad_waker, good_waker) = (Probe::waker(&bad), Probe::waker(&good));
+    let mut first = ops::nop();
+    let mut second = ops::nop();
+    assert!(poll_once(&mut first, &bad_waker).is_pending());
+    assert!(poll_once(&mut second, &good_waker).is_pending());
+    let mut panicked = false;
+    turn_until(&driver, || {
+        if good.wakes() == 1 {
+            return true;
+        }
+        panicked |= catch_unwind(AssertUnwindSafe(|| driver.turn(Park::Poll))).is_err();
+        false
+    });
+    assert!(panicked, "the wake panic reached the runner");
+    assert_eq!(bad.wakes(), 1);
+    let m = driver.metrics();
+    assert_eq!((m.in_flight, m.queued), (0, 0), "cleanup finished: {m:?}");
+    assert!(matches!(poll_once(&mut first, &bad_waker), Poll::Ready(Ok(()))));
+    assert!(matches!(poll_once(&mut second, &good_waker), Poll::Ready(Ok(()))));
+    drop((bad_waker, good_waker));
+    assert_eq!((Arc::strong_count(&bad), Arc::strong_count(&good)), (1, 1));
+}
+
+#[test]
+fn a_drop_panic_during_a_turn_fails_it_only_after_cleanup() {
+    let _s = serial();
+    let driver = support::driver(4);
+    let _entered = driver.enter();
+    let (sock, mut peer) = pair();
+    let bad = Probe::new();
+    let good = Probe::new();
+    let bad_waker = Probe::waker(&bad);
+    let mut recv = ops::recv(sock.clone(), vec![0; 4]);
+    assert!(poll_once(&mut recv, &bad_waker).is_pending());
+    bad.panic_on_drop.store(true, Ordering::SeqCst);
+    // Forwarding from another thread makes the turn drop the stored local waker.
+    let good_clone = good.clone();
+    let mut recv = std::thread::spawn(move || {
+        let waker = Probe::waker(&good_clone);
+        assert!(poll_once(&mut recv, &waker).is_pending());
+        recv
+    })
+    .join()
+    .expect("poller");
+    peer.write_all(b"fw").expect("write");
+    let mut panicked = false;
+    turn_until(&driver, || {
+        if good.wakes() == 1 {
+            return true;
+        }
+        panicked |= catch_unwind(AssertUnwindSafe(|| driver.turn(Park::Poll))).is_err();
+        false
+    });
+    assert!(panicked, "the drop panic reached the runner");
+    let good_waker = Probe::waker(&good);
+    let Poll::Ready((n, buf)) = poll_once(&mut recv, &good_waker) else {
+        panic!("the forwarded result was delivered despite the panic")
+    };
+    assert_eq!(&buf[..n.expect("recv")], b"fw");
+    bad.panic_on_drop.store(false, Ordering::SeqCst);
+    drop((bad_waker, good_waker));
+    assert_eq!((Arc::strong_count(&bad), Arc::strong_count(&good)), (1, 1));
+    assert_eq!(Arc::strong_count(&sock), 1);
+}
