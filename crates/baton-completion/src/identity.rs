@@ -11,9 +11,10 @@
 //! Internal waits and external operations draw from the same [`IdentityAllocator`], so they
 //! never collide. Exhaustion is an [`IdentityError`], never a wrap-around.
 
-use crate::sync::{Arc, AtomicU64, Mutex, Ordering};
+use crate::sync::{AtomicU64, Mutex, Ordering};
 use std::fmt;
 use std::num::NonZeroU32;
+use std::sync::Arc;
 
 /// Identifies one runtime for the whole life of the process (never reused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

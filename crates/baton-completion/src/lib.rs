@@ -68,6 +68,8 @@ pub mod executor;
 pub mod identity;
 pub mod pool;
 pub mod prepared;
+#[cfg(all(test, not(loom)))]
+mod recording;
 pub mod registrar;
 mod sync;
 pub mod wait_table;

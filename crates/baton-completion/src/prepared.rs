@@ -14,6 +14,7 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// A blocking job run on an executor thread.
 ///
@@ -88,8 +89,27 @@ where
     Fut::Output: Send + 'static,
 {
     fn construct(self: Box<Self>) -> PayloadFuture {
-        let future = (self.0)();
-        Box::pin(async move { Box::new(future.await) as Payload })
+        Box::pin(IntoPayload(Box::pin((self.0)())))
+    }
+}
+
+/// Boxes a future's output as a [`Payload`] without dropping the future when it completes
+/// (an `async` block would drop it inside the final poll): the future is destroyed only when
+/// the dispatch drops it, after the delivery (rule 7).
+struct IntoPayload<Fut>(Pin<Box<Fut>>);
+
+impl<Fut> Future for IntoPayload<Fut>
+where
+    Fut: Future,
+    Fut::Output: Send + 'static,
+{
+    type Output = Payload;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Payload> {
+        self.0
+            .as_mut()
+            .poll(cx)
+            .map(|value| Box::new(value) as Payload)
     }
 }
 

@@ -10,9 +10,9 @@ use crate::identity::{
     CompletionKind, IdentityAllocator, IdentityError, OperationId, RuntimeId, WaitSlot,
 };
 use crate::prepared::{ErasedDecoder, PreparedOperation};
-use crate::sync::Arc;
 use baton_cancel::{CancelHandle, ContainedDrop, ResourceClass, queue_control};
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static NEXT_REGISTRAR: AtomicU64 = AtomicU64::new(1);
@@ -21,7 +21,7 @@ static NEXT_REGISTRAR: AtomicU64 = AtomicU64::new(1);
 pub struct Registrar {
     id: u64,
     allocator: Arc<IdentityAllocator>,
-    sender: std::sync::Arc<dyn CompletionSender>,
+    sender: Arc<dyn CompletionSender>,
 }
 
 /// An identity issued for one operation of a given kind. Not `Clone`: it binds once.
@@ -76,10 +76,7 @@ pub struct RuntimeHalf {
 impl Registrar {
     /// A registrar issuing identities from `allocator` and delivering to `sender`, the
     /// runtime's inbox.
-    pub fn new(
-        allocator: Arc<IdentityAllocator>,
-        sender: std::sync::Arc<dyn CompletionSender>,
-    ) -> Self {
+    pub fn new(allocator: Arc<IdentityAllocator>, sender: Arc<dyn CompletionSender>) -> Self {
         Self {
             id: NEXT_REGISTRAR.fetch_add(1, Ordering::Relaxed),
             allocator,
@@ -154,7 +151,7 @@ impl Registrar {
             },
             submission: Submission::new(
                 identity_fields,
-                std::sync::Arc::clone(&self.sender),
+                Arc::clone(&self.sender),
                 start,
                 body,
                 work_class,

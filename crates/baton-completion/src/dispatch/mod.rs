@@ -356,3 +356,6 @@ fn class_of(result: &Result<Payload, CompletionFailure>) -> TerminalClass {
         Err(_) => TerminalClass::Cancelled,
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests;

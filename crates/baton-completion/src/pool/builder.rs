@@ -154,7 +154,7 @@ impl BlockingPoolBuilder {
         };
         for _ in 0..min {
             pool.shared.core.add_thread(LaneId::Interruptible);
-            if let Err(error) = pool.shared.spawn_lane_thread(LaneId::Interruptible) {
+            if let Err(error) = PoolShared::spawn_lane_thread(&pool.shared, LaneId::Interruptible) {
                 pool.shared.core.remove_thread(LaneId::Interruptible);
                 // The threads already started see the closed pool and leave.
                 let _ = pool.shared.core.close();

@@ -67,14 +67,14 @@ pub(crate) struct PoolShared {
 }
 
 impl PoolShared {
-    fn spawn_lane_thread(self: &Arc<Self>, lane: LaneId) -> std::io::Result<()> {
-        let shared = Arc::clone(self);
+    fn spawn_lane_thread(this: &Arc<Self>, lane: LaneId) -> std::io::Result<()> {
+        let shared = Arc::clone(this);
         let suffix = match lane {
             LaneId::Interruptible => "blocking",
             LaneId::Quarantine => "quarantine",
         };
-        self.spawner.spawn(
-            format!("{}-{suffix}", self.name),
+        this.spawner.spawn(
+            format!("{}-{suffix}", this.name),
             Box::new(move || worker::run_lane(shared, lane)),
         )
     }
@@ -176,7 +176,7 @@ impl ExecutorLease for PoolLease {
             Reservation::Refused(reason) => return reject(reason, submission),
             Reservation::Reserved { spawn: false } => {}
             Reservation::Reserved { spawn: true } => {
-                if let Err(error) = self.shared.spawn_lane_thread(lane) {
+                if let Err(error) = PoolShared::spawn_lane_thread(&self.shared, lane) {
                     // Rule 4: no orphaned job; the submission comes back unarmed.
                     core.release_failed_spawn(lane);
                     let message = error.to_string();
@@ -212,3 +212,6 @@ impl Drop for PoolLease {
         self.detach();
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests;

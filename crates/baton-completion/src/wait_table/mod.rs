@@ -20,7 +20,6 @@ use crate::identity::{
 };
 use crate::prepared::{DecodeError, ErasedDecoder};
 use crate::registrar::RuntimeHalf;
-use crate::sync::Arc;
 use baton_cancel::{
     CancelBeforeStart, CancelHandle, ContainedDrop, HookResult, QuarantineBound, ResourceClass,
     TraceOutcome, TraceVisitor,
@@ -28,6 +27,7 @@ use baton_cancel::{
 use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use web_time::Instant;
 
@@ -519,3 +519,6 @@ impl fmt::Debug for WaitTable {
             .finish()
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests;

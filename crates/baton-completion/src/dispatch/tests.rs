@@ -1,0 +1,375 @@
+//! Unit tests of exactly-once dispatch (crate rules 5–8).
+
+use super::*;
+use crate::prepared::{BlockingJob, Decoder, PreparedOperation, from_fn};
+use crate::recording::{PanicOnDrop, RecordingSink, kind, payload, registrar};
+use crate::registrar::RuntimeHalf;
+use baton_cancel::{CancelBeforeStart, HookOutcome, Interruptible};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Waker;
+
+fn interruptible() -> Interruptible {
+    Interruptible::new("test", || Ok(HookOutcome::Reaped))
+}
+
+fn bind(prepared: PreparedOperation) -> (RuntimeHalf, Submission, Arc<RecordingSink>) {
+    let (registrar, sink, _allocator) = registrar();
+    let identity = registrar.issue(kind(1)).expect("identities available");
+    let binding = registrar
+        .bind(identity, prepared)
+        .expect("same registrar, same kind");
+    let (half, submission) = binding.split();
+    (half, submission, sink)
+}
+
+fn blocking<T: Send + 'static>(
+    job: impl FnOnce() -> T + Send + 'static,
+) -> (RuntimeHalf, Submission, Arc<RecordingSink>) {
+    bind(PreparedOperation::interruptible_blocking(
+        kind(1),
+        from_fn(job),
+        Decoder::identity(),
+        interruptible(),
+    ))
+}
+
+fn async_job<F, Fut>(construct: F) -> (RuntimeHalf, Submission, Arc<RecordingSink>)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + 'static,
+{
+    bind(PreparedOperation::interruptible_async(
+        kind(1),
+        construct,
+        Decoder::identity(),
+        interruptible(),
+    ))
+}
+
+fn blocking_dispatch(submission: Submission) -> BlockingDispatch {
+    match submission.arm() {
+        Dispatch::Blocking(dispatch) => dispatch,
+        Dispatch::Async(_) => panic!("a blocking job arms as a blocking dispatch"),
+    }
+}
+
+fn async_dispatch(submission: Submission) -> AsyncDispatch {
+    match submission.arm() {
+        Dispatch::Async(dispatch) => dispatch,
+        Dispatch::Blocking(_) => panic!("an async job arms as an async dispatch"),
+    }
+}
+
+fn poll_once(dispatch: &mut AsyncDispatch) -> Poll<RunReport> {
+    Pin::new(dispatch).poll(&mut Context::from_waker(Waker::noop()))
+}
+
+#[test]
+fn blocking_job_delivers_its_result_once() {
+    let (half, submission, sink) = blocking(|| 40 + 2);
+    let report = blocking_dispatch(submission).run();
+    assert_eq!(report.class, TerminalClass::Completed);
+    assert_eq!(report.delivery, DeliveryOutcome::Delivered);
+    let completion = sink.only();
+    assert_eq!(completion.identity(), half.identity());
+    assert_eq!(payload::<i32>(completion), Ok(42));
+}
+
+#[test]
+fn cancel_before_start_never_runs_the_body() {
+    let ran = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&ran);
+    let (half, submission, sink) = blocking(move || flag.store(true, Ordering::SeqCst));
+    let dispatch = blocking_dispatch(submission);
+    assert_eq!(
+        half.cancel_handle().cancel_before_start(),
+        CancelBeforeStart::CancelledQueued
+    );
+    assert_eq!(dispatch.run().class, TerminalClass::Cancelled);
+    assert!(!ran.load(Ordering::SeqCst));
+    assert_eq!(
+        payload::<()>(sink.only()),
+        Err(CompletionFailure::Cancelled)
+    );
+}
+
+#[test]
+fn dropped_dispatch_delivers_cancelled() {
+    let (_half, submission, sink) = blocking(|| 1_u8);
+    drop(blocking_dispatch(submission));
+    assert_eq!(
+        payload::<u8>(sink.only()),
+        Err(CompletionFailure::Cancelled)
+    );
+}
+
+#[test]
+fn dispatch_cancel_delivers_cancelled_without_running() {
+    let (_half, submission, sink) = blocking(|| -> u8 { panic!("must not run") });
+    let report = submission.arm().cancel();
+    assert_eq!(report.class, TerminalClass::Cancelled);
+    assert_eq!(
+        payload::<u8>(sink.only()),
+        Err(CompletionFailure::Cancelled)
+    );
+}
+
+#[test]
+fn panicking_job_delivers_worker_panic() {
+    let (_half, submission, sink) = blocking(|| -> u8 { panic!("job failed") });
+    assert_eq!(
+        blocking_dispatch(submission).run().class,
+        TerminalClass::WorkerPanic
+    );
+    assert_eq!(
+        payload::<u8>(sink.only()),
+        Err(CompletionFailure::WorkerPanic {
+            message: "job failed".into()
+        })
+    );
+}
+
+struct HostileJob(#[allow(dead_code)] PanicOnDrop);
+
+impl BlockingJob for HostileJob {
+    type Output = u32;
+    fn run(&mut self) -> u32 {
+        7
+    }
+}
+
+#[test]
+fn result_is_delivered_before_a_panicking_job_destructor() {
+    let (_half, submission, sink) = bind(PreparedOperation::interruptible_blocking(
+        kind(1),
+        HostileJob(PanicOnDrop),
+        Decoder::identity(),
+        interruptible(),
+    ));
+    let report = blocking_dispatch(submission).run();
+    assert_eq!(report.class, TerminalClass::Completed);
+    assert_eq!(payload::<u32>(sink.only()), Ok(7));
+}
+
+#[test]
+fn dispatch_dropped_during_an_unwind_delivers_and_leaks_the_job() {
+    let (_half, submission, sink) = bind(PreparedOperation::interruptible_blocking(
+        kind(1),
+        HostileJob(PanicOnDrop),
+        Decoder::identity(),
+        interruptible(),
+    ));
+    let dispatch = blocking_dispatch(submission);
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let _dispatch = dispatch;
+        panic!("unwinding with a dispatch in scope");
+    }));
+    assert!(unwound.is_err(), "the first panic propagates, no abort");
+    assert_eq!(
+        payload::<u32>(sink.only()),
+        Err(CompletionFailure::Cancelled)
+    );
+}
+
+#[test]
+fn unarmed_submission_delivers_nothing_and_rollback_destroys_the_job() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    struct Flag(Arc<AtomicBool>);
+    impl Drop for Flag {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let flag = Flag(Arc::clone(&dropped));
+    let (_half, submission, sink) = blocking(move || {
+        let _keep = &flag;
+    });
+    assert_eq!(submission.rollback(), ContainedDrop::Dropped);
+    assert!(dropped.load(Ordering::SeqCst));
+    assert_eq!(sink.count(), 0);
+
+    let (_half, submission, sink) = blocking(|| 3_u8);
+    drop(submission);
+    assert_eq!(sink.count(), 0);
+}
+
+#[test]
+fn rollback_contains_a_panicking_job_destructor() {
+    let hostile = PanicOnDrop;
+    let (_half, submission, sink) = blocking(move || {
+        let _keep = &hostile;
+    });
+    assert_eq!(
+        submission.rollback(),
+        ContainedDrop::Panicked {
+            message: "hostile destructor".into()
+        }
+    );
+    assert_eq!(sink.count(), 0);
+}
+
+#[test]
+fn closed_inbox_is_reported_in_the_run() {
+    let (_half, submission, sink) = blocking(|| 1_u8);
+    sink.close();
+    let report = blocking_dispatch(submission).run();
+    assert_eq!(report.class, TerminalClass::Completed);
+    assert_eq!(report.delivery, DeliveryOutcome::InboxClosed);
+}
+
+#[test]
+fn async_job_delivers_its_result() {
+    let (_half, submission, sink) = async_job(|| async { "done" });
+    let mut dispatch = async_dispatch(submission);
+    let Poll::Ready(report) = poll_once(&mut dispatch) else {
+        panic!("a ready future finishes on the first poll")
+    };
+    assert_eq!(report.class, TerminalClass::Completed);
+    assert_eq!(payload::<&str>(sink.only()), Ok("done"));
+}
+
+#[test]
+fn cancelled_async_job_never_constructs_its_future() {
+    let constructed = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&constructed);
+    let (half, submission, sink) = async_job(move || {
+        flag.store(true, Ordering::SeqCst);
+        async {}
+    });
+    let mut dispatch = async_dispatch(submission);
+    assert_eq!(
+        half.cancel_handle().cancel_before_start(),
+        CancelBeforeStart::CancelledQueued
+    );
+    assert!(matches!(
+        poll_once(&mut dispatch),
+        Poll::Ready(RunReport {
+            class: TerminalClass::Cancelled,
+            ..
+        })
+    ));
+    assert!(!constructed.load(Ordering::SeqCst));
+    assert_eq!(
+        payload::<()>(sink.only()),
+        Err(CompletionFailure::Cancelled)
+    );
+}
+
+#[test]
+fn future_panicking_on_construction_delivers_worker_panic() {
+    let (_half, submission, sink) =
+        async_job(|| -> std::future::Ready<u8> { panic!("construction failed") });
+    let mut dispatch = async_dispatch(submission);
+    assert!(matches!(
+        poll_once(&mut dispatch),
+        Poll::Ready(RunReport {
+            class: TerminalClass::WorkerPanic,
+            ..
+        })
+    ));
+    assert_eq!(
+        payload::<u8>(sink.only()),
+        Err(CompletionFailure::WorkerPanic {
+            message: "construction failed".into()
+        })
+    );
+}
+
+struct PanicOnPoll;
+
+impl Future for PanicOnPoll {
+    type Output = u8;
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<u8> {
+        panic!("poll failed")
+    }
+}
+
+#[test]
+fn future_panicking_on_poll_delivers_worker_panic() {
+    let (_half, submission, sink) = async_job(|| PanicOnPoll);
+    let mut dispatch = async_dispatch(submission);
+    assert!(matches!(
+        poll_once(&mut dispatch),
+        Poll::Ready(RunReport {
+            class: TerminalClass::WorkerPanic,
+            ..
+        })
+    ));
+    assert_eq!(
+        payload::<u8>(sink.only()),
+        Err(CompletionFailure::WorkerPanic {
+            message: "poll failed".into()
+        })
+    );
+}
+
+struct PendingOnce {
+    polled: bool,
+    _hostile: Option<PanicOnDrop>,
+}
+
+impl Future for PendingOnce {
+    type Output = u8;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u8> {
+        if self.polled {
+            Poll::Ready(9)
+        } else {
+            self.polled = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+#[test]
+fn dropped_in_flight_future_delivers_cancelled() {
+    let (_half, submission, sink) = async_job(|| PendingOnce {
+        polled: false,
+        _hostile: None,
+    });
+    let mut dispatch = async_dispatch(submission);
+    assert!(poll_once(&mut dispatch).is_pending());
+    assert_eq!(sink.count(), 0);
+    drop(dispatch);
+    assert_eq!(
+        payload::<u8>(sink.only()),
+        Err(CompletionFailure::Cancelled)
+    );
+}
+
+#[test]
+fn result_is_delivered_before_a_panicking_future_destructor() {
+    let (_half, submission, sink) = async_job(|| PendingOnce {
+        polled: false,
+        _hostile: Some(PanicOnDrop),
+    });
+    let mut dispatch = async_dispatch(submission);
+    assert!(poll_once(&mut dispatch).is_pending());
+    assert!(matches!(
+        poll_once(&mut dispatch),
+        Poll::Ready(RunReport {
+            class: TerminalClass::Completed,
+            ..
+        })
+    ));
+    assert_eq!(payload::<u8>(sink.only()), Ok(9));
+}
+
+#[test]
+#[should_panic(expected = "AsyncDispatch polled after it finished")]
+fn polling_a_finished_dispatch_panics() {
+    let (_half, submission, _sink) = async_job(|| async { 1_u8 });
+    let mut dispatch = async_dispatch(submission);
+    assert!(poll_once(&mut dispatch).is_ready());
+    let _ = poll_once(&mut dispatch);
+}
+
+#[test]
+fn submission_reports_its_shape() {
+    let (half, submission, _sink) = async_job(|| async {});
+    assert!(submission.is_async());
+    assert_eq!(submission.work_class(), WorkClass::Interruptible);
+    assert_eq!(submission.identity(), half.identity());
+    assert!(format!("{submission:?}").contains("Async"));
+}

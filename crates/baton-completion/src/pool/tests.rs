@@ -1,0 +1,1 @@
+//! Unit tests of the blocking pool (pool rules 1–6).
