@@ -70,6 +70,10 @@ mod sync;
 mod worker;
 
 #[cfg(test)]
+#[cfg_attr(
+    loom,
+    allow(dead_code, reason = "the loom models use a subset of the test worker")
+)]
 mod test_worker;
 
 #[cfg(all(test, not(loom)))]
