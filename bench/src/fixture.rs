@@ -6,7 +6,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The size of one I/O: 4 KiB, and the alignment of every offset.
 pub(crate) const BLOCK: usize = 4096;
@@ -32,6 +32,11 @@ impl FileFixture {
         fixture.fill()?;
         fixture.warm_page_cache()?;
         Ok(fixture)
+    }
+
+    /// Where the file lives, for runtimes that open it themselves (read and write access).
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
     }
 
     /// How many [`BLOCK`]-sized blocks the file holds.

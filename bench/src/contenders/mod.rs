@@ -10,7 +10,8 @@
 //! 2. Every transfer is checked (a short read or write is a failure, never a silent success).
 //! 3. A workload the runtime cannot express is `NoSample::Unsupported` with the reason, never a
 //!    substitute workload.
-//! 4. File workloads open their own descriptor per run with [`FileFixture::open`] and keep
+//! 4. File workloads open their own descriptor per run (with the runtime's own `open` on
+//!    [`FileFixture::path`], or [`FileFixture::open`] where it has none) and keep
 //!    `job.depth` operations in flight: the raw loop as SQEs, runtimes as `job.depth` concurrent
 //!    tasks each doing `job.lane_ops(lane)` operations on `job.lane_offsets(lane)`.
 //! 5. The echo server binds `127.0.0.1:0`, calls `job.spawn_client(addr)`, accepts exactly
@@ -18,6 +19,7 @@
 //!    `client.join()`: the client's timing is the sample.
 //!
 //! [`FileFixture::open`]: crate::fixture::FileFixture::open
+//! [`FileFixture::path`]: crate::fixture::FileFixture::path
 
 use std::io;
 

@@ -1,8 +1,9 @@
 //! monoio 0.2 with its io_uring driver (`RuntimeBuilder::<IoUringDriver>`), thread-per-core
 //! style: one runtime on the benchmark thread.
 //!
-//! * Files: `monoio::fs::File::read_at` / `write_at` with owned buffers, `depth` tasks spawned
-//!   with `monoio::spawn` sharing the file through an `Rc`.
+//! * Files: a `monoio::fs::File` opened with monoio's own `OpenOptions`, then `read_at` /
+//!   `write_at` with owned buffers; `depth` tasks spawned with `monoio::spawn` share the file
+//!   through an `Rc`.
 //! * Echo: `monoio::net::TcpListener`, owned-buffer `read` and `write_all`.
 //! * Blocking jobs: monoio has no pool by default (`spawn_blocking` panics without one), so its
 //!   own `DefaultThreadPool` is attached with [`BLOCKING_THREADS`] threads.
@@ -13,7 +14,7 @@ use std::io;
 use std::rc::Rc;
 
 use monoio::blocking::DefaultThreadPool;
-use monoio::fs::File;
+use monoio::fs::OpenOptions;
 use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
 use monoio::net::{TcpListener, TcpStream};
 use monoio::{IoUringDriver, Runtime, RuntimeBuilder};
@@ -72,9 +73,13 @@ impl Contender for Monoio {
     }
 
     fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
-        let std_file = job.file.open()?;
         let sample = self.rt.block_on(async {
-            let file = Rc::new(File::from_std(std_file)?);
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(job.file.path())
+                .await?;
+            let file = Rc::new(file);
             let mut lanes = Vec::with_capacity(job.depth);
             let meter = Meter::start();
             for lane in 0..job.depth {

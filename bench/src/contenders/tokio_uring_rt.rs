@@ -1,7 +1,8 @@
 //! tokio-uring 0.5: io_uring operations on tokio's current-thread scheduler (a `LocalSet`).
 //!
-//! * Files: `tokio_uring::fs::File::read_at` / `write_at(..).submit()` with owned buffers,
-//!   `depth` tasks spawned with `tokio_uring::spawn` sharing the file through an `Rc`.
+//! * Files: a `tokio_uring::fs::File` opened with tokio-uring's own `OpenOptions`, then
+//!   `read_at` / `write_at(..).submit()` with owned buffers; `depth` tasks spawned with
+//!   `tokio_uring::spawn` share the file through an `Rc`.
 //! * Echo: `tokio_uring::net::TcpListener`, owned-buffer `read` and `write_all`.
 //! * Blocking jobs: tokio-uring has no blocking pool of its own; inside its runtime tokio's
 //!   `tokio::task::spawn_blocking` works (tokio's pool), and that is what is measured.
@@ -13,7 +14,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::rc::Rc;
 
 use tokio_uring::buf::BoundedBuf;
-use tokio_uring::fs::File;
+use tokio_uring::fs::OpenOptions;
 use tokio_uring::net::{TcpListener, TcpStream};
 
 use super::Contender;
@@ -62,9 +63,13 @@ impl Contender for TokioUring {
     }
 
     fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
-        let std_file = job.file.open()?;
         let sample = self.rt.block_on(async {
-            let file = Rc::new(File::from_std(std_file));
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(job.file.path())
+                .await?;
+            let file = Rc::new(file);
             let mut lanes = Vec::with_capacity(job.depth);
             let meter = Meter::start();
             for lane in 0..job.depth {
