@@ -69,11 +69,13 @@ fn main() -> ExitCode {
 
     let mut names = Vec::new();
     let mut contenders = Vec::new();
+    let mut setups = Vec::new();
     let mut unavailable = Vec::new();
     for entry in contenders::roster() {
         match entry.runtime {
             Ok(runtime) => {
                 names.push(entry.name);
+                setups.push(format!("- {}: {}\n", entry.name, runtime.setup()));
                 contenders.push(runtime);
             }
             Err(why) => unavailable.push(format!("{}: could not start: {why}", entry.name)),
@@ -97,8 +99,15 @@ fn main() -> ExitCode {
     let rows = harness::run_all(&workloads, &mut contenders, settings, &file);
 
     let mut text = header(&options, started.elapsed());
+    text.push_str("\nContenders:\n\n");
+    for line in &setups {
+        text.push_str(line);
+    }
     for line in &unavailable {
         text.push_str(&format!("- not run: {line}\n"));
+    }
+    for (name, why) in contenders::NOT_BUILT {
+        text.push_str(&format!("- not built: {name}: {why}\n"));
     }
     text.push('\n');
     text.push_str(&report::markdown(&rows, &names, settings.runs));

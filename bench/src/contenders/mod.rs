@@ -36,10 +36,22 @@ pub(crate) const RAW: &str = "raw io_uring";
 /// Column name of tokio's current-thread runtime (the reference for everything else).
 pub(crate) const TOKIO: &str = "tokio";
 
+/// Contenders not compiled into this build, with the reason; the report lists them so a missing
+/// column is never silent.
+pub(crate) const NOT_BUILT: &[(&str, &str)] = &[(
+    "Baton",
+    "the facade crate (crates/baton) has not landed yet; its contender module \
+     (src/contenders/baton.rs) arrives with it",
+)];
+
 /// One runtime under test.
 pub(crate) trait Contender {
     /// The column name in the report.
     fn name(&self) -> &'static str;
+
+    /// One line on how this runtime is configured (crate, driver, ring size, pool size), printed
+    /// in the report's preamble.
+    fn setup(&self) -> String;
 
     /// 4 KiB random reads or writes on the page-cached file at `job.depth` (rule 4).
     fn file_io(&mut self, job: &FileJob<'_>) -> Outcome;

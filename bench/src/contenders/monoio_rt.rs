@@ -72,6 +72,13 @@ impl Contender for Monoio {
         "monoio"
     }
 
+    fn setup(&self) -> String {
+        format!(
+            "monoio IoUringDriver, {RING_ENTRIES}-entry ring; DefaultThreadPool of \
+             {BLOCKING_THREADS} threads attached for blocking jobs"
+        )
+    }
+
     fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
         let sample = self.rt.block_on(async {
             let file = OpenOptions::new()

@@ -40,6 +40,8 @@ const NO_TASKS: &str = "a bare ring has no task system, executor or blocking poo
 /// The raw ring and how it was set up.
 pub(crate) struct RawUring {
     ring: IoUring,
+    /// The set-up flags the kernel accepted.
+    flags: &'static str,
     /// The foreign-poll loop's read buffer (owned here so a failed ring can leak it).
     scratch: Vec<u8>,
 }
@@ -55,13 +57,20 @@ impl std::fmt::Debug for RawUring {
 impl RawUring {
     /// Sets up the ring, preferring `SINGLE_ISSUER | DEFER_TASKRUN`.
     pub(crate) fn new() -> io::Result<Self> {
-        let ring = IoUring::builder()
+        let (ring, flags) = match IoUring::builder()
             .setup_single_issuer()
             .setup_defer_taskrun()
             .build(RING_ENTRIES)
-            .or_else(|_| IoUring::new(RING_ENTRIES))?;
+        {
+            Ok(ring) => (ring, "SINGLE_ISSUER | DEFER_TASKRUN"),
+            Err(_) => (
+                IoUring::new(RING_ENTRIES)?,
+                "default flags (DEFER_TASKRUN refused)",
+            ),
+        };
         Ok(Self {
             ring,
+            flags,
             scratch: vec![0; BLOCK],
         })
     }
@@ -209,6 +218,13 @@ impl RawUring {
 impl Contender for RawUring {
     fn name(&self) -> &'static str {
         RAW
+    }
+
+    fn setup(&self) -> String {
+        format!(
+            "io-uring crate, one {RING_ENTRIES}-entry ring with {}, hand-written loops",
+            self.flags
+        )
     }
 
     fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {

@@ -78,6 +78,12 @@ impl Contender for TokioCurrentThread {
         TOKIO
     }
 
+    fn setup(&self) -> String {
+        "tokio current-thread runtime (enable_all); files and blocking jobs on its default \
+         blocking pool (up to 512 threads)"
+            .into()
+    }
+
     fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
         let file = Arc::new(job.file.open()?);
         let sample = self.rt.block_on(async {

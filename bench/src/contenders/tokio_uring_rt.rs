@@ -62,6 +62,12 @@ impl Contender for TokioUring {
         "tokio-uring"
     }
 
+    fn setup(&self) -> String {
+        "tokio-uring default builder (256-entry ring) on tokio's current-thread scheduler; \
+         blocking jobs on tokio's pool"
+            .into()
+    }
+
     fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
         let sample = self.rt.block_on(async {
             let file = OpenOptions::new()
