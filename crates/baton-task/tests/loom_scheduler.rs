@@ -1,0 +1,160 @@
+#![cfg(loom)]
+//! Loom models of the scheduler's cross-thread protocols, run against the shipped code through
+//! the crate's `sync` shim (`--cfg loom`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use baton_task::{Scheduler, Unpark};
+use loom::sync::Mutex;
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+#[derive(Debug, Default)]
+struct CountingUnpark(AtomicUsize);
+
+impl Unpark for CountingUnpark {
+    fn unpark(&self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn scheduler() -> (Scheduler, Arc<CountingUnpark>) {
+    let unpark = Arc::new(CountingUnpark::default());
+    (Scheduler::new(Arc::clone(&unpark) as Arc<dyn Unpark>), unpark)
+}
+
+fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    Pin::new(future).poll(&mut Context::from_waker(Waker::noop()))
+}
+
+/// Completes once `flag` is set; stores its waker first, then checks the flag (the usual
+/// register-then-check pattern), so a set-then-wake on another thread may hit any point of the
+/// poll.
+struct FlagWait {
+    flag: Arc<AtomicBool>,
+    slot: Arc<Mutex<Option<Waker>>>,
+}
+
+impl Future for FlagWait {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        *self.slot.lock().unwrap() = Some(cx.waker().clone());
+        if self.flag.load(Ordering::SeqCst) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// Proves rule 3 (and 2): a wake from a foreign thread racing the task's poll is never lost.
+/// Whether the wake lands before the poll, during it (the poller must requeue), or after it
+/// (the waker must push onto the injection queue and unpark), once the waking thread is joined
+/// the task is either finished or reported ready, and running the scheduler finishes it.
+#[test]
+fn loom_remote_wake_racing_poll_is_never_lost() {
+    loom::model(|| {
+        let (scheduler, unpark) = scheduler();
+        let flag = Arc::new(AtomicBool::new(false));
+        let slot = Arc::new(Mutex::new(None::<Waker>));
+        let mut handle = scheduler.spawn(FlagWait {
+            flag: Arc::clone(&flag),
+            slot: Arc::clone(&slot),
+        });
+        let waker_thread = loom::thread::spawn(move || {
+            flag.store(true, Ordering::SeqCst);
+            let waker = slot.lock().unwrap().take();
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+        });
+        let _ = scheduler.run_ready(1);
+        waker_thread.join().unwrap();
+        let remote = unpark.0.load(Ordering::SeqCst);
+        assert!(
+            handle.is_finished() || scheduler.has_ready_for_current_thread(),
+            "the wake was lost"
+        );
+        let mut rounds = 0;
+        while !handle.is_finished() {
+            let _ = scheduler.run_ready(4);
+            rounds += 1;
+            assert!(rounds <= 2, "the woken task was not polled again");
+        }
+        assert!(matches!(poll_once(&mut handle), Poll::Ready(Ok(()))));
+        assert!(remote <= 1, "one wake unparks at most once");
+        assert_eq!(scheduler.live_tasks(), 0);
+    });
+}
+
+/// Proves rule 8: a spawn from a foreign thread racing `run_ready` + `shutdown` is either run
+/// (its handle returns the output) or refused/cancelled (its future never ran), never both and
+/// never lost: after both threads finish, the handle is always resolved and the counters add up.
+#[test]
+fn loom_spawn_racing_shutdown_runs_or_cancels() {
+    loom::model(|| {
+        let (scheduler, _) = scheduler();
+        let spawner = scheduler.spawner();
+        let ran = Arc::new(AtomicBool::new(false));
+        let spawning = loom::thread::spawn({
+            let ran = Arc::clone(&ran);
+            move || spawner.spawn(async move { ran.store(true, Ordering::SeqCst) })
+        });
+        let _ = scheduler.run_ready(2);
+        let report = scheduler.shutdown();
+        let mut handle = spawning.join().unwrap();
+        assert!(handle.is_finished(), "the spawn was lost");
+        match poll_once(&mut handle) {
+            Poll::Ready(Ok(())) => assert!(ran.load(Ordering::SeqCst)),
+            Poll::Ready(Err(err)) => {
+                assert!(err.is_cancelled());
+                assert!(!ran.load(Ordering::SeqCst), "cancelled but it ran");
+            }
+            Poll::Pending => panic!("the handle never resolves"),
+        }
+        let counts = scheduler.counts();
+        assert_eq!(counts.live, 0);
+        assert_eq!(counts.spawned, counts.completed + counts.aborted);
+        assert_eq!(report.still_running, 0);
+    });
+}
+
+/// Proves rule 4: an abort from a foreign thread racing the task's first poll either lets the
+/// poll finish first (output returned) or drops the future without it ever completing; the
+/// future is dropped exactly once and the handle always resolves.
+#[test]
+fn loom_abort_racing_poll_drops_exactly_once() {
+    struct CountDrop(Arc<AtomicUsize>);
+    impl Drop for CountDrop {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    loom::model(|| {
+        let (scheduler, _) = scheduler();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let guard = CountDrop(Arc::clone(&drops));
+        let handle = Arc::new(scheduler.spawn(async move {
+            let _guard = guard;
+            7
+        }));
+        let aborter = loom::thread::spawn({
+            let handle = Arc::clone(&handle);
+            move || handle.abort()
+        });
+        let _ = scheduler.run_ready(1);
+        aborter.join().unwrap();
+        let _ = scheduler.run_ready(1);
+        let mut handle = Arc::into_inner(handle).expect("the aborter thread is joined");
+        assert!(handle.is_finished());
+        match poll_once(&mut handle) {
+            Poll::Ready(Ok(value)) => assert_eq!(value, 7),
+            Poll::Ready(Err(err)) => assert!(err.is_cancelled()),
+            Poll::Pending => panic!("the handle never resolves"),
+        }
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    });
+}
