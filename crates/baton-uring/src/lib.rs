@@ -44,12 +44,14 @@ mod durability;
 mod error;
 mod forward;
 mod handle;
+mod inbox;
 mod key;
 mod mailbox;
 mod op;
 mod op_data;
 pub mod ops;
 mod sync;
+mod worker;
 
 pub use backend::RingFlags;
 pub use driver::{
@@ -57,5 +59,10 @@ pub use driver::{
 };
 pub use error::{Error, SetupError};
 pub use handle::{DriverHandle, SyncReceiver, Unparker};
+pub use inbox::{InboxSender, InboxTraffic};
 pub use key::RequestKey;
 pub use op::Op;
+pub use worker::{
+    InboxMetrics, RunUntil, Waits, WaitsError, Worker, WorkerConfig, WorkerGuard, WorkerHandle,
+    WorkerMetrics, WorkerSetupError, WorkerShutdownReport, WorkerTurn, with_current_waits,
+};

@@ -1,0 +1,216 @@
+//! The fair dispatch turn (worker rules 1–3 and 7) and the routing of inbox completions
+//! (worker rules 5 and 6).
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::Arc;
+use std::task::Waker;
+
+use web_time::Instant;
+
+use super::Worker;
+use super::waits::{Routed, WaitTables};
+use crate::driver::{Park, TurnReport};
+use crate::inbox::{InboxReceiver, InboxSender, Received};
+
+/// What one [`Worker::turn`] did.
+#[must_use]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkerTurn {
+    /// External completions settled into their waits.
+    pub settled: usize,
+    /// Stale or foreign completions counted and dropped.
+    pub dropped: usize,
+    /// CQEs reaped by the driver.
+    pub io_completions: usize,
+    /// Timers and deadlines that fired.
+    pub timers_fired: usize,
+    /// Tasks polled (or cancelled).
+    pub tasks_polled: usize,
+    /// Whether the turn parked in the ring.
+    pub parked: bool,
+    /// Whether an unpark ended (or pre-empted) the park.
+    pub unparked: bool,
+    /// Whether the turn was refused because a turn is already running further up this thread's
+    /// stack (worker rule 7).
+    pub reentered: bool,
+}
+
+impl WorkerTurn {
+    /// Whether the turn did anything.
+    pub fn progressed(&self) -> bool {
+        self.settled + self.dropped + self.io_completions + self.timers_fired + self.tasks_polled
+            > 0
+    }
+
+    fn absorb(&mut self, driver: TurnReport) {
+        self.io_completions += driver.completions;
+        self.timers_fired += driver.timers_fired;
+        self.unparked |= driver.unparked;
+    }
+}
+
+/// Why [`Worker::run_until`] returned.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunUntil {
+    /// The predicate held.
+    Satisfied,
+    /// The deadline passed first.
+    DeadlineReached,
+}
+
+/// Counters of the inbox routing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct RouteCounts {
+    pub(crate) settled: u64,
+    pub(crate) stale: u64,
+    pub(crate) foreign: u64,
+    pub(crate) held: u64,
+}
+
+/// The worker's state reachable from the thread context (boxed, so its address survives the
+/// worker's moves).
+#[derive(Debug)]
+pub(crate) struct WorkerLocal {
+    pub(crate) waits: RefCell<WaitTables>,
+    pub(crate) inbox: InboxReceiver,
+    pub(crate) sender: Arc<InboxSender>,
+    pub(crate) turning: Cell<bool>,
+    pub(crate) counts: Cell<RouteCounts>,
+}
+
+/// Clears the turning flag when the turn ends, also when it unwinds.
+struct Turning<'a>(&'a Cell<bool>);
+
+impl Drop for Turning<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+impl Worker {
+    /// One fair dispatch turn (worker rule 1): settle inbox completions, reap I/O and fire
+    /// timers without blocking, poll up to `tasks_per_turn` ready tasks, and — if `park`
+    /// allows it and nothing is runnable — park in the ring until a completion, a timer, an
+    /// unpark from any thread, or the deadline; then settle and poll once more.
+    ///
+    /// A turn called from inside a task poll, a decoder or a waker does nothing (worker rule 7).
+    pub fn turn(&self, park: Park) -> WorkerTurn {
+        let _entered = self.enter();
+        let local = &*self.local;
+        let mut report = WorkerTurn::default();
+        if local.turning.replace(true) {
+            report.reentered = true;
+            return report;
+        }
+        let _turning = Turning(&local.turning);
+        self.settle_inbox(&mut report, self.config.inbox_per_turn);
+        report.absorb(self.driver().turn(Park::Poll));
+        let run = self.scheduler.run_ready(self.config.tasks_per_turn);
+        report.tasks_polled += run.polled;
+        if let Park::Wait(deadline) = park
+            && !run.more_ready
+            && !self.ready_besides_tasks()
+        {
+            // Worker rule 3: every wake-up source unparks the driver, whose unpark is a token,
+            // so a wake that raced the checks above ends this wait at once.
+            report.parked = true;
+            report.absorb(self.driver().turn(Park::Wait(deadline)));
+            self.settle_inbox(&mut report, self.config.inbox_per_turn);
+            let run = self.scheduler.run_ready(self.config.tasks_per_turn);
+            report.tasks_polled += run.polled;
+        }
+        report
+    }
+
+    /// Runs turns, parking whenever nothing is runnable, until `done()` holds (checked before
+    /// every turn) or `deadline` passes.
+    pub fn run_until(&self, done: &mut dyn FnMut() -> bool, deadline: Option<Instant>) -> RunUntil {
+        loop {
+            if done() {
+                return RunUntil::Satisfied;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return RunUntil::DeadlineReached;
+            }
+            let turn = self.turn(Park::Wait(deadline));
+            if turn.reentered {
+                // Rule 7: nothing can progress from here; give the caller its answer instead of
+                // spinning.
+                return if done() {
+                    RunUntil::Satisfied
+                } else {
+                    RunUntil::DeadlineReached
+                };
+            }
+        }
+    }
+
+    /// Inbox work or held completions wait on this thread.
+    pub(crate) fn ready_besides_tasks(&self) -> bool {
+        let local = &*self.local;
+        local.inbox.has_queued()
+            || local
+                .waits
+                .try_borrow()
+                .is_ok_and(|waits| waits.has_held_here())
+    }
+
+    /// Worker rules 5, 6 and 2: routes held completions of this thread, then up to `limit`
+    /// queued ones, and wakes the settled waits' tasks after the table borrow is released. A
+    /// panicking waker is re-raised after every waker ran.
+    pub(crate) fn settle_inbox(&self, report: &mut WorkerTurn, limit: usize) {
+        let local = &*self.local;
+        let mut wakers: Vec<Waker> = Vec::new();
+        {
+            let Ok(mut waits) = local.waits.try_borrow_mut() else {
+                // Only reachable while user code holds the table further up the stack; the
+                // completions stay queued for the next turn.
+                return;
+            };
+            let mut counts = local.counts.get();
+            let mut route = |waits: &mut WaitTables, completion| match waits.route(completion) {
+                Routed::Settled(waker) => {
+                    counts.settled += 1;
+                    report.settled += 1;
+                    wakers.extend(waker);
+                }
+                Routed::Stale => {
+                    counts.stale += 1;
+                    report.dropped += 1;
+                }
+                Routed::Foreign => {
+                    counts.foreign += 1;
+                    report.dropped += 1;
+                }
+                Routed::Held => counts.held += 1,
+            };
+            for completion in waits.take_held_here() {
+                route(&mut waits, completion);
+            }
+            for _ in 0..limit {
+                match local.inbox.next() {
+                    Received::Completion(completion) => route(&mut waits, completion),
+                    Received::Empty | Received::Finished => break,
+                }
+            }
+            local.counts.set(counts);
+        }
+        if let Some(payload) = wake_all(wakers) {
+            resume_unwind(payload);
+        }
+    }
+}
+
+/// Wakes every waker, catching panics; returns the first payload.
+fn wake_all(wakers: Vec<Waker>) -> Option<Box<dyn Any + Send>> {
+    let mut first = None;
+    for waker in wakers {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
+            first.get_or_insert(payload);
+        }
+    }
+    first
+}

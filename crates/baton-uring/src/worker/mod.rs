@@ -1,0 +1,424 @@
+//! The [`Worker`]: one [`Driver`], one task [`Scheduler`] and one completion inbox — the unit a
+//! runtime owns exactly one of and that the loan driver moves between threads (SPEC §4, "the
+//! completion inbox" and "the worker's task loop"; SPEC §5).
+//!
+//! # Rules (cited as "worker rule N"; drawn in `docs/protocols/worker.md`)
+//!
+//! 1. **Fair turn.** Each turn settles inbox completions (at most `inbox_per_turn`), reaps I/O
+//!    and fires timers without blocking, then polls at most `tasks_per_turn` ready tasks (the
+//!    scheduler alternates injected, woken and local ones). So a self-waking task cannot starve
+//!    I/O, timers, injected tasks or external completions: each gets a look every turn.
+//! 2. **Wake after release.** A settled wait's waker is woken only after the wait-table borrow
+//!    is released; a panicking waker is re-raised after every other waker ran.
+//! 3. **No lost wake-up.** A turn parks only when the scheduler, the inbox and the held
+//!    completions have nothing runnable. Every wake-up source — an injected spawn or remote
+//!    wake (the scheduler's unpark hook), an inbox delivery (inbox rule 2), and
+//!    [`WorkerHandle::unpark`] — unparks the driver, whose unpark is a token: a wake between the
+//!    checks and the park ends the park at once.
+//! 4. **Thread-bound waits.** A `WaitTable` may hold `!Send` decoders and hooks, so each thread
+//!    that runs the worker has its own table, only ever touched (and dropped) on that thread;
+//!    tables of other threads are leaked at shutdown rather than dropped on the wrong thread.
+//! 5. **Routing by full identity.** A completion of another runtime is `Foreign`; one whose
+//!    (wait, generation, operation, kind) matches no registered route is `Stale`; both are
+//!    counted and dropped, never delivered. A matching one settles in its table, which checks
+//!    the identity again and runs the decoder on this thread.
+//! 6. **Held completions.** A completion whose wait lives in another thread's table waits
+//!    until the worker turns on that thread. [`Worker::has_local_tasks_on_current_thread`]
+//!    counts this thread's live waits, so the loan driver keeps the worker where they can
+//!    settle.
+//! 7. **No re-entrant turn.** A turn started from inside a task poll, a decoder or a waker
+//!    does nothing and says so ([`WorkerTurn::reentered`]).
+//! 8. **Shutdown order.** Close the inbox (later deliveries report `InboxClosed`), settle what
+//!    it accepted, shut the scheduler down (spawns refused, tasks cancelled; local tasks of
+//!    other threads leaked), discard this thread's waits, then close and drain the driver
+//!    until the deadline. The report says what was settled, cancelled, leaked or left.
+//!
+//! # Invariants
+//!
+//! `Worker` is `Send` (it migrates) but not `Sync`. While a [`WorkerGuard`] is outstanding the
+//! worker is bound to the guard's thread; a leaked guard makes the worker abort when it is
+//! dropped or used on another thread (its driver's invariant), so the thread context never
+//! names a dead or foreign worker.
+
+mod context;
+mod dispatch;
+mod shutdown;
+mod waits;
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use baton_completion::{CompletionSender, IdentityAllocator, Registrar, RuntimeId};
+use baton_task::{EnterGuard, JoinHandle, Scheduler, SpawnError, Spawner, TaskCounts};
+
+use crate::driver::{Driver, DriverConfig, DriverGuard, DriverMetrics};
+use crate::error::SetupError;
+use crate::handle::{DriverHandle, Unparker};
+use crate::inbox::{InboxSender, InboxTraffic, inbox};
+
+pub use context::{WaitsError, with_current_waits};
+pub use dispatch::{RunUntil, WorkerTurn};
+pub use shutdown::WorkerShutdownReport;
+pub use waits::Waits;
+
+use dispatch::{RouteCounts, WorkerLocal};
+use waits::WaitTables;
+
+/// How a [`Worker`] is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkerConfig {
+    driver: DriverConfig,
+    tasks_per_turn: usize,
+    inbox_per_turn: usize,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            driver: DriverConfig::default(),
+            tasks_per_turn: 61,
+            inbox_per_turn: 256,
+        }
+    }
+}
+
+impl WorkerConfig {
+    /// The defaults: the driver's defaults, 61 task polls and 256 inbox completions per turn.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The ring's configuration.
+    pub fn driver(mut self, driver: DriverConfig) -> Self {
+        self.driver = driver;
+        self
+    }
+
+    /// At most this many task polls per turn (at least 1) before I/O and timers get a look.
+    pub fn tasks_per_turn(mut self, polls: usize) -> Self {
+        self.tasks_per_turn = polls;
+        self
+    }
+
+    /// At most this many inbox completions settled per turn (at least 1).
+    pub fn inbox_per_turn(mut self, completions: usize) -> Self {
+        self.inbox_per_turn = completions;
+        self
+    }
+}
+
+/// Why [`Worker::new`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkerSetupError {
+    /// The ring could not be set up.
+    #[error(transparent)]
+    Ring(#[from] SetupError),
+    /// `tasks_per_turn` was zero.
+    #[error("tasks_per_turn must be at least 1, or no task would ever run")]
+    ZeroTasksPerTurn,
+    /// `inbox_per_turn` was zero.
+    #[error("inbox_per_turn must be at least 1, or no external completion would ever settle")]
+    ZeroInboxPerTurn,
+}
+
+/// The scheduler's unpark hook: wakes the driver's park (worker rule 3).
+struct WakeDriver(Unparker);
+
+impl baton_task::Unpark for WakeDriver {
+    fn unpark(&self) {
+        self.0.unpark();
+    }
+}
+
+/// One driver, one scheduler and one completion inbox (see the module documentation).
+pub struct Worker {
+    scheduler: Scheduler,
+    /// `Some` until shutdown consumes it.
+    driver: Option<Driver>,
+    local: Box<WorkerLocal>,
+    handle: WorkerHandle,
+    config: WorkerConfig,
+    entered: Cell<usize>,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("runtime", &self.handle.runtime_id)
+            .field("driver", &self.driver)
+            .field("scheduler", &self.scheduler)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Proof that the worker is entered on this thread (driver, scheduler and worker context);
+/// restores the previous context on drop, also when unwinding. Nestable.
+pub struct WorkerGuard<'a> {
+    worker: &'a Worker,
+    previous: *const WorkerLocal,
+    scheduler: EnterGuard,
+    driver: DriverGuard<'a>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl std::fmt::Debug for WorkerGuard<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerGuard")
+            .field("scheduler", &self.scheduler)
+            .field("driver", &self.driver)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for WorkerGuard<'_> {
+    fn drop(&mut self) {
+        context::restore(self.previous);
+        self.worker.entered.set(self.worker.entered.get() - 1);
+        // The scheduler guard, then the driver guard, drop next (field order).
+    }
+}
+
+/// A `Clone + Send + Sync` handle on a worker: spawns, unparks, delivers completions.
+#[derive(Debug, Clone)]
+pub struct WorkerHandle {
+    runtime_id: RuntimeId,
+    spawner: Spawner,
+    driver: DriverHandle,
+    sender: Arc<InboxSender>,
+    allocator: Arc<IdentityAllocator>,
+}
+
+impl WorkerHandle {
+    /// Spawns a `Send` task from any thread; after shutdown the handle resolves cancelled.
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.spawner.spawn(future)
+    }
+
+    /// Like [`spawn`](Self::spawn), but reports a shut-down worker as an error.
+    ///
+    /// # Errors
+    ///
+    /// [`SpawnError::Shutdown`] once the worker shut down.
+    pub fn try_spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.spawner.try_spawn(future)
+    }
+
+    /// Ends the worker's current or next park (a token: never lost).
+    pub fn unpark(&self) {
+        self.driver.unparker().unpark();
+    }
+
+    /// The worker's inbox, for executors (`ExecutorLease`s deliver through it).
+    pub fn completion_sender(&self) -> Arc<dyn CompletionSender> {
+        Arc::clone(&self.sender) as Arc<dyn CompletionSender>
+    }
+
+    /// A registrar issuing this worker's identities and delivering to its inbox.
+    pub fn registrar(&self) -> Registrar {
+        Registrar::new(Arc::clone(&self.allocator), self.completion_sender())
+    }
+
+    /// The identity allocator the worker's waits draw from.
+    pub fn allocator(&self) -> &Arc<IdentityAllocator> {
+        &self.allocator
+    }
+
+    /// The driver's handle (builds operations bound to this worker from any thread).
+    pub fn driver(&self) -> &DriverHandle {
+        &self.driver
+    }
+
+    /// The task spawner.
+    pub fn spawner(&self) -> &Spawner {
+        &self.spawner
+    }
+
+    /// The worker's runtime.
+    pub fn runtime_id(&self) -> RuntimeId {
+        self.runtime_id
+    }
+
+    /// Whether the worker has closed (its inbox refuses completions).
+    pub fn is_closed(&self) -> bool {
+        self.sender.is_closed()
+    }
+}
+
+/// Counters of the completion inbox.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InboxMetrics {
+    /// Deliveries accepted and refused (`InboxClosed`).
+    pub traffic: InboxTraffic,
+    /// Completions waiting in the channel.
+    pub queued: usize,
+    /// Completions settled into their waits.
+    pub settled: u64,
+    /// Stale completions dropped (cancelled, settled, discarded or unknown wait).
+    pub stale: u64,
+    /// Other runtimes' completions dropped.
+    pub foreign: u64,
+    /// Completions held for another thread's waits right now (worker rule 6).
+    pub held: usize,
+}
+
+/// A snapshot of a worker's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkerMetrics {
+    /// Task counts.
+    pub tasks: TaskCounts,
+    /// The driver's counters (ops queued, in flight, timers...).
+    pub driver: DriverMetrics,
+    /// The inbox's counters.
+    pub inbox: InboxMetrics,
+    /// Registered waits not consumed yet, on every thread.
+    pub waits: usize,
+}
+
+impl Worker {
+    /// Sets up a ring, a scheduler and an inbox for the runtime `runtime_id`.
+    ///
+    /// # Errors
+    ///
+    /// A ring set-up failure naming its cause, or a zero per-turn budget.
+    pub fn new(config: WorkerConfig, runtime_id: RuntimeId) -> Result<Worker, WorkerSetupError> {
+        if config.tasks_per_turn == 0 {
+            return Err(WorkerSetupError::ZeroTasksPerTurn);
+        }
+        if config.inbox_per_turn == 0 {
+            return Err(WorkerSetupError::ZeroInboxPerTurn);
+        }
+        let driver = Driver::new(config.driver)?;
+        let unparker = driver.unparker();
+        let scheduler = Scheduler::new(Arc::new(WakeDriver(unparker.clone())));
+        let allocator = IdentityAllocator::new(runtime_id);
+        let (sender, receiver) = inbox(unparker);
+        let handle = WorkerHandle {
+            runtime_id,
+            spawner: scheduler.spawner(),
+            driver: driver.handle(),
+            sender: Arc::clone(&sender),
+            allocator: Arc::clone(&allocator),
+        };
+        let local = Box::new(WorkerLocal {
+            waits: RefCell::new(WaitTables::new(allocator)),
+            inbox: receiver,
+            sender,
+            turning: Cell::new(false),
+            counts: Cell::new(RouteCounts::default()),
+        });
+        Ok(Worker {
+            scheduler,
+            driver: Some(driver),
+            local,
+            handle,
+            config,
+            entered: Cell::new(0),
+        })
+    }
+
+    fn driver(&self) -> &Driver {
+        self.driver
+            .as_ref()
+            .expect("the driver lives until shutdown consumes the worker")
+    }
+
+    /// A `Clone + Send + Sync` handle.
+    pub fn handle(&self) -> WorkerHandle {
+        self.handle.clone()
+    }
+
+    /// The worker's runtime.
+    pub fn runtime_id(&self) -> RuntimeId {
+        self.handle.runtime_id
+    }
+
+    /// Enters the driver, the scheduler and the worker context on this thread until the guard
+    /// drops, so operations, `spawn`/`spawn_local` and [`with_current_waits`] work. Nestable.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler is still entered on another thread (a guard was leaked there).
+    pub fn enter(&self) -> WorkerGuard<'_> {
+        let driver = self.driver().enter();
+        let scheduler = self.scheduler.enter();
+        let previous = context::install(&self.local);
+        self.entered.set(self.entered.get() + 1);
+        WorkerGuard {
+            worker: self,
+            previous,
+            scheduler,
+            driver,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Whether a turn on this thread would find work now: ready tasks (this thread's local
+    /// ones included), queued inbox completions, or completions held for this thread.
+    pub fn has_ready_work(&self) -> bool {
+        let _entered = self.enter();
+        self.scheduler.has_ready_for_current_thread() || self.ready_besides_tasks()
+    }
+
+    /// Whether this thread holds live local tasks or live waits of this worker (worker rules 4
+    /// and 6): the worker should not leave it.
+    pub fn has_local_tasks_on_current_thread(&self) -> bool {
+        let _entered = self.enter();
+        self.scheduler.live_local_tasks_on_current_thread() > 0
+            || self
+                .local
+                .waits
+                .try_borrow()
+                .map_or(true, |waits| waits.live_here() > 0)
+    }
+
+    /// No live task, no queued or in-flight operation or timer, no wait, no completion queued
+    /// or held.
+    pub fn is_quiescent(&self) -> bool {
+        let _entered = self.enter();
+        let waits_idle = self
+            .local
+            .waits
+            .try_borrow()
+            .is_ok_and(|waits| waits.live() == 0 && waits.held() == 0);
+        !self.scheduler.has_live_tasks()
+            && self.driver().is_idle()
+            && waits_idle
+            && !self.local.inbox.has_queued()
+    }
+
+    /// The worker's counters.
+    pub fn metrics(&self) -> WorkerMetrics {
+        let _entered = self.enter();
+        let counts = self.local.counts.get();
+        let (waits, held) = self
+            .local
+            .waits
+            .try_borrow()
+            .map_or((0, 0), |waits| (waits.live(), waits.held()));
+        WorkerMetrics {
+            tasks: self.scheduler.counts(),
+            driver: self.driver().metrics(),
+            inbox: InboxMetrics {
+                traffic: self.local.sender.traffic(),
+                queued: self.local.inbox.queued(),
+                settled: counts.settled,
+                stale: counts.stale,
+                foreign: counts.foreign,
+                held,
+            },
+            waits,
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! The worker's wait tables: one [`WaitTable`] per thread that ran the worker, and the routes
+//! that send each external completion to the table holding its wait (worker rules 4–6).
+//!
+//! A `WaitTable` is `!Send` (decoders and cancel hooks may hold `Rc`), while the worker
+//! migrates between threads. So, like local tasks, each thread gets its own table, reachable
+//! only on that thread ([`ThreadTable`]); a completion for a wait of another thread is held
+//! until the worker turns on that thread again.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::mem::ManuallyDrop;
+use std::sync::Arc as StdArc;
+use std::task::{Context, Poll, Waker};
+
+use baton_cancel::{ContainedDrop, HookResult};
+use baton_completion::{
+    BoundCheck, CancelOutcome, CompletionKind, Discarded, ExternalCompletion, IdentityAllocator,
+    IdentityError, OperationId, RegisterError, RuntimeHalf, RuntimeId, SettleOutcome, WaitError,
+    WaitGeneration, WaitId, WaitKey, WaitTable,
+};
+use web_time::Instant;
+
+use crate::context::thread_token;
+
+/// Where the completion of one registered external wait must go (worker rule 5).
+#[derive(Debug, Clone, Copy)]
+struct Route {
+    owner: u64,
+    operation_id: OperationId,
+    kind: CompletionKind,
+}
+
+/// One thread's wait table.
+///
+/// Invariant: `table` is only touched (used or dropped) on the thread whose token is `owner`;
+/// elsewhere it is leaked, never dropped (worker rule 4).
+struct ThreadTable {
+    owner: u64,
+    live: usize,
+    table: ManuallyDrop<WaitTable>,
+}
+
+// SAFETY: the `!Send` parts of a `WaitTable` (decoders, hooks, decoded values) are only reached
+// through `ThreadTable::get`, which checks that the calling thread is `owner`, and the table is
+// only dropped on `owner` (leaked elsewhere), so moving the wrapper between threads never lets
+// another thread touch them. `owner` and `live` are plain data.
+unsafe impl Send for ThreadTable {}
+
+impl ThreadTable {
+    fn get(&mut self) -> Option<&mut WaitTable> {
+        (self.owner == thread_token()).then_some(&mut *self.table)
+    }
+}
+
+impl Drop for ThreadTable {
+    fn drop(&mut self) {
+        if self.owner == thread_token() {
+            // SAFETY: we are on the owner thread (the type's invariant) and `table` is never
+            // touched again: this is the wrapper's destructor.
+            unsafe { ManuallyDrop::drop(&mut self.table) };
+        }
+    }
+}
+
+/// What routing one completion did.
+#[must_use]
+#[derive(Debug)]
+pub(crate) enum Routed {
+    /// Settled into its wait; wake this waker after every borrow is released.
+    Settled(Option<Waker>),
+    /// Stale: its wait was cancelled, settled, discarded or never existed. Dropped.
+    Stale,
+    /// Another runtime's completion. Dropped.
+    Foreign,
+    /// Its wait lives in another thread's table: held until the worker runs there.
+    Held,
+}
+
+/// Every table of one worker, plus the routes and the held completions.
+pub(crate) struct WaitTables {
+    allocator: StdArc<IdentityAllocator>,
+    tables: Vec<ThreadTable>,
+    routes: HashMap<(WaitId, WaitGeneration), Route>,
+    held: Vec<(u64, ExternalCompletion)>,
+}
+
+impl std::fmt::Debug for WaitTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitTables")
+            .field("runtime", &self.allocator.runtime_id())
+            .field("threads", &self.tables.len())
+            .field("waits", &self.live())
+            .field("routes", &self.routes.len())
+            .field("held", &self.held.len())
+            .finish()
+    }
+}
+
+impl WaitTables {
+    pub(crate) fn new(allocator: StdArc<IdentityAllocator>) -> WaitTables {
+        WaitTables {
+            allocator,
+            tables: Vec::new(),
+            routes: HashMap::new(),
+            held: Vec::new(),
+        }
+    }
+
+    pub(crate) fn runtime_id(&self) -> RuntimeId {
+        self.allocator.runtime_id()
+    }
+
+    /// The index of the current thread's table, created on first use.
+    fn here_index(&mut self) -> usize {
+        let token = thread_token();
+        match self.tables.iter().position(|t| t.owner == token) {
+            Some(index) => index,
+            None => {
+                self.tables.push(ThreadTable {
+                    owner: token,
+                    live: 0,
+                    table: ManuallyDrop::new(WaitTable::new(StdArc::clone(&self.allocator))),
+                });
+                self.tables.len() - 1
+            }
+        }
+    }
+
+    /// Runs `f` on the current thread's view.
+    pub(crate) fn with_here<R>(&mut self, f: impl FnOnce(&mut Waits<'_>) -> R) -> R {
+        let owner = thread_token();
+        let index = self.here_index();
+        let WaitTables { tables, routes, .. } = self;
+        let thread = &mut tables[index];
+        let table = thread
+            .get()
+            .expect("worker rule 4: a table is looked up by its owner's token");
+        let mut view = Waits {
+            table,
+            routes,
+            owner,
+        };
+        let result = f(&mut view);
+        thread.live = thread.table.len();
+        result
+    }
+
+    /// Worker rule 5: routes one completion by its full identity.
+    pub(crate) fn route(&mut self, completion: ExternalCompletion) -> Routed {
+        if completion.runtime_id != self.runtime_id() {
+            let _ = ContainedDrop::drop_value(completion);
+            return Routed::Foreign;
+        }
+        let key = (completion.wait_id, completion.generation);
+        let route = self.routes.get(&key).copied().filter(|route| {
+            route.operation_id == completion.operation_id && route.kind == completion.kind
+        });
+        let Some(route) = route else {
+            let _ = ContainedDrop::drop_value(completion);
+            return Routed::Stale;
+        };
+        let here = thread_token();
+        if route.owner != here {
+            self.held.push((route.owner, completion));
+            return Routed::Held;
+        }
+        // Exactly one completion carries this identity: the route is used up either way.
+        self.routes.remove(&key);
+        self.with_here(|waits| match waits.table.settle(completion) {
+            SettleOutcome::Settled { waker } => Routed::Settled(waker),
+            SettleOutcome::Stale => Routed::Stale,
+            SettleOutcome::Foreign => Routed::Foreign,
+        })
+    }
+
+    /// Worker rule 6: takes the held completions whose wait lives on the current thread.
+    pub(crate) fn take_held_here(&mut self) -> Vec<ExternalCompletion> {
+        let here = thread_token();
+        if !self.held.iter().any(|(owner, _)| *owner == here) {
+            return Vec::new();
+        }
+        let (mine, others) = std::mem::take(&mut self.held)
+            .into_iter()
+            .partition(|(owner, _)| *owner == here);
+        self.held = others;
+        mine.into_iter().map(|(_, completion)| completion).collect()
+    }
+
+    /// Whether completions for this thread's waits are held.
+    pub(crate) fn has_held_here(&self) -> bool {
+        let here = thread_token();
+        self.held.iter().any(|(owner, _)| *owner == here)
+    }
+
+    /// Waits registered on this thread and not consumed yet.
+    pub(crate) fn live_here(&self) -> usize {
+        let here = thread_token();
+        self.tables
+            .iter()
+            .find(|t| t.owner == here)
+            .map_or(0, |t| t.live)
+    }
+
+    /// Waits registered on any thread and not consumed yet.
+    pub(crate) fn live(&self) -> usize {
+        self.tables.iter().map(|t| t.live).sum()
+    }
+
+    /// Completions held for other threads.
+    pub(crate) fn held(&self) -> usize {
+        self.held.len()
+    }
+
+    /// Shutdown: discards every wait of this thread (cancelling jobs that have not started)
+    /// and drops this thread's table; leaks the tables of other threads (worker rule 4) and
+    /// drops the completions held for them. Returns what it did.
+    pub(crate) fn close(&mut self) -> ClosedWaits {
+        let here = thread_token();
+        let mine: Vec<WaitKey> = self
+            .routes
+            .iter()
+            .filter(|(_, route)| route.owner == here)
+            .map(|(&(wait_id, generation), _)| WaitKey {
+                runtime_id: self.allocator.runtime_id(),
+                wait_id,
+                generation,
+            })
+            .collect();
+        let mut closed = ClosedWaits::default();
+        let discarded = self.with_here(|waits| {
+            let mut count = 0;
+            for key in mine {
+                if let Discarded::Removed { .. } = waits.discard(key) {
+                    count += 1;
+                }
+            }
+            count + waits.table.len()
+        });
+        closed.discarded = discarded;
+        self.routes.clear();
+        for thread in std::mem::take(&mut self.tables) {
+            if thread.owner != here {
+                closed.leaked += thread.live;
+            }
+            drop(thread);
+        }
+        for (_, completion) in std::mem::take(&mut self.held) {
+            closed.held_dropped += 1;
+            let _ = ContainedDrop::drop_value(completion);
+        }
+        closed
+    }
+}
+
+/// What closing the wait tables did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ClosedWaits {
+    pub(crate) discarded: usize,
+    pub(crate) leaked: usize,
+    pub(crate) held_dropped: usize,
+}
+
+/// The current thread's wait table, as futures running on the worker see it (through
+/// [`with_current_waits`](crate::with_current_waits)).
+///
+/// Wakers returned by [`complete_internal`](Waits::complete_internal),
+/// [`cancel`](Waits::cancel) and [`check_bounds`](Waits::check_bounds) must be woken after the
+/// closure returns (the wait table never wakes itself).
+pub struct Waits<'a> {
+    table: &'a mut WaitTable,
+    routes: &'a mut HashMap<(WaitId, WaitGeneration), Route>,
+    owner: u64,
+}
+
+impl std::fmt::Debug for Waits<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Waits").field("table", &self.table).finish()
+    }
+}
+
+impl Waits<'_> {
+    /// The worker's runtime.
+    pub fn runtime_id(&self) -> RuntimeId {
+        self.table.runtime_id()
+    }
+
+    /// Registers a binding's runtime half; its completion will be routed here (worker rule 5).
+    pub fn register(&mut self, half: RuntimeHalf) -> Result<WaitKey, RegisterError> {
+        let identity = half.identity();
+        let key = self.table.register(half)?;
+        self.routes.insert(
+            (identity.wait_id, identity.generation),
+            Route {
+                owner: self.owner,
+                operation_id: identity.operation_id,
+                kind: identity.kind,
+            },
+        );
+        Ok(key)
+    }
+
+    /// Registers an internal wait (settled by [`complete_internal`](Waits::complete_internal)).
+    pub fn register_internal(&mut self) -> Result<WaitKey, IdentityError> {
+        self.table.register_internal()
+    }
+
+    /// Settles an internal wait.
+    pub fn complete_internal(&mut self, key: WaitKey, value: Box<dyn Any>) -> SettleOutcome {
+        self.table.complete_internal(key, value)
+    }
+
+    /// Polls a wait for the value its decoder produces; see [`WaitTable::poll_wait`].
+    pub fn poll_wait<T: 'static>(
+        &mut self,
+        key: WaitKey,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<T, WaitError>> {
+        self.table.poll_wait(key, cx)
+    }
+
+    /// Cancels a wait through the cancel state machine; see [`WaitTable::cancel`].
+    pub fn cancel(&mut self, key: WaitKey) -> CancelOutcome {
+        self.table.cancel(key)
+    }
+
+    /// Calls an interruptible wait's hook again; see [`WaitTable::reap`].
+    pub fn reap(&mut self, key: WaitKey) -> Option<HookResult> {
+        self.table.reap(key)
+    }
+
+    /// Removes a wait whatever its state; a later completion is counted stale.
+    pub fn discard(&mut self, key: WaitKey) -> Discarded {
+        let discarded = self.table.discard(key);
+        if let Discarded::Removed { .. } = discarded {
+            self.routes.remove(&(key.wait_id, key.generation));
+        }
+        discarded
+    }
+
+    /// Settles quarantined waits past their bound; see [`WaitTable::check_bounds`].
+    pub fn check_bounds(&mut self, now: Instant) -> BoundCheck {
+        self.table.check_bounds(now)
+    }
+
+    /// The table itself, read-only (counters, length, tracing).
+    pub fn table(&self) -> &WaitTable {
+        self.table
+    }
+}
