@@ -261,3 +261,113 @@ impl State {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_start_polls_and_consumes_the_notification() {
+        let state = State::new();
+        assert_eq!(state.start(), StartOutcome::Poll);
+        assert_eq!(state.idle(), IdleOutcome::Parked);
+        assert_eq!(state.wake(), WakeOutcome::Submit);
+    }
+
+    #[test]
+    fn wake_during_poll_requeues() {
+        let state = State::new();
+        assert_eq!(state.start(), StartOutcome::Poll);
+        assert_eq!(state.wake(), WakeOutcome::DuringPoll);
+        assert_eq!(state.wake(), WakeOutcome::Coalesced);
+        assert_eq!(state.idle(), IdleOutcome::Requeue);
+        assert_eq!(state.start(), StartOutcome::Poll);
+    }
+
+    #[test]
+    fn wake_of_queued_task_coalesces() {
+        let state = State::new();
+        assert_eq!(state.wake(), WakeOutcome::Coalesced);
+    }
+
+    #[test]
+    fn abort_before_start_cancels_without_polling() {
+        let state = State::new();
+        assert_eq!(state.abort(), WakeOutcome::Coalesced);
+        assert_eq!(state.start(), StartOutcome::Cancelled);
+    }
+
+    #[test]
+    fn abort_during_poll_cancels_at_idle() {
+        let state = State::new();
+        assert_eq!(state.start(), StartOutcome::Poll);
+        assert_eq!(state.abort(), WakeOutcome::DuringPoll);
+        assert_eq!(state.idle(), IdleOutcome::Cancel);
+    }
+
+    #[test]
+    fn abort_of_idle_task_submits_it() {
+        let state = State::new();
+        assert_eq!(state.start(), StartOutcome::Poll);
+        assert_eq!(state.idle(), IdleOutcome::Parked);
+        assert_eq!(state.abort(), WakeOutcome::Submit);
+        assert_eq!(state.start(), StartOutcome::Cancelled);
+    }
+
+    #[test]
+    fn wakes_and_aborts_after_completion_are_ignored() {
+        let state = State::new();
+        assert_eq!(state.start(), StartOutcome::Poll);
+        let completed = state.complete(false);
+        assert!(completed.join_interest);
+        assert!(!completed.join_waker);
+        assert_eq!(state.wake(), WakeOutcome::Complete);
+        assert_eq!(state.abort(), WakeOutcome::Complete);
+        assert_eq!(state.start(), StartOutcome::Stale);
+        assert_eq!(state.claim_for_shutdown(), ClaimOutcome::Complete);
+    }
+
+    #[test]
+    fn join_waker_then_complete_reports_the_waker() {
+        let state = State::new();
+        assert_eq!(state.set_join_waker(), JoinWakerOutcome::Registered);
+        assert_eq!(state.start(), StartOutcome::Poll);
+        assert!(state.complete(false).join_waker);
+    }
+
+    #[test]
+    fn complete_then_join_waker_reads_the_output() {
+        let state = State::new();
+        assert_eq!(state.start(), StartOutcome::Poll);
+        let _ = state.complete(false);
+        assert_eq!(state.set_join_waker(), JoinWakerOutcome::Complete);
+    }
+
+    #[test]
+    fn detach_before_completion_leaves_output_to_completer() {
+        let state = State::new();
+        assert_eq!(state.detach(), DetachOutcome::Detached);
+        assert_eq!(state.start(), StartOutcome::Poll);
+        assert!(!state.complete(false).join_interest);
+    }
+
+    #[test]
+    fn detach_after_completion_owns_output() {
+        let state = State::new();
+        assert_eq!(state.start(), StartOutcome::Poll);
+        let _ = state.complete(false);
+        assert_eq!(state.detach(), DetachOutcome::OutputIsOurs);
+    }
+
+    #[test]
+    fn shutdown_claims_idle_task_but_not_running_one() {
+        let idle = State::new();
+        assert_eq!(idle.claim_for_shutdown(), ClaimOutcome::Claimed);
+        let _ = idle.complete(true);
+        assert!(idle.load().is_leaked());
+        let running = State::new();
+        assert_eq!(running.start(), StartOutcome::Poll);
+        assert_eq!(running.claim_for_shutdown(), ClaimOutcome::Running);
+        assert_eq!(running.idle(), IdleOutcome::Cancel);
+    }
+}

@@ -1,6 +1,6 @@
-#![cfg(loom)]
 //! Loom models of the scheduler's cross-thread protocols, run against the shipped code through
 //! the crate's `sync` shim (`--cfg loom`).
+#![cfg(loom)]
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,7 +22,10 @@ impl Unpark for CountingUnpark {
 
 fn scheduler() -> (Scheduler, Arc<CountingUnpark>) {
     let unpark = Arc::new(CountingUnpark::default());
-    (Scheduler::new(Arc::clone(&unpark) as Arc<dyn Unpark>), unpark)
+    (
+        Scheduler::new(Arc::clone(&unpark) as Arc<dyn Unpark>),
+        unpark,
+    )
 }
 
 fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
