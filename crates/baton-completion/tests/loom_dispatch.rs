@@ -1,0 +1,170 @@
+#![cfg(loom)]
+//! Loom models of exactly-once dispatch (crate rule 6): a run, a drop of the armed dispatch
+//! and a cancel racing from the runtime thread always deliver exactly one completion, and the
+//! completion agrees with whoever won the cancel/claim race.
+
+use baton_cancel::{CancelBeforeStart, HookOutcome, Interruptible};
+use baton_completion::{
+    CompletionFailure, CompletionKind, CompletionSender, Decoder, DeliveryOutcome, Dispatch,
+    ExternalCompletion, IdentityAllocator, PreparedOperation, Registrar, RuntimeHalf, RuntimeId,
+    Submission, TerminalClass, from_fn,
+};
+use loom::sync::Mutex;
+use loom::sync::atomic::{AtomicBool, Ordering};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+#[derive(Debug, Default)]
+struct LoomSink {
+    received: Mutex<Vec<ExternalCompletion>>,
+}
+
+impl CompletionSender for LoomSink {
+    fn deliver(&self, completion: ExternalCompletion) -> DeliveryOutcome {
+        self.received.lock().expect("not poisoned").push(completion);
+        DeliveryOutcome::Delivered
+    }
+}
+
+impl LoomSink {
+    fn only(&self) -> ExternalCompletion {
+        let mut all = std::mem::take(&mut *self.received.lock().expect("not poisoned"));
+        assert_eq!(all.len(), 1, "exactly one completion is delivered");
+        all.pop().expect("length checked")
+    }
+}
+
+fn bind(prepared: PreparedOperation) -> (RuntimeHalf, Submission, Arc<LoomSink>) {
+    let runtime = RuntimeId::allocate().expect("ids available");
+    let sink = Arc::new(LoomSink::default());
+    let registrar = Registrar::new(IdentityAllocator::new(runtime), sink.clone());
+    let kind = CompletionKind::try_from_raw(1).expect("non-zero");
+    let identity = registrar.issue(kind).expect("ids available");
+    let (half, submission) = registrar.bind(identity, prepared).expect("valid").split();
+    (half, submission, sink)
+}
+
+fn hook() -> Interruptible {
+    Interruptible::new("loom", || Ok(HookOutcome::Reaped))
+}
+
+/// Proves: a blocking dispatch run on an executor thread while the runtime cancels it
+/// delivers exactly once — `Cancelled` with the body never run when the cancel wins,
+/// the body's result when the claim wins.
+#[test]
+fn loom_dispatch_run_vs_cancel_delivers_once() {
+    loom::model(|| {
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&ran);
+        let (half, submission, sink) = bind(PreparedOperation::interruptible_blocking(
+            CompletionKind::try_from_raw(1).expect("non-zero"),
+            from_fn(move || {
+                flag.store(true, Ordering::SeqCst);
+                5_u8
+            }),
+            Decoder::identity(),
+            hook(),
+        ));
+        let Dispatch::Blocking(dispatch) = submission.arm() else {
+            panic!("blocking job")
+        };
+        let runner = loom::thread::spawn(move || dispatch.run().class);
+        let cancel = half.cancel_handle().cancel_before_start();
+        let class = runner.join().expect("runner does not panic");
+        let completion = sink.only();
+        match cancel {
+            CancelBeforeStart::CancelledQueued => {
+                assert_eq!(class, TerminalClass::Cancelled);
+                assert!(!ran.load(Ordering::SeqCst), "the body never runs");
+                assert!(matches!(
+                    completion.result,
+                    Err(CompletionFailure::Cancelled)
+                ));
+            }
+            CancelBeforeStart::AlreadyRunning => {
+                assert_eq!(class, TerminalClass::Completed);
+                assert!(ran.load(Ordering::SeqCst));
+                assert!(completion.result.is_ok());
+            }
+            CancelBeforeStart::AlreadyCancelled => panic!("one cancel only"),
+        }
+    });
+}
+
+/// Proves: an armed blocking dispatch dropped by the executor while the runtime cancels it
+/// delivers exactly one `Cancelled`.
+#[test]
+fn loom_dispatch_drop_vs_cancel_delivers_once() {
+    loom::model(|| {
+        let (half, submission, sink) = bind(PreparedOperation::interruptible_blocking(
+            CompletionKind::try_from_raw(1).expect("non-zero"),
+            from_fn(|| 5_u8),
+            Decoder::identity(),
+            hook(),
+        ));
+        let dispatch = submission.arm();
+        let dropper = loom::thread::spawn(move || drop(dispatch));
+        let _ = half.cancel_handle().cancel_before_start();
+        dropper.join().expect("dropper does not panic");
+        assert!(matches!(
+            sink.only().result,
+            Err(CompletionFailure::Cancelled)
+        ));
+    });
+}
+
+struct PendingForever;
+
+impl Future for PendingForever {
+    type Output = u8;
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<u8> {
+        Poll::Pending
+    }
+}
+
+/// Proves: an async dispatch polled (claimed, future constructed, pending) and then dropped
+/// on an executor thread while the runtime cancels delivers exactly one `Cancelled`, and the
+/// future is never constructed when the cancel wins.
+#[test]
+fn loom_async_dispatch_poll_drop_vs_cancel_delivers_once() {
+    loom::model(|| {
+        let constructed = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&constructed);
+        let (half, submission, sink) = bind(PreparedOperation::interruptible_async(
+            CompletionKind::try_from_raw(1).expect("non-zero"),
+            move || {
+                flag.store(true, Ordering::SeqCst);
+                PendingForever
+            },
+            Decoder::identity(),
+            hook(),
+        ));
+        let Dispatch::Async(mut dispatch) = submission.arm() else {
+            panic!("async job")
+        };
+        let executor = loom::thread::spawn(move || {
+            let polled = Pin::new(&mut dispatch).poll(&mut Context::from_waker(Waker::noop()));
+            drop(dispatch);
+            polled.map(|report| report.class)
+        });
+        let cancel = half.cancel_handle().cancel_before_start();
+        let polled = executor.join().expect("executor does not panic");
+        assert!(matches!(
+            sink.only().result,
+            Err(CompletionFailure::Cancelled)
+        ));
+        match cancel {
+            CancelBeforeStart::CancelledQueued => {
+                assert_eq!(polled, Poll::Ready(TerminalClass::Cancelled));
+                assert!(!constructed.load(Ordering::SeqCst), "never constructed");
+            }
+            CancelBeforeStart::AlreadyRunning => {
+                assert_eq!(polled, Poll::Pending);
+                assert!(constructed.load(Ordering::SeqCst));
+            }
+            CancelBeforeStart::AlreadyCancelled => panic!("one cancel only"),
+        }
+    });
+}
