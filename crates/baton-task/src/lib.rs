@@ -16,6 +16,51 @@
 //! * A panicking task is reported through its handle ([`JoinError::Panicked`]); a panicking
 //!   destructor is contained; while unwinding, values are leaked rather than dropped.
 //!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! struct NoPark;
+//! impl baton_task::Unpark for NoPark {
+//!     fn unpark(&self) {}
+//! }
+//!
+//! let scheduler = baton_task::Scheduler::new(Arc::new(NoPark));
+//! let spawner = scheduler.spawner();
+//! let remote = std::thread::spawn(move || spawner.spawn(async { 40 })).join().unwrap();
+//! let root = scheduler.spawn_local(async move {
+//!     let local = baton_task::spawn_local(async { std::rc::Rc::new(2) });
+//!     remote.await.unwrap() + *local.await.unwrap()
+//! });
+//! while !root.is_finished() {
+//!     let _ = scheduler.run_ready(64);
+//! }
+//! let _ = scheduler.shutdown();
+//! ```
+//!
+//! # Decisions
+//!
+//! * Spawning after shutdown queues nothing: [`Spawner::spawn`] returns a handle that resolves
+//!   to [`JoinError::Cancelled`] with [`CancelReason::SpawnAfterShutdown`];
+//!   [`Spawner::try_spawn`] reports [`SpawnError::Shutdown`] instead.
+//! * [`spawn`] and [`spawn_local`] outside a runtime context panic with a message saying what to
+//!   do; [`try_current`] and [`try_spawn_local`] never panic.
+//! * Aborting a task that already finished changes nothing: its output is still returned.
+//! * [`yield_now`] works under any executor.
+//! * The scheduler is `Send` but not `Sync`, and a local task's handle is `Send` only when its
+//!   output is:
+//!
+//! ```compile_fail
+//! fn assert_sync<T: Sync>() {}
+//! assert_sync::<baton_task::Scheduler>();
+//! ```
+//!
+//! ```compile_fail
+//! fn assert_send<T: Send>() {}
+//! assert_send::<baton_task::JoinHandle<std::rc::Rc<u8>>>();
+//! ```
+//!
 //! # Protocol rules (cited in the code; drawn in `docs/protocols/tasks.md`)
 //!
 //! 1. **One allocation, one registry reference.** A task is one `Arc` (header + future +

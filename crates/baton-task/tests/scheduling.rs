@@ -240,3 +240,14 @@ fn join_handle_awaited_by_another_task_is_woken() {
     gate.release();
     assert_eq!(drive(&scheduler, outer).unwrap(), 10);
 }
+
+#[test]
+fn handles_and_spawners_cross_threads() {
+    fn assert_send<T: Send>() {}
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send::<baton_task::Scheduler>();
+    assert_send_sync::<baton_task::Spawner>();
+    assert_send_sync::<JoinHandle<u8>>();
+    assert_send_sync::<baton_task::JoinError>();
+    assert_send_sync::<std::task::Waker>();
+}
