@@ -1,5 +1,5 @@
-#![cfg(loom)]
 //! Loom models of the blocking pool's submit/shutdown protocol (pool rules 1, 2 and 5).
+#![cfg(loom)]
 
 use baton_cancel::{HookOutcome, Interruptible};
 use baton_completion::{

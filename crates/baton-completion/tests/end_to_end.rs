@@ -1,0 +1,140 @@
+//! End to end, exactly as a runtime uses the crate: registrar → bind → split → submit the
+//! submission half to a `BlockingPool` → the completion arrives at a channel-backed
+//! `CompletionSender` → `WaitTable::settle` on the "runtime thread" → the decoded value via
+//! `poll_wait`.
+
+use baton_cancel::{HookOutcome, Interruptible};
+use baton_completion::{
+    BlockingPool, CompletionKind, CompletionSender, Decoder, DeliveryOutcome, ExternalCompletion,
+    IdentityAllocator, IoExecutor, PreparedOperation, Registrar, RuntimeId, SettleOutcome,
+    ShutdownReport, WaitError, WaitTable, from_fn,
+};
+use crossbeam_channel::{Receiver, Sender};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+use web_time::Instant;
+
+/// The runtime's inbox: a channel the worker thread drains.
+#[derive(Debug)]
+struct ChannelInbox(Sender<ExternalCompletion>);
+
+impl CompletionSender for ChannelInbox {
+    fn deliver(&self, completion: ExternalCompletion) -> DeliveryOutcome {
+        match self.0.send(completion) {
+            Ok(()) => DeliveryOutcome::Delivered,
+            Err(_) => DeliveryOutcome::InboxClosed,
+        }
+    }
+}
+
+#[derive(Default)]
+struct CountingWaker(AtomicUsize);
+
+impl Wake for CountingWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn runtime() -> (Registrar, WaitTable, Receiver<ExternalCompletion>) {
+    let runtime = RuntimeId::allocate().expect("ids available");
+    let allocator = IdentityAllocator::new(runtime);
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let registrar = Registrar::new(Arc::clone(&allocator), Arc::new(ChannelInbox(tx)));
+    (registrar, WaitTable::new(allocator), rx)
+}
+
+#[test]
+fn blocking_job_round_trip_through_pool_inbox_and_wait_table() {
+    let (registrar, mut table, inbox) = runtime();
+    let pool = BlockingPool::builder().build().expect("default pool");
+    let lease = pool
+        .attach_runtime(registrar.runtime_id())
+        .expect("fresh runtime");
+    let kind = CompletionKind::try_from_raw(3).expect("non-zero");
+
+    // The decoder runs on the runtime thread and may hold `!Send` state.
+    let prefix = Rc::new("answer".to_owned());
+    let prepared = PreparedOperation::interruptible_blocking(
+        kind,
+        from_fn(|| 6_u64 * 7),
+        Decoder::new(move |value: u64| format!("{prefix}={value}")),
+        Interruptible::new("compute", || Ok(HookOutcome::Reaped)),
+    );
+    let identity = registrar.issue(kind).expect("ids available");
+    let (half, submission) = registrar
+        .bind(identity, prepared)
+        .expect("same registrar, same kind")
+        .split();
+    let key = table.register(half).expect("same runtime");
+
+    let counter = Arc::new(CountingWaker::default());
+    let waker = Waker::from(Arc::clone(&counter));
+    let mut cx = Context::from_waker(&waker);
+    assert!(table.poll_wait::<String>(key, &mut cx).is_pending());
+
+    lease.submit(submission).expect("accepted");
+    let completion = inbox
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the pool delivers");
+    let SettleOutcome::Settled {
+        waker: Some(to_wake),
+    } = table.settle(completion)
+    else {
+        panic!("the completion matches the registered wait")
+    };
+    to_wake.wake();
+    assert_eq!(counter.0.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        table.poll_wait::<String>(key, &mut cx),
+        Poll::Ready(Ok("answer=42".to_owned()))
+    );
+    assert!(table.is_empty());
+    assert!(matches!(
+        pool.shutdown(Instant::now() + Duration::from_secs(20)),
+        ShutdownReport::Drained { .. }
+    ));
+}
+
+#[test]
+fn cancelled_wait_settles_and_the_late_cancelled_completion_is_stale() {
+    let (registrar, mut table, inbox) = runtime();
+    let pool = BlockingPool::builder().build().expect("default pool");
+    let kind = CompletionKind::try_from_raw(1).expect("non-zero");
+    let identity = registrar.issue(kind).expect("ids available");
+    let (half, submission) = registrar
+        .bind(
+            identity,
+            PreparedOperation::interruptible_blocking(
+                kind,
+                from_fn(|| 1_u8),
+                Decoder::identity(),
+                Interruptible::new("compute", || Ok(HookOutcome::Reaped)),
+            ),
+        )
+        .expect("valid bind")
+        .split();
+    let key = table.register(half).expect("same runtime");
+    // Cancel before the submission even reaches the pool: the cancel wins.
+    assert!(matches!(
+        table.cancel(key),
+        baton_completion::CancelOutcome::CancelledQueued { .. }
+    ));
+    let lease = pool
+        .attach_runtime(registrar.runtime_id())
+        .expect("fresh runtime");
+    lease.submit(submission).expect("accepted");
+    let late = inbox
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the pool delivers the cancellation");
+    assert!(matches!(table.settle(late), SettleOutcome::Stale));
+    assert_eq!(table.counters().stale, 1);
+    let mut cx = Context::from_waker(Waker::noop());
+    assert_eq!(
+        table.poll_wait::<u8>(key, &mut cx),
+        Poll::Ready(Err(WaitError::Cancelled))
+    );
+}
