@@ -110,7 +110,10 @@ impl Worker {
         report.absorb(self.driver().turn(Park::Poll));
         let run = self.scheduler.run_ready(self.config.tasks_per_turn);
         report.tasks_polled += run.polled;
+        // Park only after a turn that found nothing to do, so a caller whose predicate this
+        // turn satisfied gets to check it before any wait.
         if let Park::Wait(deadline) = park
+            && !report.progressed()
             && !run.more_ready
             && !self.ready_besides_tasks()
         {

@@ -1,0 +1,289 @@
+//! The completion inbox: the full blocking-job path through a real pool, stale and foreign
+//! completions counted and dropped, completions held for another thread's waits, the wait
+//! context's errors, and `InboxClosed` after shutdown.
+
+mod worker_support;
+
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use baton_cancel::{HookOutcome, Interruptible};
+use baton_completion::{
+    BlockingPool, CancelOutcome, CompletionIdentity, CompletionKind, Decoder, DeliveryOutcome,
+    Dispatch, ExternalCompletion, IdentityAllocator, InterruptibleThreads, IoExecutor,
+    PreparedOperation, Registrar, RuntimeId, ShutdownReport, Submission, WaitError, WaitKey,
+    from_fn,
+};
+use baton_uring::{Park, WaitsError, Worker, with_current_waits};
+use worker_support::{deadline, run_to_completion, serial, worker};
+
+fn kind() -> CompletionKind {
+    CompletionKind::try_from_raw(7).expect("non-zero kind")
+}
+
+fn hook() -> Interruptible {
+    Interruptible::new("test", || Ok(HookOutcome::Reaped))
+}
+
+/// Issues, binds and splits a blocking job that returns `value` through `registrar`, and
+/// registers its runtime half in the current thread's wait table of the entered worker.
+fn register_job(registrar: &Registrar, value: u32) -> (WaitKey, Submission) {
+    let identity = registrar.issue(kind()).expect("identity");
+    let prepared = PreparedOperation::interruptible_blocking(
+        kind(),
+        from_fn(move || value),
+        Decoder::new(|n: u32| n + 1),
+        hook(),
+    );
+    let (half, submission) = registrar.bind(identity, prepared).expect("bind").split();
+    let key = with_current_waits(|waits| waits.register(half))
+        .expect("the worker is entered")
+        .expect("the half belongs to this runtime");
+    (key, submission)
+}
+
+/// Runs an armed blocking dispatch on this thread (as a pool thread would).
+fn run_here(submission: Submission) {
+    match submission.arm() {
+        Dispatch::Blocking(dispatch) => {
+            let _ = dispatch.run();
+        }
+        Dispatch::Async(_) => panic!("the test submits blocking jobs only"),
+    }
+}
+
+/// Polls a wait once on the entered worker with a no-op waker.
+fn poll_wait(key: WaitKey) -> Poll<Result<u32, WaitError>> {
+    let mut cx = Context::from_waker(Waker::noop());
+    with_current_waits(|waits| waits.poll_wait::<u32>(key, &mut cx)).expect("entered")
+}
+
+#[test]
+fn a_blocking_job_travels_through_the_pool_and_the_task_receives_the_decoded_value() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let handle = worker.handle();
+    let pool = BlockingPool::builder()
+        .interruptible_threads(InterruptibleThreads::Fixed(2))
+        .build()
+        .expect("pool");
+    let lease = pool
+        .attach_runtime(handle.runtime_id())
+        .expect("attach the worker's runtime");
+    let registrar = handle.registrar();
+    let join = {
+        let _entered = worker.enter();
+        baton_task::spawn_local(async move {
+            let identity = registrar.issue(kind()).expect("identity");
+            // A `!Send` decoder: it runs on this thread, the worker's.
+            let prepared = PreparedOperation::interruptible_blocking(
+                kind(),
+                from_fn(|| {
+                    std::thread::sleep(Duration::from_millis(10));
+                    20_u32
+                }),
+                Decoder::new(|n: u32| Rc::new(n * 2 + 2)),
+                hook(),
+            );
+            let (half, submission) = registrar.bind(identity, prepared).expect("bind").split();
+            let key = with_current_waits(|waits| waits.register(half))
+                .expect("the task runs on the worker")
+                .expect("the half belongs to this runtime");
+            lease.submit(submission).expect("the pool accepts the job");
+            let value: Rc<u32> = poll_fn(|cx| {
+                with_current_waits(|waits| waits.poll_wait::<Rc<u32>>(key, cx))
+                    .expect("the task runs on the worker")
+            })
+            .await
+            .expect("the job's decoded value");
+            *value
+        })
+    };
+    assert_eq!(run_to_completion(&worker, join).expect("task finished"), 42);
+    let metrics = worker.metrics();
+    assert_eq!(metrics.inbox.settled, 1);
+    assert_eq!(metrics.inbox.stale + metrics.inbox.foreign, 0);
+    assert_eq!(metrics.inbox.traffic.accepted, 1);
+    assert_eq!(metrics.waits, 0, "the consumed wait left the table");
+    let report = pool.shutdown(deadline());
+    assert!(
+        matches!(report, ShutdownReport::Drained { .. }),
+        "{report:?}"
+    );
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
+
+#[test]
+fn a_completion_whose_wait_was_cancelled_is_counted_stale_and_dropped() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let registrar = worker.handle().registrar();
+    let (key, submission) = {
+        let _entered = worker.enter();
+        let (key, submission) = register_job(&registrar, 5);
+        let cancelled = with_current_waits(|waits| waits.cancel(key)).expect("entered");
+        assert!(matches!(cancelled, CancelOutcome::CancelledQueued { .. }));
+        (key, submission)
+    };
+    run_here(submission);
+    let turn = worker.turn(Park::Poll);
+    assert_eq!((turn.settled, turn.dropped), (0, 1));
+    let metrics = worker.metrics();
+    assert_eq!((metrics.inbox.settled, metrics.inbox.stale), (0, 1));
+    let _entered = worker.enter();
+    assert_eq!(poll_wait(key), Poll::Ready(Err(WaitError::Cancelled)));
+    drop(_entered);
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
+
+#[test]
+fn another_runtimes_completion_is_refused_and_never_reaches_our_waiter() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let registrar = worker.handle().registrar();
+    let (key, own_submission) = {
+        let _entered = worker.enter();
+        register_job(&registrar, 1)
+    };
+    // Another runtime's registrar delivering into our inbox, with a wait id and generation that
+    // may well equal ours: the runtime id alone must keep it out.
+    let other = IdentityAllocator::new(RuntimeId::allocate().expect("runtime id"));
+    let foreign = Registrar::new(other, worker.handle().completion_sender());
+    let identity = foreign.issue(kind()).expect("identity");
+    let prepared = PreparedOperation::interruptible_blocking(
+        kind(),
+        from_fn(|| 99_u32),
+        Decoder::identity(),
+        hook(),
+    );
+    let (_half, submission) = foreign.bind(identity, prepared).expect("bind").split();
+    let foreign_identity: CompletionIdentity = submission.identity();
+    run_here(submission);
+    let turn = worker.turn(Park::Poll);
+    assert_eq!((turn.settled, turn.dropped), (0, 1));
+    assert_eq!(worker.metrics().inbox.foreign, 1);
+    {
+        let _entered = worker.enter();
+        assert_eq!(
+            poll_wait(key),
+            Poll::Pending,
+            "our waiter saw nothing of it"
+        );
+        if foreign_identity.wait_id == key.wait_id {
+            eprintln!("note: the foreign completion carried our wait id and generation");
+        }
+    }
+    run_here(own_submission);
+    let _ = worker.turn(Park::Poll);
+    let _entered = worker.enter();
+    assert_eq!(poll_wait(key), Poll::Ready(Ok(2)));
+    drop(_entered);
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
+
+#[test]
+fn a_completion_for_another_threads_wait_is_held_until_the_worker_returns_there() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let registrar = worker.handle().registrar();
+    let (key, submission) = {
+        let _entered = worker.enter();
+        register_job(&registrar, 10)
+    };
+    assert!(
+        worker.has_local_tasks_on_current_thread(),
+        "a live wait binds the worker here"
+    );
+    run_here(submission);
+    let worker = std::thread::spawn(move || {
+        assert!(!worker.has_local_tasks_on_current_thread());
+        let turn = worker.turn(Park::Poll);
+        assert_eq!((turn.settled, turn.dropped), (0, 0));
+        assert_eq!(worker.metrics().inbox.held, 1);
+        assert!(
+            !worker.has_ready_work(),
+            "held work is not runnable on this thread"
+        );
+        worker
+    })
+    .join()
+    .expect("other thread");
+    assert!(
+        worker.has_ready_work(),
+        "the held completion is runnable back home"
+    );
+    let turn = worker.turn(Park::Poll);
+    assert_eq!(turn.settled, 1);
+    assert_eq!(worker.metrics().inbox.held, 0);
+    let _entered = worker.enter();
+    assert_eq!(poll_wait(key), Poll::Ready(Ok(11)));
+    drop(_entered);
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
+
+#[test]
+fn the_wait_context_reports_where_it_cannot_be_used() {
+    let _serial = serial();
+    assert_eq!(
+        with_current_waits(|_| ()).expect_err("no worker entered"),
+        WaitsError::NotOnWorker
+    );
+    let Some(worker) = worker() else { return };
+    let _entered = worker.enter();
+    let nested = with_current_waits(|_| with_current_waits(|_| ()).expect_err("nested"));
+    assert_eq!(nested, Ok(WaitsError::Busy));
+    drop(_entered);
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
+
+/// A payload that counts its drops.
+struct Counted(Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+fn counted_completion(worker: &Worker, drops: &Arc<AtomicUsize>) -> ExternalCompletion {
+    let allocator = Arc::clone(worker.handle().allocator());
+    let slot = allocator.allocate_wait().expect("wait id");
+    ExternalCompletion::new(
+        CompletionIdentity {
+            runtime_id: worker.runtime_id(),
+            wait_id: slot.wait_id(),
+            generation: slot.generation(),
+            operation_id: allocator.allocate_operation().expect("operation id"),
+            kind: kind(),
+        },
+        Ok(Box::new(Counted(Arc::clone(drops)))),
+    )
+}
+
+#[test]
+fn the_inbox_reports_inbox_closed_after_shutdown() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let handle = worker.handle();
+    let sender = handle.completion_sender();
+    let drops = Arc::new(AtomicUsize::new(0));
+    // Accepted before closure: routed (stale: no such wait) by the shutdown's final drain.
+    let early = counted_completion(&worker, &drops);
+    assert_eq!(sender.deliver(early), DeliveryOutcome::Delivered);
+    let late = counted_completion(&worker, &drops);
+    assert!(!handle.is_closed());
+    let report = worker.shutdown(Some(deadline()));
+    assert_eq!(report.inbox_dropped, 1, "{report:?}");
+    assert!(report.is_clean());
+    assert!(handle.is_closed());
+    assert_eq!(sender.deliver(late), DeliveryOutcome::InboxClosed);
+    assert_eq!(
+        drops.load(Ordering::Acquire),
+        2,
+        "both payloads were dropped, none leaked"
+    );
+}

@@ -1,0 +1,75 @@
+//! Shared helpers of the `worker_*` tests: set-up that skips loudly without io_uring, a
+//! bounded "run until this handle finishes", fd counting.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::{Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use baton_completion::RuntimeId;
+use baton_task::{JoinError, JoinHandle};
+use baton_uring::{RunUntil, Worker, WorkerConfig, WorkerSetupError};
+use web_time::Instant;
+
+/// Overall bound for one test's waits: a bug fails the test instead of hanging it.
+pub const BOUND: Duration = Duration::from_secs(20);
+
+/// Serializes the tests of one binary (fd counts are process-wide).
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A worker with `config`, or `None` (after a loud `SKIPPED` line) when this machine cannot
+/// set up io_uring at all.
+pub fn worker_with(config: WorkerConfig) -> Option<Worker> {
+    let runtime = RuntimeId::allocate().expect("runtime ids are not exhausted in a test");
+    match Worker::new(config, runtime) {
+        Ok(worker) => Some(worker),
+        Err(WorkerSetupError::Ring(err)) => {
+            eprintln!("SKIPPED: io_uring is unavailable here: {err}");
+            None
+        }
+        Err(err) => panic!("unexpected set-up error: {err}"),
+    }
+}
+
+/// A worker with the default configuration (see [`worker_with`]).
+pub fn worker() -> Option<Worker> {
+    worker_with(WorkerConfig::new())
+}
+
+/// The deadline of a test's bounded waits.
+pub fn deadline() -> Instant {
+    Instant::now() + BOUND
+}
+
+/// Polls `future` once with a no-op waker.
+pub fn poll_once<F: Future>(future: F) -> Poll<F::Output> {
+    let mut cx = Context::from_waker(Waker::noop());
+    pin!(future).poll(&mut cx)
+}
+
+/// Runs the worker on this thread until `join` finishes (bounded), then takes its result.
+pub fn run_to_completion<T>(worker: &Worker, join: JoinHandle<T>) -> Result<T, JoinError> {
+    let outcome = worker.run_until(&mut || join.is_finished(), Some(deadline()));
+    assert_eq!(
+        outcome,
+        RunUntil::Satisfied,
+        "the task did not finish within {BOUND:?}"
+    );
+    match poll_once(join) {
+        Poll::Ready(result) => result,
+        Poll::Pending => panic!("a finished JoinHandle must be ready"),
+    }
+}
+
+/// Open descriptors of this process.
+pub fn fd_count() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd is readable")
+        .count()
+}
