@@ -44,7 +44,7 @@ impl WorkerTurn {
             > 0
     }
 
-    fn absorb(&mut self, driver: TurnReport) {
+    pub(crate) fn absorb(&mut self, driver: TurnReport) {
         self.io_completions += driver.completions;
         self.timers_fired += driver.timers_fired;
         self.unparked |= driver.unparked;

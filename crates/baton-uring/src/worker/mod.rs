@@ -29,7 +29,8 @@
 //! 7. **No re-entrant turn.** A turn started from inside a task poll, a decoder or a waker
 //!    does nothing and says so ([`WorkerTurn::reentered`]).
 //! 8. **Shutdown order.** Close the inbox (later deliveries report `InboxClosed`), settle what
-//!    it accepted, shut the scheduler down (spawns refused, tasks cancelled; local tasks of
+//!    it accepted, submit the requests tasks registered (so issued writes and syncs are
+//!    retained and finish), shut the scheduler down (spawns refused, tasks cancelled; local tasks of
 //!    other threads leaked), discard this thread's waits, then close and drain the driver
 //!    until the deadline. The report says what was settled, cancelled, leaked or left.
 //!

@@ -6,7 +6,7 @@ use web_time::Instant;
 
 use super::Worker;
 use super::dispatch::WorkerTurn;
-use crate::driver::DriverShutdownReport;
+use crate::driver::{DriverShutdownReport, Park};
 
 /// What [`Worker::shutdown`] did.
 #[must_use]
@@ -45,8 +45,8 @@ impl WorkerShutdownReport {
 const DROP_DEADLINE: Duration = Duration::from_secs(10);
 
 impl Worker {
-    /// Worker rule 8: closes the inbox, settles what it accepted, shuts the scheduler down,
-    /// discards this thread's waits, then closes the driver and waits for its outstanding
+    /// Worker rule 8: closes the inbox, settles what it accepted, submits the requests tasks
+    /// registered, shuts the scheduler down, discards this thread's waits, then closes the driver and waits for its outstanding
     /// completions until `deadline` (`None`: as long as it takes).
     pub fn shutdown(mut self, deadline: Option<Instant>) -> WorkerShutdownReport {
         self.finish(deadline)
@@ -58,6 +58,9 @@ impl Worker {
             self.local.sender.close();
             let mut turn = WorkerTurn::default();
             self.settle_inbox(&mut turn, usize::MAX);
+            // Requests that tasks registered reach the kernel before their futures drop, so
+            // writes and syncs already issued are retained rather than retired unsubmitted.
+            turn.absorb(self.driver().turn(Park::Poll));
             let tasks = self.scheduler.shutdown();
             let waits = self
                 .local
