@@ -1,0 +1,399 @@
+//! Blocking jobs: [`spawn_blocking`] and [`spawn_quarantined`], run on the blocking pool and
+//! awaited through a [`BlockingHandle`].
+//!
+//! Nothing here re-implements the machinery; it glues the lower crates in this order:
+//!
+//! 1. The runtime's `Registrar` (`baton-completion`) issues an identity and binds it to a
+//!    prepared operation (the closure, an identity decoder, and its resource class).
+//! 2. The binding splits: the runtime half is registered in the worker's wait table
+//!    (`baton_uring::with_current_waits`), the submission goes to the executor lease
+//!    (the `BlockingPool` by default).
+//! 3. A pool thread runs the job and delivers its completion **exactly once** to the worker's
+//!    inbox; the worker checks the full identity, decodes on its own thread and wakes the
+//!    waiting task, which takes the value out of the wait table.
+//!
+//! A job started from a thread that is not running the worker (a `block_on` that polls its
+//! future in place, or another thread holding a [`Handle`]) is started by a small relay task on
+//! the worker instead.
+//!
+//! Wait tables are per thread (a `WaitTable` may hold `!Send` decoders), so a handle is polled
+//! on the thread that started it; polled elsewhere it stays pending until the worker runs on
+//! that thread again, which is where its task is woken.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::thread::{self, ThreadId};
+
+use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
+use baton_completion::{
+    CancelOutcome, CompletionKind, Decoder, PreparedOperation, WaitError, WaitKey, from_fn,
+};
+use baton_uring::with_current_waits;
+
+use crate::context;
+use crate::error::BlockingError;
+use crate::handle::Handle;
+use crate::task::{CancelReason, JoinError, JoinHandle};
+
+/// The completion kind of an interruptible blocking job.
+const BLOCKING_KIND: u32 = 1;
+/// The completion kind of a quarantined blocking job.
+const QUARANTINED_KIND: u32 = 2;
+
+fn kind(raw: u32) -> CompletionKind {
+    CompletionKind::try_from_raw(raw).expect("the facade's completion kinds are non-zero")
+}
+
+/// Runs `f` on the runtime's blocking pool and returns a handle to await its result.
+///
+/// The job is queued at once. [`BlockingHandle::cancel`] (or dropping the handle) before a pool
+/// thread picks it up cancels it: its body never runs. Once started it runs to completion (a
+/// closure cannot be interrupted); for work that must be bounded, see [`spawn_quarantined`].
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// let sum = rt.block_on(async {
+///     baton::blocking::spawn_blocking(|| (1..=10u64).sum::<u64>()).await
+/// });
+/// assert_eq!(sum, Ok(55));
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Outside a runtime the handle resolves to [`BlockingError::NotInRuntime`].
+pub fn spawn_blocking<F, T>(f: F) -> BlockingHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    match context::current() {
+        Some(handle) => handle.spawn_blocking(f),
+        None => BlockingHandle::failed(BlockingError::NotInRuntime),
+    }
+}
+
+/// Runs `f`, which cannot be interrupted once started, on the pool's separate quarantine lane,
+/// declaring `bound` (a deadline, or a finite amount of named work). Quarantined jobs cannot
+/// starve interruptible ones; one that outlives a deadline bound is reported as
+/// [`BlockingError::BoundExceeded`].
+///
+/// Outside a runtime the handle resolves to [`BlockingError::NotInRuntime`].
+pub fn spawn_quarantined<F, T>(bound: QuarantineBound, f: F) -> BlockingHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    match context::current() {
+        Some(handle) => handle.spawn_quarantined(bound, f),
+        None => BlockingHandle::failed(BlockingError::NotInRuntime),
+    }
+}
+
+impl Handle {
+    /// [`spawn_blocking`] on this runtime, from any thread.
+    pub fn spawn_blocking<F, T>(&self, f: F) -> BlockingHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        start(self, None, f)
+    }
+
+    /// [`spawn_quarantined`] on this runtime, from any thread.
+    pub fn spawn_quarantined<F, T>(&self, bound: QuarantineBound, f: F) -> BlockingHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        start(self, Some(bound), f)
+    }
+}
+
+/// What [`BlockingHandle::cancel`] achieved.
+#[must_use = "the outcome says whether the job's body will run"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockingCancel {
+    /// The job had not started: it never will, and the handle resolves to
+    /// [`BlockingError::Cancelled`].
+    CancelledBeforeStart,
+    /// An earlier cancel already won.
+    AlreadyCancelled,
+    /// A pool thread already runs the job; it finishes and the handle resolves to its result.
+    AlreadyStarted,
+    /// The job already finished (or failed to start); the handle resolves to that result.
+    AlreadyFinished,
+    /// The job is started by a relay task on the worker; the cancel was passed on and the
+    /// handle tells the outcome ([`BlockingError::Cancelled`] if it came in time).
+    Requested,
+    /// The handle is on a thread that cannot reach its wait; call `cancel` where the job was
+    /// spawned (the task or `block_on` that awaits it).
+    WrongThread,
+}
+
+/// A blocking job's result, to await: `Ok(value)`, or a [`BlockingError`] saying why there is
+/// none (cancelled before start, panicked, refused by the pool, ...).
+///
+/// Dropping the handle cancels a job that has not started; a started job runs to completion and
+/// its result is dropped. `Send` when the result is.
+#[must_use = "dropping the handle cancels a job that has not started"]
+pub struct BlockingHandle<T> {
+    state: State<T>,
+    _result: PhantomData<fn() -> T>,
+}
+
+enum State<T> {
+    /// The wait is registered in the wait table of `owner`, on the worker of `handle`.
+    Waiting {
+        key: WaitKey,
+        owner: ThreadId,
+        handle: Handle,
+    },
+    /// A relay task on the worker starts and awaits the job.
+    Relayed(JoinHandle<Result<T, BlockingError>>),
+    /// The job could not start (or the result was taken); `None` once reported.
+    Failed(Option<BlockingError>),
+}
+
+impl<T> fmt::Debug for BlockingHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &self.state {
+            State::Waiting { .. } => "waiting",
+            State::Relayed(_) => "relayed",
+            State::Failed(_) => "finished",
+        };
+        f.debug_struct("BlockingHandle")
+            .field("state", &state)
+            .finish()
+    }
+}
+
+impl<T: Send + 'static> BlockingHandle<T> {
+    fn failed(err: BlockingError) -> BlockingHandle<T> {
+        BlockingHandle {
+            state: State::Failed(Some(err)),
+            _result: PhantomData,
+        }
+    }
+}
+
+impl<T> BlockingHandle<T> {
+    /// Cancels the job if it has not started yet (its body then never runs).
+    pub fn cancel(&self) -> BlockingCancel {
+        match &self.state {
+            State::Failed(_) => BlockingCancel::AlreadyFinished,
+            State::Relayed(join) => {
+                join.abort();
+                BlockingCancel::Requested
+            }
+            State::Waiting { key, owner, .. } => {
+                if thread::current().id() != *owner {
+                    return BlockingCancel::WrongThread;
+                }
+                let outcome = with_current_waits(|waits| waits.cancel(*key));
+                match outcome {
+                    Ok(CancelOutcome::CancelledQueued { waker }) => {
+                        // Woken after the table borrow ended (the table never wakes itself).
+                        if let Some(waker) = waker {
+                            waker.wake();
+                        }
+                        BlockingCancel::CancelledBeforeStart
+                    }
+                    Ok(CancelOutcome::AlreadyCancelled) => BlockingCancel::AlreadyCancelled,
+                    Ok(
+                        CancelOutcome::Interrupted(_)
+                        | CancelOutcome::AlreadyInterrupted
+                        | CancelOutcome::Quarantined { .. },
+                    ) => BlockingCancel::AlreadyStarted,
+                    Ok(CancelOutcome::AlreadySettled | CancelOutcome::Unknown) => {
+                        BlockingCancel::AlreadyFinished
+                    }
+                    Err(_) => BlockingCancel::WrongThread,
+                }
+            }
+        }
+    }
+
+    /// Whether the result is ready to be taken without waiting (a failure to start counts).
+    pub fn is_finished(&self) -> bool {
+        match &self.state {
+            State::Failed(_) => true,
+            State::Relayed(join) => join.is_finished(),
+            State::Waiting { .. } => false,
+        }
+    }
+}
+
+impl<T: 'static> Future for BlockingHandle<T> {
+    type Output = Result<T, BlockingError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let polled = match &mut self.state {
+            State::Failed(err) => Poll::Ready(Err(err
+                .take()
+                .expect("a BlockingHandle was polled after it completed"))),
+            State::Relayed(join) => Pin::new(join).poll(cx).map(flatten_relay),
+            State::Waiting { key, owner, handle } => poll_wait(*key, *owner, handle, cx),
+        };
+        if polled.is_ready() {
+            self.state = State::Failed(None);
+        }
+        polled
+    }
+}
+
+impl<T> Drop for BlockingHandle<T> {
+    fn drop(&mut self) {
+        match &self.state {
+            State::Waiting { key, owner, .. } if thread::current().id() == *owner => {
+                // A job that has not started is cancelled; a late completion is counted stale.
+                let _ = with_current_waits(|waits| waits.discard(*key));
+            }
+            // Elsewhere the wait is discarded when the worker shuts down.
+            State::Waiting { .. } | State::Failed(_) => {}
+            State::Relayed(join) => join.abort(),
+        }
+    }
+}
+
+fn poll_wait<T: 'static>(
+    key: WaitKey,
+    owner: ThreadId,
+    handle: &Handle,
+    cx: &mut Context<'_>,
+) -> Poll<Result<T, BlockingError>> {
+    if handle.shared.worker.is_closed() {
+        return Poll::Ready(Err(BlockingError::Closed));
+    }
+    if thread::current().id() != owner {
+        // The wait's table lives on `owner`: the completion settles there and wakes the waker
+        // installed by the last poll on that thread.
+        return Poll::Pending;
+    }
+    match with_current_waits(|waits| waits.poll_wait::<T>(key, cx)) {
+        Ok(Poll::Ready(result)) => Poll::Ready(result.map_err(from_wait_error)),
+        Ok(Poll::Pending) | Err(_) => Poll::Pending,
+    }
+}
+
+fn from_wait_error(err: WaitError) -> BlockingError {
+    match err {
+        WaitError::Cancelled => BlockingError::Cancelled,
+        WaitError::WorkerPanic { message } => BlockingError::Panicked { message },
+        WaitError::BoundExceeded { bound } => BlockingError::BoundExceeded { bound },
+        // The wait was discarded by the worker's shutdown.
+        WaitError::UnknownWait { .. } => BlockingError::Closed,
+        other => BlockingError::Panicked {
+            message: other.to_string(),
+        },
+    }
+}
+
+fn flatten_relay<T>(
+    joined: Result<Result<T, BlockingError>, JoinError>,
+) -> Result<T, BlockingError> {
+    match joined {
+        Ok(result) => result,
+        Err(err) => match err.cancel_reason() {
+            Some(CancelReason::Aborted) => Err(BlockingError::Cancelled),
+            Some(_) => Err(BlockingError::Closed),
+            None => Err(BlockingError::Panicked {
+                message: err.to_string(),
+            }),
+        },
+    }
+}
+
+/// The prepared operation of a job: interruptible (a no-op hook: a running closure cannot be
+/// stopped, only a queued one) or quarantined under `bound`.
+fn prepare<F, T>(bound: Option<QuarantineBound>, f: F) -> PreparedOperation
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let job = from_fn(f);
+    match bound {
+        None => {
+            let hook = || -> Result<HookOutcome, String> { Ok(HookOutcome::PendingReap) };
+            PreparedOperation::interruptible_blocking(
+                kind(BLOCKING_KIND),
+                job,
+                Decoder::identity(),
+                Interruptible::new("blocking job", hook),
+            )
+        }
+        Some(bound) => PreparedOperation::quarantined_blocking(
+            kind(QUARANTINED_KIND),
+            job,
+            Decoder::identity(),
+            bound,
+        ),
+    }
+}
+
+/// Starts a job: here when this thread runs `handle`'s worker, through a relay task otherwise.
+fn start<F, T>(handle: &Handle, bound: Option<QuarantineBound>, f: F) -> BlockingHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    if handle.shared.worker.is_closed() {
+        return BlockingHandle::failed(BlockingError::Closed);
+    }
+    let here = with_current_waits(|waits| waits.runtime_id());
+    if here.ok() == Some(handle.runtime_id()) {
+        let state = match submit(handle, prepare(bound, f)) {
+            Ok(key) => State::Waiting {
+                key,
+                owner: thread::current().id(),
+                handle: handle.clone(),
+            },
+            Err(err) => State::Failed(Some(err)),
+        };
+        return BlockingHandle {
+            state,
+            _result: PhantomData,
+        };
+    }
+    let relay_handle = handle.clone();
+    let relay = handle.spawn(async move {
+        let here = with_current_waits(|waits| waits.runtime_id());
+        if here.ok() != Some(relay_handle.runtime_id()) {
+            return Err(BlockingError::Closed);
+        }
+        start(&relay_handle, bound, f).await
+    });
+    BlockingHandle {
+        state: State::Relayed(relay),
+        _result: PhantomData,
+    }
+}
+
+/// Steps 1 and 2 of the module docs, on the thread running the worker.
+fn submit(handle: &Handle, prepared: PreparedOperation) -> Result<WaitKey, BlockingError> {
+    let shared = &handle.shared;
+    let identity = shared.registrar.issue(prepared.kind())?;
+    let binding = shared
+        .registrar
+        .bind(identity, prepared)
+        .expect("the identity was issued by this registrar for the prepared operation's kind");
+    let (half, submission) = binding.split();
+    let registered = with_current_waits(|waits| waits.register(half));
+    let key = match registered {
+        Ok(Ok(key)) => key,
+        // The submission was never armed: dropping it delivers nothing.
+        Ok(Err(_)) | Err(_) => return Err(BlockingError::Closed),
+    };
+    match shared.lease.submit(submission) {
+        Ok(()) => Ok(key),
+        Err(rejected) => {
+            let _ = with_current_waits(|waits| waits.discard(key));
+            let reason = rejected.reason.clone();
+            let _ = rejected.rollback();
+            Err(BlockingError::Rejected { reason })
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! [`Builder`]: a runtime's settings, with documented defaults.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use baton_completion::{BlockingPool, InterruptibleThreads, IoExecutor, RuntimeId};
+use baton_loan::{DEFAULT_DRAIN_TURNS, Loan, LoanConfig};
+use baton_uring::{DriverConfig, SetupError, Worker, WorkerConfig, WorkerSetupError};
+
+use crate::error::Error;
+use crate::handle::{Handle, Shared};
+use crate::runtime::Runtime;
+use crate::worker_adapter::{WakeWorker, WorkerAdapter};
+
+/// Builds a [`Runtime`].
+///
+/// Defaults (what [`Runtime::new`] uses):
+///
+/// | setting | default | why |
+/// | --- | --- | --- |
+/// | `ring_entries` | 256 | the driver's default: room for a deep queue of 4 KiB I/O without a large locked-memory footprint; more requests queue in userspace, never fail |
+/// | `max_in_flight` | the ring's SQ size | the kernel owns at most one request per SQ entry |
+/// | `blocking_threads` | 64, started on demand | blocking jobs are mostly waiting (DNS, `unlink`, slow disks); idle threads leave after `blocking_keep_alive` |
+/// | `blocking_keep_alive` | 10 s | |
+/// | `quarantine_threads` | 4, started on demand | a separate lane, so runaway uninterruptible jobs cannot starve the others |
+/// | `blocking_queue_capacity` | 4096 per lane | a full queue rejects new jobs instead of growing without bound |
+/// | `tasks_per_turn` | 61 | task polls between two looks at I/O, timers and the inbox |
+/// | `drain_turns` | 16 | turns `block_on` may run after its root completed |
+/// | `thread_name` | `"baton"` | prefix of the background and pool threads' names |
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Builder::new().ring_entries(256).blocking_threads(4).build()?;
+/// assert_eq!(rt.block_on(async { 1 + 1 }), 2);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Builder {
+    ring_entries: u32,
+    max_in_flight: Option<u32>,
+    blocking_threads: usize,
+    blocking_keep_alive: Duration,
+    quarantine_threads: usize,
+    blocking_queue_capacity: usize,
+    tasks_per_turn: usize,
+    drain_turns: usize,
+    thread_name: String,
+    executor: Option<Arc<dyn IoExecutor>>,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    /// The defaults listed in the type's documentation.
+    pub fn new() -> Builder {
+        Builder {
+            ring_entries: 256,
+            max_in_flight: None,
+            blocking_threads: 64,
+            blocking_keep_alive: Duration::from_secs(10),
+            quarantine_threads: 4,
+            blocking_queue_capacity: 4096,
+            tasks_per_turn: 61,
+            drain_turns: DEFAULT_DRAIN_TURNS,
+            thread_name: "baton".to_owned(),
+            executor: None,
+        }
+    }
+
+    /// Submission-queue entries of the ring (1..=32768; the kernel rounds up to a power of
+    /// two). Zero is refused by [`build`](Builder::build).
+    pub fn ring_entries(mut self, entries: u32) -> Builder {
+        self.ring_entries = entries;
+        self
+    }
+
+    /// How many requests the kernel may own at once; more wait in a userspace queue.
+    pub fn max_in_flight(mut self, limit: u32) -> Builder {
+        self.max_in_flight = Some(limit);
+        self
+    }
+
+    /// The most threads running interruptible blocking jobs (started on demand).
+    pub fn blocking_threads(mut self, threads: usize) -> Builder {
+        self.blocking_threads = threads;
+        self
+    }
+
+    /// How long an idle blocking thread waits for work before it exits.
+    pub fn blocking_keep_alive(mut self, keep_alive: Duration) -> Builder {
+        self.blocking_keep_alive = keep_alive;
+        self
+    }
+
+    /// The most threads running quarantined jobs (started on demand).
+    pub fn quarantine_threads(mut self, threads: usize) -> Builder {
+        self.quarantine_threads = threads;
+        self
+    }
+
+    /// Accepted-but-not-started blocking jobs each lane holds before rejecting new ones.
+    pub fn blocking_queue_capacity(mut self, capacity: usize) -> Builder {
+        self.blocking_queue_capacity = capacity;
+        self
+    }
+
+    /// Task polls per worker turn before I/O, timers and the inbox get another look.
+    pub fn tasks_per_turn(mut self, polls: usize) -> Builder {
+        self.tasks_per_turn = polls;
+        self
+    }
+
+    /// Turns `block_on` may run after its root completed (only while work is runnable).
+    pub fn drain_turns(mut self, turns: usize) -> Builder {
+        self.drain_turns = turns;
+        self
+    }
+
+    /// The prefix of the runtime's thread names.
+    pub fn thread_name(mut self, name: impl Into<String>) -> Builder {
+        self.thread_name = name.into();
+        self
+    }
+
+    /// Runs blocking jobs on `executor` instead of a pool of the runtime's own. A shared
+    /// executor is detached from, not shut down, when the runtime shuts down.
+    pub fn blocking_executor(mut self, executor: Arc<dyn IoExecutor>) -> Builder {
+        self.executor = Some(executor);
+        self
+    }
+
+    /// Sets up the ring, the worker, the blocking pool and the background thread.
+    ///
+    /// # Errors
+    ///
+    /// An `io::Error` whose inner error is [`Error::Setup`] naming the cause: a setting out of
+    /// range (`InvalidInput`, e.g. zero `ring_entries`), io_uring disabled or out of locked
+    /// memory, or a thread the OS refused to start.
+    pub fn build(self) -> io::Result<Runtime> {
+        let runtime_id = RuntimeId::allocate().map_err(|err| setup(io::ErrorKind::Other, err))?;
+        let mut driver = DriverConfig::new().ring_entries(self.ring_entries);
+        if let Some(limit) = self.max_in_flight {
+            driver = driver.max_in_flight(limit);
+        }
+        let config = WorkerConfig::new()
+            .driver(driver)
+            .tasks_per_turn(self.tasks_per_turn);
+        let worker = Worker::new(config, runtime_id).map_err(worker_error)?;
+        let (executor, owns_executor) = match self.executor {
+            Some(executor) => (executor, false),
+            None => {
+                let pool = BlockingPool::builder()
+                    .interruptible_threads(InterruptibleThreads::Elastic {
+                        max: self.blocking_threads,
+                        keep_alive: self.blocking_keep_alive,
+                    })
+                    .quarantine_threads(self.quarantine_threads)
+                    .quarantine_keep_alive(self.blocking_keep_alive)
+                    .queue_capacity(self.blocking_queue_capacity)
+                    .thread_name(format!("{}-pool", self.thread_name))
+                    .build()
+                    .map_err(|err| setup(io::ErrorKind::InvalidInput, err))?;
+                (Arc::new(pool) as Arc<dyn IoExecutor>, true)
+            }
+        };
+        let lease = executor
+            .attach_runtime(runtime_id)
+            .map_err(|err| setup(io::ErrorKind::Other, err))?;
+        let worker_handle = worker.handle();
+        let shared = Arc::new(Shared::new(
+            runtime_id,
+            worker_handle.clone(),
+            lease,
+            executor,
+            owns_executor,
+        ));
+        let handle = Handle {
+            shared: Arc::clone(&shared),
+        };
+        let adapter = WorkerAdapter::new(worker, handle.clone());
+        let loan = Loan::with_config(
+            Box::new(adapter),
+            Arc::new(WakeWorker(worker_handle)),
+            LoanConfig {
+                thread_name: self.thread_name,
+                drain_turns: self.drain_turns,
+            },
+        )
+        .map_err(|err| setup(io::ErrorKind::Other, err))?;
+        shared
+            .loan
+            .set(loan)
+            .expect("the loan is set exactly once, here");
+        Ok(Runtime::from_handle(handle))
+    }
+}
+
+fn setup(kind: io::ErrorKind, err: impl std::fmt::Display) -> io::Error {
+    io::Error::new(
+        kind,
+        Error::Setup {
+            reason: err.to_string(),
+        },
+    )
+}
+
+fn worker_error(err: WorkerSetupError) -> io::Error {
+    let kind = match &err {
+        WorkerSetupError::Ring(
+            SetupError::ZeroEntries | SetupError::TooManyEntries { .. } | SetupError::ZeroInFlight,
+        )
+        | WorkerSetupError::ZeroTasksPerTurn
+        | WorkerSetupError::ZeroInboxPerTurn => io::ErrorKind::InvalidInput,
+        WorkerSetupError::Ring(SetupError::Memlock { .. }) => io::ErrorKind::OutOfMemory,
+        WorkerSetupError::Ring(SetupError::Disabled { .. }) => io::ErrorKind::PermissionDenied,
+        _ => io::ErrorKind::Other,
+    };
+    setup(kind, err)
+}

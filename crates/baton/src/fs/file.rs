@@ -1,0 +1,258 @@
+//! [`File`]: positional reads and writes, syncs and close through the ring.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use baton_uring::{SyncReceiver, ops};
+
+use crate::context;
+use crate::error::convert;
+use crate::fs::OpenOptions;
+use crate::handle::Handle;
+use crate::io_buf::ReadTarget;
+
+/// An open file whose I/O runs on a Baton runtime's ring.
+///
+/// Methods take owned buffers and hand them back with the result, like tokio-uring's:
+/// `let (res, buf) = file.read_at(buf, 0).await;`. The file remembers the runtime it was
+/// opened on, so its operations may be awaited on any thread (they are forwarded to that
+/// runtime's worker). Dropping a `File` closes its descriptor once every operation that still
+/// uses it has completed; writes and syncs in flight are never cancelled by a drop.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// let path = std::env::temp_dir().join(format!("baton-doc-file-{}", std::process::id()));
+/// rt.block_on(async {
+///     let file = baton::fs::File::create(&path).await?;
+///     let (res, _buf) = file.write_all_at(b"hello".to_vec(), 0).await;
+///     res?;
+///     file.sync_all().await?;
+///     let file = baton::fs::File::open(&path).await?;
+///     let (res, buf) = file.read_at(vec![0; 5], 0).await;
+///     assert_eq!(&buf[..res?], b"hello");
+///     baton::fs::remove_file(&path).await
+/// })
+/// # }
+/// ```
+pub struct File {
+    fd: Arc<OwnedFd>,
+    handle: Handle,
+}
+
+impl fmt::Debug for File {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("File")
+            .field("fd", &self.fd.as_raw_fd())
+            .finish_non_exhaustive()
+    }
+}
+
+impl File {
+    pub(crate) fn from_parts(fd: OwnedFd, handle: Handle) -> File {
+        File {
+            fd: Arc::new(fd),
+            handle,
+        }
+    }
+
+    /// Opens `path` read-only.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of `open(2)`, or [`Error::NotInRuntime`](crate::Error::NotInRuntime) outside
+    /// a runtime.
+    pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new().read(true).open(path).await
+    }
+
+    /// Opens `path` for writing, creating it or truncating it.
+    ///
+    /// # Errors
+    ///
+    /// As [`File::open`].
+    pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .await
+    }
+
+    /// Adopts a standard-library file, running its I/O on the current runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotInRuntime`](crate::Error::NotInRuntime) outside a runtime.
+    pub fn from_std(file: std::fs::File) -> io::Result<File> {
+        let handle = context::require("fs::File::from_std")?;
+        Ok(File::from_parts(OwnedFd::from(file), handle))
+    }
+
+    /// Reads up to `buf.len()` bytes at `offset` (an empty buffer with capacity reads into its
+    /// capacity). Returns the count (0 at end of file) and the buffer.
+    pub async fn read_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<usize>, Vec<u8>) {
+        let mut target = ReadTarget::new(buf);
+        let op = ops::read_at(Arc::clone(&self.fd), target.take(), offset);
+        let (res, buf) = op.bind(self.handle.driver()).await;
+        let res = convert(res);
+        let buf = target.finish(buf, res.as_ref().ok().copied());
+        (res, buf)
+    }
+
+    /// Reads exactly `buf.len()` bytes at `offset`.
+    ///
+    /// # Errors
+    ///
+    /// `UnexpectedEof` if the file ends first (the buffer then holds what was read, at the
+    /// front), or the OS error of a read.
+    pub async fn read_exact_at(&self, mut buf: Vec<u8>, offset: u64) -> (io::Result<()>, Vec<u8>) {
+        let total = buf.len();
+        let mut filled = 0;
+        while filled < total {
+            let chunk = if filled == 0 {
+                std::mem::take(&mut buf)
+            } else {
+                vec![0; total - filled]
+            };
+            let (res, chunk) = self.read_at(chunk, offset + filled as u64).await;
+            if filled == 0 {
+                buf = chunk;
+            } else if let Ok(n) = res {
+                buf[filled..filled + n].copy_from_slice(&chunk[..n]);
+            }
+            match res {
+                Ok(0) => {
+                    let eof = io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the file ended before the buffer was filled",
+                    );
+                    return (Err(eof), buf);
+                }
+                Ok(n) => filled += n,
+                Err(err) => return (Err(err), buf),
+            }
+        }
+        (Ok(()), buf)
+    }
+
+    /// Writes `buf` at `offset`, returning how many bytes were written and the buffer. The
+    /// write is retained: dropping the future does not cancel it.
+    pub async fn write_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<usize>, Vec<u8>) {
+        let op = ops::write_at(Arc::clone(&self.fd), buf, offset);
+        let (res, buf) = op.bind(self.handle.driver()).await;
+        (convert(res), buf)
+    }
+
+    /// Writes all of `buf` at `offset`, continuing after short writes. An empty buffer writes
+    /// nothing and succeeds.
+    ///
+    /// # Errors
+    ///
+    /// `WriteZero` if the kernel accepts no bytes, or the OS error of a write.
+    pub async fn write_all_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<()>, Vec<u8>) {
+        if buf.is_empty() {
+            return (Ok(()), buf);
+        }
+        let total = buf.len();
+        let (res, buf) = self.write_at(buf, offset).await;
+        let mut written = match res {
+            Ok(n) if n == total => return (Ok(()), buf),
+            Ok(0) => return (Err(write_zero()), buf),
+            Ok(n) => n,
+            Err(err) => return (Err(err), buf),
+        };
+        // A short write: send the rest from a copy, and hand the caller's buffer back intact.
+        let mut rest = buf[written..].to_vec();
+        while written < total {
+            let (res, back) = self.write_at(rest, offset + written as u64).await;
+            rest = back;
+            match res {
+                Ok(0) => return (Err(write_zero()), buf),
+                Ok(n) => {
+                    written += n;
+                    rest.drain(..n);
+                }
+                Err(err) => return (Err(err), buf),
+            }
+        }
+        (Ok(()), buf)
+    }
+
+    /// Flushes data and metadata to the device (`fsync(2)`); retained.
+    pub async fn sync_all(&self) -> io::Result<()> {
+        let op = ops::fsync(Arc::clone(&self.fd));
+        convert(op.bind(self.handle.driver()).await)
+    }
+
+    /// Flushes data, and only the metadata needed to read it back (`fdatasync(2)`); retained.
+    pub async fn sync_data(&self) -> io::Result<()> {
+        let op = ops::fdatasync(Arc::clone(&self.fd));
+        convert(op.bind(self.handle.driver()).await)
+    }
+
+    /// Starts a detached `fsync` at once and returns its receiver: the sync runs whether or not
+    /// the receiver is awaited or dropped. Syncs of one file run one at a time.
+    pub fn start_sync(&self) -> StartedSync {
+        StartedSync {
+            receiver: self.handle.driver().start_sync(Arc::clone(&self.fd), false),
+        }
+    }
+
+    /// The file's metadata (`statx(2)` on the descriptor; answered from the inode cache).
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn metadata(&self) -> io::Result<std::fs::Metadata> {
+        std::fs::File::from(self.fd.as_fd().try_clone_to_owned()?).metadata()
+    }
+
+    /// Closes the file through the ring, reporting the close's error. When operations still
+    /// use the descriptor, it is closed after the last of them completes instead.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of `close(2)`.
+    pub async fn close(self) -> io::Result<()> {
+        match Arc::try_unwrap(self.fd) {
+            Ok(fd) => convert(ops::close(fd).bind(self.handle.driver()).await),
+            Err(shared) => {
+                drop(shared);
+                Ok(())
+            }
+        }
+    }
+}
+
+impl AsFd for File {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+fn write_zero() -> io::Error {
+    io::Error::new(io::ErrorKind::WriteZero, "the kernel accepted no bytes")
+}
+
+/// A detached sync started by [`File::start_sync`]; resolves to the sync's result.
+#[derive(Debug)]
+#[must_use = "the sync runs anyway; await this to learn its result"]
+pub struct StartedSync {
+    receiver: SyncReceiver,
+}
+
+impl Future for StartedSync {
+    type Output = io::Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.receiver).poll(cx).map(convert)
+    }
+}

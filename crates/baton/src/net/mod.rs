@@ -1,0 +1,15 @@
+//! Sockets on the ring: TCP ([`TcpListener`], [`TcpStream`]) and Unix stream sockets
+//! ([`UnixListener`], [`UnixStream`]).
+//!
+//! Accepts, connects, sends, receives and shutdowns are io_uring requests on the runtime's
+//! worker. Reads and writes take an owned `Vec<u8>` and hand it back with the result, so the
+//! buffer stays alive until the kernel is done with it even when the future is dropped. Binding
+//! and socket pairs are synchronous system calls. Sockets stay in blocking mode: the kernel
+//! then waits for readiness itself instead of failing with `EAGAIN`.
+
+mod socket;
+mod tcp;
+mod unix;
+
+pub use tcp::{TcpListener, TcpStream};
+pub use unix::{UnixListener, UnixStream};

@@ -1,0 +1,237 @@
+//! TCP: [`TcpListener`] and [`TcpStream`].
+
+use std::io;
+use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
+
+use baton_uring::ops;
+
+use crate::context;
+use crate::error::convert;
+use crate::net::socket::{Socket, stream_socket};
+
+/// A TCP socket listening for connections; [`accept`](TcpListener::accept) runs on the ring.
+///
+/// `bind` is synchronous (nothing to wait for), as in tokio-uring and `std`. A listener bound
+/// inside a runtime belongs to it; one bound outside any runtime accepts on the runtime where
+/// `accept` is awaited.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// rt.block_on(async {
+///     let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
+///     let addr = listener.local_addr()?;
+///     let client = baton::spawn(async move {
+///         let stream = baton::net::TcpStream::connect(addr).await?;
+///         let (res, _) = stream.write_all(b"ping".to_vec()).await;
+///         res
+///     });
+///     let (stream, _peer) = listener.accept().await?;
+///     let (res, buf) = stream.read(vec![0; 4]).await;
+///     assert_eq!(&buf[..res?], b"ping");
+///     client.await.map_err(std::io::Error::other)?
+/// })
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct TcpListener {
+    socket: Socket,
+    local: SocketAddr,
+}
+
+impl TcpListener {
+    /// Binds a listener to the first address of `addr` that works (with `SO_REUSEADDR`, as
+    /// `std` does). Host names are resolved synchronously; pass an IP address to avoid that.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of the last address tried (`AddrInUse`, ...).
+    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
+        TcpListener::from_std(std::net::TcpListener::bind(addr)?)
+    }
+
+    /// Adopts a standard-library listener (switched to blocking mode, which the ring needs).
+    ///
+    /// # Errors
+    ///
+    /// The OS error of reading its address or mode.
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        listener.set_nonblocking(false)?;
+        let local = listener.local_addr()?;
+        Ok(TcpListener {
+            socket: Socket::new(OwnedFd::from(listener), context::current()),
+            local,
+        })
+    }
+
+    /// Accepts one connection.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of `accept(2)`, or a runtime error (closed, not in a runtime).
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        let op = ops::accept(Arc::clone(self.socket.fd()));
+        let (fd, peer) = convert(self.socket.run(op).await)?;
+        let stream = TcpStream {
+            socket: Socket::new(fd, self.socket.runtime()),
+        };
+        let peer = match peer {
+            Some(peer) => peer,
+            None => stream.peer_addr()?,
+        };
+        Ok((stream, peer))
+    }
+
+    /// The address the listener is bound to (with the port the OS chose for port 0).
+    ///
+    /// # Errors
+    ///
+    /// Never in practice; kept for parity with `std`.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.local)
+    }
+}
+
+impl AsFd for TcpListener {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.socket.as_fd()
+    }
+}
+
+/// A TCP connection. Reads and writes take owned buffers and hand them back:
+/// `let (res, buf) = stream.read(buf).await;`.
+///
+/// Methods take `&self`, so one task may read while another writes (share the stream in an
+/// `Arc`). Dropping the stream closes it once its in-flight requests completed.
+#[derive(Debug)]
+pub struct TcpStream {
+    socket: Socket,
+}
+
+impl TcpStream {
+    /// Connects to the first address of `addr` that accepts. Host names are resolved
+    /// synchronously; pass an IP address to avoid that.
+    ///
+    /// # Errors
+    ///
+    /// The error of the last address tried (`ConnectionRefused`, ...), `InvalidInput` when
+    /// `addr` resolves to nothing, or [`Error::NotInRuntime`](crate::Error::NotInRuntime).
+    pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
+        let handle = context::require("net::TcpStream::connect")?;
+        let mut last = None;
+        for addr in addr.to_socket_addrs()? {
+            let domain = match addr {
+                SocketAddr::V4(_) => libc::AF_INET,
+                SocketAddr::V6(_) => libc::AF_INET6,
+            };
+            let socket = Socket::new(stream_socket(domain)?, Some(handle.clone()));
+            match socket.connect(ops::ConnectTo::Ip(addr)).await {
+                Ok(()) => return Ok(TcpStream { socket }),
+                Err(err) => last = Some(err),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the address resolved to nothing",
+            )
+        }))
+    }
+
+    /// Adopts a connected standard-library stream (switched to blocking mode).
+    ///
+    /// # Errors
+    ///
+    /// The OS error of changing its mode.
+    pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
+        stream.set_nonblocking(false)?;
+        Ok(TcpStream {
+            socket: Socket::new(OwnedFd::from(stream), context::current()),
+        })
+    }
+
+    /// Receives into `buf` (its length, or its capacity when empty); `Ok(0)` means the peer
+    /// closed its side.
+    pub async fn read(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        self.socket.read(buf).await
+    }
+
+    /// Sends from `buf`, returning how many bytes the kernel took.
+    pub async fn write(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        self.socket.write(buf).await
+    }
+
+    /// Sends all of `buf`.
+    pub async fn write_all(&self, buf: Vec<u8>) -> (io::Result<()>, Vec<u8>) {
+        self.socket.write_all(buf).await
+    }
+
+    /// Shuts down the read side, the write side, or both (`shutdown(2)`).
+    ///
+    /// # Errors
+    ///
+    /// The OS error (`NotConnected`, ...).
+    pub async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.socket.shutdown(how).await
+    }
+
+    /// This end's address.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        std::net::TcpStream::from(self.socket.duplicate()?).local_addr()
+    }
+
+    /// The peer's address.
+    ///
+    /// # Errors
+    ///
+    /// The OS error (`NotConnected`, ...).
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        std::net::TcpStream::from(self.socket.duplicate()?).peer_addr()
+    }
+
+    /// Sets `TCP_NODELAY` (disables Nagle's algorithm).
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        std::net::TcpStream::from(self.socket.duplicate()?).set_nodelay(nodelay)
+    }
+}
+
+impl AsFd for TcpStream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.socket.as_fd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_outside_a_runtime_works_and_reports_its_port() {
+        let listener = TcpListener::bind("127.0.0.1:0");
+        let port = listener.and_then(|l| l.local_addr()).map(|a| a.port());
+        assert!(matches!(port, Ok(p) if p != 0));
+    }
+
+    #[test]
+    fn bind_in_use_is_addr_in_use() {
+        let first = std::net::TcpListener::bind("127.0.0.1:0");
+        let Ok(first) = first else {
+            panic!("loopback bind failed: {first:?}");
+        };
+        let taken = first.local_addr().map(|a| a.port()).unwrap_or(0);
+        let err = TcpListener::bind(("127.0.0.1", taken))
+            .err()
+            .map(|e| e.kind());
+        assert_eq!(err, Some(io::ErrorKind::AddrInUse));
+    }
+}

@@ -1,0 +1,180 @@
+//! Unix domain stream sockets: [`UnixListener`] and [`UnixStream`].
+
+use std::io;
+use std::net::Shutdown;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use baton_uring::ops;
+
+use crate::context;
+use crate::error::convert;
+use crate::net::socket::{Socket, stream_socket};
+
+/// A Unix stream socket listening at a path; [`accept`](UnixListener::accept) runs on the ring.
+#[derive(Debug)]
+pub struct UnixListener {
+    socket: Socket,
+}
+
+impl UnixListener {
+    /// Binds a listener at `path` (which must not exist yet).
+    ///
+    /// # Errors
+    ///
+    /// The OS error (`AddrInUse` when the path exists, ...).
+    pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
+        UnixListener::from_std(std::os::unix::net::UnixListener::bind(path)?)
+    }
+
+    /// Adopts a standard-library listener (switched to blocking mode, which the ring needs).
+    ///
+    /// # Errors
+    ///
+    /// The OS error of changing its mode.
+    pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
+        listener.set_nonblocking(false)?;
+        Ok(UnixListener {
+            socket: Socket::new(OwnedFd::from(listener), context::current()),
+        })
+    }
+
+    /// Accepts one connection, returning the stream and the peer's address.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of `accept(2)`, or a runtime error (closed, not in a runtime).
+    pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
+        let op = ops::accept(Arc::clone(self.socket.fd()));
+        let (fd, _) = convert(self.socket.run(op).await)?;
+        let stream = UnixStream {
+            socket: Socket::new(fd, self.socket.runtime()),
+        };
+        let peer = stream.peer_addr()?;
+        Ok((stream, peer))
+    }
+
+    /// The address the listener is bound to.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        std::os::unix::net::UnixListener::from(self.socket.duplicate()?).local_addr()
+    }
+}
+
+impl AsFd for UnixListener {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.socket.as_fd()
+    }
+}
+
+/// A Unix stream connection, with the same owned-buffer methods as
+/// [`TcpStream`](super::TcpStream).
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// rt.block_on(async {
+///     let (a, b) = baton::net::UnixStream::pair()?;
+///     let (res, _) = a.write_all(b"hi".to_vec()).await;
+///     res?;
+///     let (res, buf) = b.read(vec![0; 2]).await;
+///     assert_eq!(&buf[..res?], b"hi");
+///     Ok(())
+/// })
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct UnixStream {
+    socket: Socket,
+}
+
+impl UnixStream {
+    /// Connects to the listener at `path`.
+    ///
+    /// # Errors
+    ///
+    /// The OS error (`NotFound`, `ConnectionRefused`, ...), `InvalidInput` for a path that is
+    /// too long or holds a NUL byte, or [`Error::NotInRuntime`](crate::Error::NotInRuntime).
+    pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
+        let handle = context::require("net::UnixStream::connect")?;
+        let socket = Socket::new(stream_socket(libc::AF_UNIX)?, Some(handle));
+        socket.connect(ops::ConnectTo::Unix(path.as_ref())).await?;
+        Ok(UnixStream { socket })
+    }
+
+    /// A connected pair of streams (`socketpair(2)`).
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
+        let (a, b) = std::os::unix::net::UnixStream::pair()?;
+        Ok((UnixStream::from_std(a)?, UnixStream::from_std(b)?))
+    }
+
+    /// Adopts a connected standard-library stream (switched to blocking mode).
+    ///
+    /// # Errors
+    ///
+    /// The OS error of changing its mode.
+    pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
+        stream.set_nonblocking(false)?;
+        Ok(UnixStream {
+            socket: Socket::new(OwnedFd::from(stream), context::current()),
+        })
+    }
+
+    /// Receives into `buf` (its length, or its capacity when empty); `Ok(0)` means the peer
+    /// closed its side.
+    pub async fn read(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        self.socket.read(buf).await
+    }
+
+    /// Sends from `buf`, returning how many bytes the kernel took.
+    pub async fn write(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        self.socket.write(buf).await
+    }
+
+    /// Sends all of `buf`.
+    pub async fn write_all(&self, buf: Vec<u8>) -> (io::Result<()>, Vec<u8>) {
+        self.socket.write_all(buf).await
+    }
+
+    /// Shuts down the read side, the write side, or both.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.socket.shutdown(how).await
+    }
+
+    /// This end's address.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        std::os::unix::net::UnixStream::from(self.socket.duplicate()?).local_addr()
+    }
+
+    /// The peer's address.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        std::os::unix::net::UnixStream::from(self.socket.duplicate()?).peer_addr()
+    }
+}
+
+impl AsFd for UnixStream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.socket.as_fd()
+    }
+}

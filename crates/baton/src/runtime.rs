@@ -1,0 +1,215 @@
+//! [`Runtime`]: owns the worker, its background thread and the blocking pool; runs
+//! `block_on`, and shuts everything down in order.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::time::Duration;
+
+use baton_completion::{ExecutorSnapshot, ShutdownReport as ExecutorShutdown};
+use baton_loan::WorkerDisposal;
+use baton_uring::WorkerShutdownReport;
+use web_time::Instant;
+
+use crate::blocking::BlockingHandle;
+use crate::builder::Builder;
+use crate::handle::{Handle, lock};
+use crate::metrics::RuntimeMetrics;
+use crate::task::JoinHandle;
+use crate::worker_adapter::DROP_SHUTDOWN_TIMEOUT;
+
+/// A Baton runtime: one io_uring worker (ring + task scheduler + completion inbox), the
+/// background thread that runs it between `block_on` calls, and a blocking pool.
+///
+/// ```
+/// fn main() -> std::io::Result<()> {
+///     let rt = baton::Runtime::new()?;
+///     let handle = rt.handle();
+///     let background = handle.spawn(async { "ran without block_on" });
+///     let local = 40;
+///     let out = rt.block_on(async { local + 2 }); // borrows `local`: no 'static needed
+///     assert_eq!(out, 42);
+///     assert_eq!(rt.block_on(background).ok(), Some("ran without block_on"));
+///     let report = rt.shutdown_timeout(std::time::Duration::from_secs(5));
+///     assert!(report.io_drained);
+///     Ok(())
+/// }
+/// ```
+///
+/// Dropping a runtime shuts it down as [`shutdown_timeout`](Runtime::shutdown_timeout) does,
+/// waiting at most 10 seconds.
+pub struct Runtime {
+    handle: Handle,
+    shut_down: bool,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("handle", &self.handle)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`Runtime::shutdown_timeout`] did: what was drained, cancelled, and still running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "a shutdown report tells whether anything was left running"]
+#[non_exhaustive]
+pub struct ShutdownReport {
+    /// Tasks whose future was dropped (their `JoinHandle`s resolve cancelled).
+    pub tasks_cancelled: usize,
+    /// Local tasks of other threads, leaked rather than dropped on the wrong thread.
+    pub tasks_leaked: usize,
+    /// Every I/O request the kernel owned completed before the deadline (writes and syncs in
+    /// flight were finished, not cancelled).
+    pub io_drained: bool,
+    /// I/O requests whose memory was leaked on purpose because the kernel might still use it.
+    pub io_leaked: usize,
+    /// Final I/O completions reaped during shutdown.
+    pub io_completed_during_shutdown: u64,
+    /// Whether the blocking executor drained (no job queued or running) before the deadline;
+    /// `None` for a shared executor (the runtime only detached from it).
+    pub blocking_drained: Option<bool>,
+    /// The blocking executor's counters at the end of its shutdown.
+    pub blocking: Option<ExecutorSnapshot>,
+    /// The worker's own report; `None` when a `block_on` on another thread still had the
+    /// worker on loan (it is shut down when that call gives it back).
+    pub worker: Option<WorkerShutdownReport>,
+}
+
+impl ShutdownReport {
+    /// Blocking jobs still running at the deadline (they finish on their own; their results
+    /// are dropped).
+    pub fn blocking_still_running(&self) -> u64 {
+        self.blocking.map_or(0, |snapshot| {
+            snapshot.running_interruptible + snapshot.running_quarantined
+        })
+    }
+
+    /// Nothing was left behind: I/O drained, no task leaked, the blocking executor drained.
+    pub fn is_clean(&self) -> bool {
+        self.io_drained
+            && self.tasks_leaked == 0
+            && self.blocking_drained != Some(false)
+            && self.worker.is_some_and(|worker| worker.is_clean())
+    }
+}
+
+impl Runtime {
+    /// A runtime with the default settings (see [`Builder`]).
+    ///
+    /// # Errors
+    ///
+    /// When the ring, the threads or the pool cannot be set up; the error names the cause.
+    pub fn new() -> io::Result<Runtime> {
+        Builder::new().build()
+    }
+
+    /// A [`Builder`] with the default settings.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    pub(crate) fn from_handle(handle: Handle) -> Runtime {
+        Runtime {
+            handle,
+            shut_down: false,
+        }
+    }
+
+    /// Runs `future` to completion on the calling thread and returns its output.
+    ///
+    /// The future needs neither `Send` nor `'static`: it is polled in place, on this thread,
+    /// while this thread borrows the runtime's worker and runs spawned tasks, I/O completions
+    /// and timers between its polls. Calls nest (a `block_on` inside the future drives the same
+    /// worker). When another thread has the worker, or when called from inside a task, the
+    /// future is polled directly instead (its I/O is then forwarded to the worker). Spawned work
+    /// keeps running on the background thread after `block_on` returns. A panic in the future
+    /// is re-raised here, after the worker was given back.
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.handle.block_on(future)
+    }
+
+    /// A handle to this runtime (`Clone + Send + Sync`), usable from any thread.
+    pub fn handle(&self) -> Handle {
+        self.handle.clone()
+    }
+
+    /// Spawns a `Send` task; see [`Handle::spawn`].
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    /// Runs a blocking job; see [`Handle::spawn_blocking`].
+    pub fn spawn_blocking<F, T>(&self, f: F) -> BlockingHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.handle.spawn_blocking(f)
+    }
+
+    /// A snapshot of the runtime's counters (tasks, I/O queued and in flight, the inbox, the
+    /// blocking pool).
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.handle.shared.metrics()
+    }
+
+    /// Shuts the runtime down, waiting at most `timeout`:
+    ///
+    /// 1. the blocking executor stops accepting jobs, cancels the queued ones and waits for the
+    ///    running ones (a shared executor is only detached from);
+    /// 2. the worker's inbox closes, every task is cancelled (its future dropped), and
+    ///    in-flight I/O is cancelled — except writes and syncs, which are finished;
+    /// 3. the worker waits for the kernel's last completions until the deadline.
+    ///
+    /// Handles used afterwards get clear errors: spawned tasks resolve cancelled, I/O fails
+    /// with [`Error::Closed`](crate::Error::Closed), blocking jobs with
+    /// [`BlockingError::Closed`](crate::BlockingError::Closed).
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> ShutdownReport {
+        self.shut_down = true;
+        shutdown(&self.handle, timeout)
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if !self.shut_down {
+            let _report = shutdown(&self.handle, DROP_SHUTDOWN_TIMEOUT);
+        }
+    }
+}
+
+fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
+    let shared = &handle.shared;
+    let deadline = Instant::now() + timeout;
+    // Step 1: blocking jobs first, while the worker still settles their completions.
+    let blocking = if shared.owns_executor {
+        Some(shared.executor.shutdown(deadline))
+    } else {
+        shared.lease.detach();
+        None
+    };
+    // Steps 2 and 3 run where the worker is dropped (the worker adapter's `Drop`).
+    *lock(&shared.shutdown_deadline) = Some(deadline);
+    let _first = shared.begin_shutdown();
+    let loan = shared.loan().shutdown();
+    let worker = match loan.worker {
+        WorkerDisposal::DroppedOnReturn => None,
+        _ => lock(&shared.worker_report).take(),
+    };
+    ShutdownReport {
+        tasks_cancelled: worker.map_or(0, |w| w.tasks.cancelled),
+        tasks_leaked: worker.map_or(0, |w| w.tasks.leaked),
+        io_drained: worker.is_some_and(|w| w.driver.drained),
+        io_leaked: worker.map_or(0, |w| w.driver.leaked),
+        io_completed_during_shutdown: worker.map_or(0, |w| w.driver.completed_during_shutdown),
+        blocking_drained: blocking.map(|report| matches!(report, ExecutorShutdown::Drained { .. })),
+        blocking: blocking.map(|report| report.snapshot()),
+        worker,
+    }
+}

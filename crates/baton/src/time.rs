@@ -1,0 +1,222 @@
+//! Time: [`sleep`], [`sleep_until`] and [`timeout`], on the worker's userspace timer heap.
+//!
+//! A sleep is a driver timer (`baton-uring`): it needs no ring slot, so it fires even while
+//! every slot holds an untimed request. A sleep made inside a runtime belongs to it and may be
+//! awaited on any thread; one made outside any runtime binds to the runtime where it is first
+//! polled. [`timeout`] drops the inner future the moment the deadline passes, which cancels
+//! the I/O request it was waiting on (a read is cancelled in the kernel; a write or sync still
+//! finishes, because dropping never cancels durable work).
+
+use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use baton_uring::{Op, ops};
+
+pub use web_time::Instant;
+
+use crate::context;
+use crate::error::Error;
+use crate::handle::Handle;
+
+/// Waits until `duration` has passed.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// rt.block_on(async {
+///     let start = baton::time::Instant::now();
+///     baton::time::sleep(std::time::Duration::from_millis(5)).await;
+///     assert!(start.elapsed() >= std::time::Duration::from_millis(5));
+/// });
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Panics
+///
+/// When first polled outside any runtime (with a message saying to call it inside
+/// `Runtime::block_on` or a task).
+pub fn sleep(duration: Duration) -> Sleep {
+    sleep_until(Instant::now() + duration)
+}
+
+/// Waits until `deadline`. A deadline in the past completes at once.
+///
+/// # Panics
+///
+/// As [`sleep`].
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep {
+        deadline,
+        handle: context::current(),
+        op: None,
+    }
+}
+
+/// The future of [`sleep`] and [`sleep_until`]. After the runtime shut down, a sleep completes
+/// at once (there is no timer left to wait on).
+#[must_use = "futures do nothing unless awaited"]
+pub struct Sleep {
+    deadline: Instant,
+    handle: Option<Handle>,
+    op: Option<Op<io::Result<()>>>,
+}
+
+impl fmt::Debug for Sleep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sleep")
+            .field("deadline", &self.deadline)
+            .field("registered", &self.op.is_some())
+            .finish()
+    }
+}
+
+impl Sleep {
+    /// When the sleep ends.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Whether the deadline has passed.
+    pub fn is_elapsed(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let op = match &mut this.op {
+            Some(op) => op,
+            None => {
+                let Some(handle) = this.handle.clone().or_else(context::current) else {
+                    panic!(
+                        "{}",
+                        Error::NotInRuntime {
+                            function: "time::sleep"
+                        }
+                    );
+                };
+                this.op
+                    .insert(ops::sleep_until(this.deadline).bind(handle.driver()))
+            }
+        };
+        // The timer's result is `Ok` when it fired, `Timeout` for a deadline already passed,
+        // and `Closed` after shutdown: in every case the sleep is over.
+        Pin::new(op).poll(cx).map(drop)
+    }
+}
+
+/// Runs `future` for at most `duration`: `Ok(output)` if it finished in time, otherwise
+/// `Err(Elapsed)`, and the future is dropped right then (cancelling the I/O it waited on).
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// use std::time::Duration;
+/// let rt = baton::Runtime::new()?;
+/// rt.block_on(async {
+///     let slow = baton::time::sleep(Duration::from_secs(60));
+///     let res = baton::time::timeout(Duration::from_millis(10), slow).await;
+///     assert!(res.is_err());
+///     let quick = async { 7 };
+///     assert_eq!(baton::time::timeout(Duration::from_secs(5), quick).await, Ok(7));
+/// });
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Panics
+///
+/// As [`sleep`], when polled outside any runtime.
+pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
+    timeout_at(Instant::now() + duration, future)
+}
+
+/// Like [`timeout`], with an absolute deadline.
+///
+/// # Panics
+///
+/// As [`sleep`], when polled outside any runtime.
+pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
+    Timeout {
+        future: Some(future.into_future()),
+        sleep: sleep_until(deadline),
+    }
+}
+
+/// The future of [`timeout`].
+///
+/// Invariant: `future` is structurally pinned — never moved out, only dropped in place (when
+/// the deadline passes, or with the `Timeout`).
+#[must_use = "futures do nothing unless awaited"]
+pub struct Timeout<F> {
+    future: Option<F>,
+    sleep: Sleep,
+}
+
+impl<F> fmt::Debug for Timeout<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Timeout")
+            .field("deadline", &self.sleep.deadline)
+            .field("running", &self.future.is_some())
+            .finish()
+    }
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `future` is structurally pinned (type invariant): it is only reached through
+        // the `Pin` below and dropped in place with `Pin::set`; `sleep` is `Unpin` and is not
+        // pinned structurally, so handing out `&mut` to it moves nothing that is pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: see above; `this.future` is not moved while pinned.
+        let mut future = unsafe { Pin::new_unchecked(&mut this.future) };
+        let Some(inner) = future.as_mut().as_pin_mut() else {
+            panic!("a Timeout was polled after it completed");
+        };
+        if let Poll::Ready(output) = inner.poll(cx) {
+            future.set(None);
+            return Poll::Ready(Ok(output));
+        }
+        match Pin::new(&mut this.sleep).poll(cx) {
+            Poll::Ready(()) => {
+                // Dropping the inner future cancels the request it was waiting on.
+                future.set(None);
+                Poll::Ready(Err(Elapsed {
+                    deadline: this.sleep.deadline,
+                }))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// The error of [`timeout`]: the deadline passed first. Converts into an `io::Error` of kind
+/// `TimedOut` whose inner error is [`baton::Error::Timeout`](crate::Error::Timeout), so `?`
+/// works in functions returning `io::Result`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("deadline has elapsed")]
+pub struct Elapsed {
+    deadline: Instant,
+}
+
+impl Elapsed {
+    /// The deadline that passed.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+}
+
+impl From<Elapsed> for io::Error {
+    fn from(_: Elapsed) -> io::Error {
+        Error::Timeout.into_io()
+    }
+}

@@ -1,0 +1,181 @@
+//! The glue between the loan driver (`baton-loan`) and the io_uring worker (`baton-uring`):
+//! [`WorkerAdapter`] implements [`LoanWorker`] for a [`Worker`], and [`WakeWorker`] implements
+//! the loan driver's [`Unpark`] with the worker's unpark token.
+//!
+//! # Rules
+//!
+//! 1. `enter` installs the worker's context (driver, scheduler, wait table) *and* the facade's
+//!    [`Handle`] on the calling thread; `leave` removes the most recent pair. The loan driver
+//!    pairs them like a stack on one thread (its `LoanWorker` contract), so the guards held
+//!    here never cross threads.
+//! 2. `turn` and `run_until` install the same context for their duration, because the
+//!    background thread runs the worker without calling `enter`.
+//! 3. The worker is shut down, not merely dropped, when the loan driver drops the adapter: it
+//!    waits for the kernel until the deadline the runtime published, and the report is stored
+//!    where `Runtime::shutdown_timeout` reads it.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use baton_loan::{LoanWorker, RunOutcome, TurnOutcome, Unpark};
+use baton_uring::{Park, RunUntil, Worker, WorkerGuard, WorkerHandle};
+
+use crate::context;
+use crate::handle::Handle;
+
+/// How long the worker's shutdown waits for the kernel when the runtime is dropped without
+/// [`Runtime::shutdown_timeout`](crate::Runtime::shutdown_timeout).
+pub(crate) const DROP_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A [`Worker`] as the loan driver sees it.
+///
+/// Invariants: `worker` is boxed and neither moved nor dropped while `guards` is non-empty
+/// (each guard borrows it, with its lifetime erased to `'static`); `guards` is non-empty only
+/// between an `enter` and its `leave`, which happen on one thread (rule 1).
+pub(crate) struct WorkerAdapter {
+    /// Declared before `worker`, so the guards would drop first even on an unexpected path.
+    guards: Vec<WorkerGuard<'static>>,
+    worker: Option<Box<Worker>>,
+    handle: Handle,
+}
+
+// SAFETY: the `!Send` parts are the guards, which exist only between `enter` and `leave` on one
+// thread (type invariant, rule 1); the loan driver never moves the adapter to another thread
+// in between (its frames keep an entered worker in the thread's own stack). Outside that window
+// the adapter holds a `Worker` (which is `Send`) and a `Handle` (`Send + Sync`).
+unsafe impl Send for WorkerAdapter {}
+
+impl fmt::Debug for WorkerAdapter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkerAdapter")
+            .field("entered", &self.guards.len())
+            .field("worker", &self.worker)
+            .finish()
+    }
+}
+
+/// Rule 2: keeps the facade handle installed for a turn, also when a task's panic unwinds.
+struct Installed;
+
+impl Installed {
+    fn new(handle: &Handle) -> Installed {
+        context::enter(handle.clone());
+        Installed
+    }
+}
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        context::leave();
+    }
+}
+
+impl WorkerAdapter {
+    pub(crate) fn new(worker: Worker, handle: Handle) -> WorkerAdapter {
+        WorkerAdapter {
+            guards: Vec::new(),
+            worker: Some(Box::new(worker)),
+            handle,
+        }
+    }
+
+    fn worker(&self) -> &Worker {
+        self.worker
+            .as_deref()
+            .expect("the worker lives until the adapter is dropped")
+    }
+}
+
+impl LoanWorker for WorkerAdapter {
+    fn turn(&mut self) -> TurnOutcome {
+        let _installed = Installed::new(&self.handle);
+        let worker = self.worker();
+        let turn = worker.turn(Park::Poll);
+        self.handle.shared.metrics.publish_if_due(worker);
+        if turn.progressed() {
+            TurnOutcome::Progressed
+        } else {
+            TurnOutcome::Idle
+        }
+    }
+
+    fn run_until(
+        &mut self,
+        until: &mut dyn FnMut() -> bool,
+        deadline: Option<Instant>,
+    ) -> RunOutcome {
+        let _installed = Installed::new(&self.handle);
+        let shared = &self.handle.shared;
+        let worker = self.worker();
+        let mut until_published = || {
+            shared.metrics.publish_if_due(worker);
+            until()
+        };
+        // Shutdown reaches a running worker through the loan driver (its slot closes and the
+        // background thread's `until` fires), so this never reports `ShuttingDown` itself.
+        match worker.run_until(&mut until_published, deadline) {
+            RunUntil::Satisfied => RunOutcome::Satisfied,
+            RunUntil::DeadlineReached => RunOutcome::DeadlineReached,
+        }
+    }
+
+    fn has_runnable(&self) -> bool {
+        self.worker().has_ready_work()
+    }
+
+    fn holds_local_tasks(&self) -> bool {
+        self.worker().has_local_tasks_on_current_thread()
+    }
+
+    fn enter(&mut self) {
+        let guard = self.worker().enter();
+        // SAFETY: the guard borrows the boxed worker, which stays at its address and is not
+        // dropped while any guard is held (type invariant: `leave` pops every guard before the
+        // adapter can be dropped, and `Drop` pops leftovers before the worker). Erasing the
+        // lifetime only lets the guard live in this struct next to the box it borrows.
+        let guard = unsafe { std::mem::transmute::<WorkerGuard<'_>, WorkerGuard<'static>>(guard) };
+        self.guards.push(guard);
+        context::enter(self.handle.clone());
+    }
+
+    fn leave(&mut self) {
+        context::leave();
+        self.handle.shared.metrics.publish(self.worker());
+        let guard = self.guards.pop();
+        debug_assert!(guard.is_some(), "rule 1: leave pairs with an earlier enter");
+        drop(guard);
+    }
+
+    fn is_shutting_down(&self) -> bool {
+        self.handle.shared.is_shutting_down()
+    }
+}
+
+impl Drop for WorkerAdapter {
+    fn drop(&mut self) {
+        // Type invariant: no guard may outlive the worker it borrows.
+        while let Some(guard) = self.guards.pop() {
+            drop(guard);
+        }
+        let Some(worker) = self.worker.take() else {
+            return;
+        };
+        // Rule 3: shut down with the runtime's deadline, and publish the report.
+        let shared = &self.handle.shared;
+        shared.metrics.publish(&worker);
+        let deadline = crate::handle::lock(&shared.shutdown_deadline)
+            .unwrap_or_else(|| Instant::now() + DROP_SHUTDOWN_TIMEOUT);
+        let report = worker.shutdown(Some(deadline));
+        *crate::handle::lock(&shared.worker_report) = Some(report);
+    }
+}
+
+/// The loan driver's [`Unpark`]: the worker's unpark token, usable from any thread.
+#[derive(Debug)]
+pub(crate) struct WakeWorker(pub(crate) WorkerHandle);
+
+impl Unpark for WakeWorker {
+    fn unpark(&self) {
+        self.0.unpark();
+    }
+}
