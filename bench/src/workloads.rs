@@ -98,12 +98,19 @@ impl Workload {
     /// Operations in one run.
     pub(crate) fn ops(&self, size: Size) -> u64 {
         let full = match self {
-            Self::File { .. } => 100_000,
+            Self::File {
+                op: FileOp::Read, ..
+            } => 100_000,
+            // Buffered writes cost the kernel ten times a read (page dirtying, journaled
+            // timestamps), so fewer of them keep the full run within about ten minutes.
+            Self::File {
+                op: FileOp::Write, ..
+            } => 40_000,
             Self::Echo { connections, .. } => {
                 if *connections == 1 {
-                    25_000
+                    20_000
                 } else {
-                    2_000 * *connections as u64
+                    1_000 * *connections as u64
                 }
             }
             Self::SpawnJoin => 1_000_000,
