@@ -281,8 +281,13 @@ impl Core {
         let mut state = self.lock();
         state.lanes[lane as usize].running -= 1;
         state.count(report);
+        // Only a shutdown waits on `progress`, and it closes the pool before it waits: a job
+        // finishing before the close is seen by the shutdown's first check under the lock.
+        let closing = state.closed;
         drop(state);
-        self.progress.notify_all();
+        if closing {
+            self.progress.notify_all();
+        }
     }
 
     /// Closes the pool (rule 5): refuses new work and takes every queued dispatch out for the

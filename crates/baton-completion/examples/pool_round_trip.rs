@@ -1,0 +1,182 @@
+//! Blocking-pool round trip: submit → job → completion received, for 100 000 empty jobs.
+//!
+//! Run with `cargo run --release -p baton-completion --example pool_round_trip`. Two modes:
+//!
+//! * **sequential** — submit one job, wait for its completion on the runtime's inbox, repeat:
+//!   the full latency of one round trip (p50, p99, mean);
+//! * **pipelined** — submit all jobs (retrying on `Capacity`) while draining the inbox: the
+//!   throughput of the pool with a full queue.
+//!
+//! Each job goes through the whole runtime path: registrar issue → bind → split → wait table
+//! register → lease submit → pool thread → channel inbox → wait table settle → poll.
+
+use baton_cancel::{HookOutcome, Interruptible};
+use baton_completion::{
+    BlockingPool, CompletionKind, CompletionSender, Decoder, DeliveryOutcome, ExecutorLease,
+    ExternalCompletion, IdentityAllocator, InterruptibleThreads, IoExecutor, PreparedOperation,
+    Registrar, RuntimeId, SettleOutcome, WaitTable, from_fn,
+};
+use crossbeam_channel::{Receiver, Sender};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+const JOBS: usize = 100_000;
+
+#[derive(Debug)]
+struct ChannelInbox(Sender<ExternalCompletion>);
+
+impl CompletionSender for ChannelInbox {
+    fn deliver(&self, completion: ExternalCompletion) -> DeliveryOutcome {
+        match self.0.send(completion) {
+            Ok(()) => DeliveryOutcome::Delivered,
+            Err(_) => DeliveryOutcome::InboxClosed,
+        }
+    }
+}
+
+struct Runtime {
+    registrar: Registrar,
+    table: WaitTable,
+    inbox: Receiver<ExternalCompletion>,
+    lease: Arc<dyn ExecutorLease>,
+    kind: CompletionKind,
+}
+
+impl Runtime {
+    fn new(pool: &BlockingPool) -> Self {
+        let runtime = RuntimeId::allocate().expect("a fresh process has runtime ids");
+        let allocator = IdentityAllocator::new(runtime);
+        let (tx, rx) = crossbeam_channel::unbounded();
+        Self {
+            registrar: Registrar::new(Arc::clone(&allocator), Arc::new(ChannelInbox(tx))),
+            table: WaitTable::new(allocator),
+            inbox: rx,
+            lease: pool.attach_runtime(runtime).expect("first attach"),
+            kind: CompletionKind::try_from_raw(1).expect("1 is non-zero"),
+        }
+    }
+
+    /// Prepares, binds, registers and submits one empty job; returns its key.
+    fn submit(&mut self) -> baton_completion::WaitKey {
+        let prepared = PreparedOperation::interruptible_blocking(
+            self.kind,
+            from_fn(|| ()),
+            Decoder::identity(),
+            Interruptible::new("bench", || Ok(HookOutcome::Reaped)),
+        );
+        let identity = self.registrar.issue(self.kind).expect("ids available");
+        let (half, mut submission) = self
+            .registrar
+            .bind(identity, prepared)
+            .expect("same registrar, same kind")
+            .split();
+        let key = self.table.register(half).expect("same runtime");
+        loop {
+            match self.lease.submit(submission) {
+                Ok(()) => return key,
+                Err(rejected) => {
+                    submission = rejected.into_submission();
+                    self.settle_available();
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+
+    fn settle(&mut self, completion: ExternalCompletion) {
+        match self.table.settle(completion) {
+            SettleOutcome::Settled { waker } => drop(waker),
+            other => panic!("unexpected settle outcome {other:?}"),
+        }
+    }
+
+    fn settle_available(&mut self) -> usize {
+        let mut settled = 0;
+        while let Ok(completion) = self.inbox.try_recv() {
+            self.settle(completion);
+            settled += 1;
+        }
+        settled
+    }
+
+    fn consume(&mut self, key: baton_completion::WaitKey) {
+        let mut cx = Context::from_waker(Waker::noop());
+        match self.table.poll_wait::<()>(key, &mut cx) {
+            Poll::Ready(Ok(())) => {}
+            other => panic!("job did not complete: {other:?}"),
+        }
+    }
+}
+
+fn pool(threads: usize) -> BlockingPool {
+    BlockingPool::builder()
+        .queue_capacity(4096)
+        .interruptible_threads(InterruptibleThreads::Fixed(threads))
+        .build()
+        .expect("valid pool")
+}
+
+fn sequential(threads: usize) {
+    let pool = pool(threads);
+    let mut runtime = Runtime::new(&pool);
+    let mut latencies = Vec::with_capacity(JOBS);
+    let start = Instant::now();
+    for _ in 0..JOBS {
+        let begun = Instant::now();
+        let key = runtime.submit();
+        let completion = runtime
+            .inbox
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the pool delivers");
+        runtime.settle(completion);
+        runtime.consume(key);
+        latencies.push(begun.elapsed());
+    }
+    let total = start.elapsed();
+    latencies.sort_unstable();
+    println!(
+        "sequential, {threads} thread(s): {JOBS} round trips in {:.1} ms; mean {:.2} us, p50 {:.2} us, p99 {:.2} us",
+        total.as_secs_f64() * 1e3,
+        total.as_secs_f64() * 1e6 / JOBS as f64,
+        latencies[JOBS / 2].as_secs_f64() * 1e6,
+        latencies[JOBS * 99 / 100].as_secs_f64() * 1e6,
+    );
+}
+
+fn pipelined(threads: usize) {
+    let pool = pool(threads);
+    let mut runtime = Runtime::new(&pool);
+    let mut keys = Vec::with_capacity(JOBS);
+    let start = Instant::now();
+    let mut settled = 0;
+    for _ in 0..JOBS {
+        keys.push(runtime.submit());
+        settled += runtime.settle_available();
+    }
+    while settled < JOBS {
+        let completion = runtime
+            .inbox
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the pool delivers");
+        runtime.settle(completion);
+        settled += 1;
+    }
+    for key in keys {
+        runtime.consume(key);
+    }
+    let total = start.elapsed();
+    println!(
+        "pipelined,  {threads} thread(s): {JOBS} jobs in {:.1} ms; {:.2} us per job, {:.0} jobs/s",
+        total.as_secs_f64() * 1e3,
+        total.as_secs_f64() * 1e6 / JOBS as f64,
+        JOBS as f64 / total.as_secs_f64(),
+    );
+}
+
+fn main() {
+    for threads in [1, 4] {
+        sequential(threads);
+        pipelined(threads);
+    }
+}
