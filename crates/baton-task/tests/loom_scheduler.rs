@@ -161,3 +161,37 @@ fn loom_abort_racing_poll_drops_exactly_once() {
         assert_eq!(drops.load(Ordering::SeqCst), 1);
     });
 }
+
+/// Proves rule 9 with rule 2: the worker migrating to another thread (the core claim released
+/// here, taken there) while this thread wakes the task never loses the wake, and the wake from a
+/// thread that no longer holds the claim goes through the injection queue.
+#[test]
+fn loom_wake_while_worker_migrates_is_never_lost() {
+    loom::model(|| {
+        let (scheduler, _) = scheduler();
+        let flag = Arc::new(AtomicBool::new(false));
+        let slot = Arc::new(Mutex::new(None::<Waker>));
+        let mut handle = scheduler.spawn(FlagWait {
+            flag: Arc::clone(&flag),
+            slot: Arc::clone(&slot),
+        });
+        let _ = scheduler.run_ready(1);
+        let worker = loom::thread::spawn(move || {
+            let _ = scheduler.run_ready(2);
+            scheduler
+        });
+        flag.store(true, Ordering::SeqCst);
+        let waker = slot.lock().unwrap().take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        let scheduler = worker.join().unwrap();
+        let mut rounds = 0;
+        while !handle.is_finished() {
+            let _ = scheduler.run_ready(4);
+            rounds += 1;
+            assert!(rounds <= 2, "the wake was lost during migration");
+        }
+        assert!(matches!(poll_once(&mut handle), Poll::Ready(Ok(()))));
+    });
+}
