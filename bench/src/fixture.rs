@@ -7,6 +7,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The size of one I/O: 4 KiB, and the alignment of every offset.
 pub(crate) const BLOCK: usize = 4096;
@@ -24,11 +25,18 @@ pub(crate) struct FileFixture {
 impl FileFixture {
     /// Creates, fills, syncs and pre-reads a [`FILE_LEN`]-byte file in the temp directory.
     pub(crate) fn create() -> io::Result<Self> {
-        let path = std::env::temp_dir().join(format!("baton-bench-{}.dat", std::process::id()));
-        let fixture = Self {
-            path,
-            len: FILE_LEN,
-        };
+        Self::create_sized(FILE_LEN)
+    }
+
+    /// Like [`FileFixture::create`] with `len` bytes (a multiple of 1 MiB; tests use small files).
+    pub(crate) fn create_sized(len: u64) -> io::Result<Self> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "baton-bench-{}-{}.dat",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let fixture = Self { path, len };
         fixture.fill()?;
         fixture.warm_page_cache()?;
         Ok(fixture)

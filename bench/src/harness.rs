@@ -6,14 +6,15 @@
 //! 3. Within a round the contenders run one after another in column order (A B C, A B C, ...),
 //!    so slow drifts of machine noise hit every column alike.
 //! 4. Every contender in a round gets the same seed, so file workloads touch the same offsets.
-//! 5. A failed run stops that cell (reported as failed with the error); an unsupported workload
+//! 5. A failed run (an error or a panic) stops that cell (reported as failed with the error); an unsupported workload
 //!    is reported as not applicable with the contender's reason; neither invents a number.
 
 use std::io::Write;
+use std::panic::{self, AssertUnwindSafe};
 
 use crate::contenders::Contender;
 use crate::fixture::FileFixture;
-use crate::sample::{NoSample, Sample};
+use crate::sample::{NoSample, Outcome, Sample};
 use crate::workloads::{Size, Workload};
 
 /// Recorded runs of one contender on one workload.
@@ -73,7 +74,7 @@ fn run_row(
             if cell.missing.is_some() {
                 continue;
             }
-            match workload.run(contender.as_mut(), settings.size, seed, file) {
+            match run_contained(workload, contender.as_mut(), settings.size, seed, file) {
                 Ok(sample) if round > 0 => cell.samples.push(sample),
                 Ok(_) => {}
                 // Rule 5: stop this cell and keep the reason.
@@ -91,4 +92,28 @@ fn run_row(
     }
     eprintln!();
     Row { workload, cells }
+}
+
+/// Runs one sample, turning a panic inside the contender into a failed cell (rule 5) so one
+/// broken runtime cannot take the whole table down. The contender is not used again for this
+/// workload after a failure.
+fn run_contained(
+    workload: Workload,
+    contender: &mut dyn Contender,
+    size: Size,
+    seed: u64,
+    file: &FileFixture,
+) -> Outcome {
+    let ops = workload.ops(size);
+    panic::catch_unwind(AssertUnwindSafe(|| {
+        workload.run(contender, ops, seed, file)
+    }))
+    .unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a non-string payload".into());
+        Err(NoSample::Failed(format!("panicked: {message}")))
+    })
 }

@@ -124,15 +124,15 @@ impl Workload {
         }
     }
 
-    /// Runs this workload once on `contender`; `seed` is shared by every contender in a round.
+    /// Runs `ops` operations of this workload once on `contender` (for echo rows, `ops` is
+    /// rounded down to whole rounds); `seed` is shared by every contender in a round.
     pub(crate) fn run(
         &self,
         contender: &mut dyn Contender,
-        size: Size,
+        ops: u64,
         seed: u64,
         file: &FileFixture,
     ) -> Outcome {
-        let ops = self.ops(size);
         let count = CountJob {
             count: ops,
             batch: BATCH,

@@ -115,3 +115,61 @@ pub(crate) fn roster() -> Vec<Entry> {
         entry("monoio", monoio_rt::Monoio::new()),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::roster;
+    use crate::fixture::FileFixture;
+    use crate::sample::NoSample;
+    use crate::workloads::{Workload, catalog};
+
+    /// Small but whole: 128 is a multiple of every echo row's connection count.
+    const SMOKE_OPS: u64 = 128;
+
+    /// Every contender that starts on this kernel completes every workload it supports with
+    /// exactly the requested operation count, and says why for the ones it does not.
+    #[test]
+    fn every_contender_runs_every_workload_it_supports() {
+        let file = FileFixture::create_sized(1024 * 1024).expect("a 1 MiB data file in temp_dir");
+        for entry in roster() {
+            let mut contender = match entry.runtime {
+                Ok(contender) => contender,
+                Err(why) => {
+                    eprintln!("SKIPPED: {} cannot start here: {why}", entry.name);
+                    continue;
+                }
+            };
+            assert_eq!(contender.name(), entry.name);
+            assert!(!contender.setup().is_empty());
+            for workload in catalog() {
+                match workload.run(contender.as_mut(), SMOKE_OPS, 7, &file) {
+                    Ok(sample) => assert_eq!(
+                        sample.ops,
+                        SMOKE_OPS,
+                        "{} / {}",
+                        entry.name,
+                        workload.label()
+                    ),
+                    Err(NoSample::Unsupported(why)) => {
+                        assert!(!why.is_empty());
+                        assert!(
+                            matches!(
+                                workload,
+                                Workload::SpawnJoin
+                                    | Workload::BlockOn
+                                    | Workload::Blocking
+                                    | Workload::ForeignPoll
+                            ),
+                            "{} must support {}",
+                            entry.name,
+                            workload.label()
+                        );
+                    }
+                    Err(NoSample::Failed(why)) => {
+                        panic!("{} failed {}: {why}", entry.name, workload.label())
+                    }
+                }
+            }
+        }
+    }
+}
