@@ -81,10 +81,17 @@ pub(crate) fn take_nested(key: RuntimeKey) -> Nested {
         else {
             return Nested::Absent;
         };
-        match (entry.role, entry.worker.take()) {
-            (ThreadRole::Root, Some(worker)) => Nested::Take(worker, index),
-            (role, _) => Nested::Busy(role),
+        if entry.role != ThreadRole::Root {
+            return Nested::Busy(entry.role);
         }
+        // A root entry without its worker cannot occur while a nested frame runs (it pushes
+        // its own entry on top); it means the outer frame is unwinding: fall back.
+        entry
+            .worker
+            .take()
+            .map_or(Nested::Busy(ThreadRole::Root), |worker| {
+                Nested::Take(worker, index)
+            })
     })
 }
 

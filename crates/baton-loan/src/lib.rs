@@ -79,6 +79,9 @@ mod test_worker;
 #[cfg(all(test, not(loom)))]
 mod behaviour_tests;
 
+#[cfg(all(test, not(loom)))]
+mod nesting_props;
+
 #[cfg(all(test, loom))]
 mod loom_models;
 

@@ -179,6 +179,10 @@ impl Loan {
     /// and followed by a bounded drain (rule 12); otherwise it is polled directly with a waker
     /// that parks this thread. A panic of the future's poll or destructor is re-raised here with
     /// its original payload after the worker was returned (rule 13).
+    ///
+    /// A `block_on` inside a task poll of this runtime, or on its background thread, falls back:
+    /// it never deadlocks on the slot, but a future that waits for *this* runtime's tasks cannot
+    /// make progress there, because the worker is busy running the very task that called it.
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let _root = RootCount::new(&self.active_roots);
         match self.borrow() {
