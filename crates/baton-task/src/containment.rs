@@ -19,13 +19,10 @@ pub(crate) fn drop_contained<T>(value: T) {
     }
 }
 
-/// Wakes `waker`, containing a panicking `wake` (and the waker's destructor).
+/// Wakes `waker`, containing a panicking `wake` (and the waker's destructor). The wake is
+/// needed for progress, so it runs even while unwinding; a nested panic it raises is caught
+/// before it can reach the unwinder.
 pub(crate) fn wake_contained(waker: Waker) {
-    if std::thread::panicking() {
-        waker.wake_by_ref();
-        std::mem::forget(waker);
-        return;
-    }
     if let Err(payload) = catch_unwind(AssertUnwindSafe(move || waker.wake())) {
         std::mem::forget(payload);
     }
@@ -61,5 +58,29 @@ mod tests {
             panic!("outer panic");
         });
         assert!(result.is_err(), "the outer panic is the only one reported");
+    }
+
+    struct PanicOnWake;
+
+    impl std::task::Wake for PanicOnWake {
+        fn wake(self: std::sync::Arc<Self>) {
+            panic!("wake panics on purpose");
+        }
+    }
+
+    #[test]
+    fn panicking_wake_is_contained_even_while_unwinding() {
+        wake_contained(Waker::from(std::sync::Arc::new(PanicOnWake)));
+        struct WakesDuringUnwind;
+        impl Drop for WakesDuringUnwind {
+            fn drop(&mut self) {
+                wake_contained(Waker::from(std::sync::Arc::new(PanicOnWake)));
+            }
+        }
+        let result = catch_unwind(|| {
+            let _guard = WakesDuringUnwind;
+            panic!("outer panic");
+        });
+        assert!(result.is_err());
     }
 }
