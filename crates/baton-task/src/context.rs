@@ -79,13 +79,17 @@ impl EnterGuard {
 impl Drop for EnterGuard {
     fn drop(&mut self) {
         let previous = self.previous.take();
-        let ours = CONTEXT.with(|context| context.replace(previous));
+        // During thread-local destruction the context is gone already: nothing to restore.
+        let ours = CONTEXT.try_with(|context| context.replace(previous));
         drop(ours);
     }
 }
 
 fn current_shared() -> Option<Arc<Shared>> {
-    CONTEXT.with(|context| context.borrow().clone())
+    CONTEXT
+        .try_with(|context| context.borrow().clone())
+        .ok()
+        .flatten()
 }
 
 /// Spawns a `Send` task on the current thread's scheduler.

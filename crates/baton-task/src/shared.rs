@@ -125,7 +125,9 @@ impl Shared {
 
     /// Rule 9: take the core claim for this thread.
     pub(crate) fn claim(&self) -> Claim {
-        let me = sync::thread_token();
+        let Some(me) = sync::thread_token() else {
+            return Claim::HeldElsewhere;
+        };
         match self
             .holder
             .compare_exchange(0, me, Ordering::Acquire, Ordering::Acquire)
@@ -138,13 +140,17 @@ impl Shared {
 
     /// Rule 9: release a claim this thread took with [`Claim::Taken`].
     pub(crate) fn release(&self) {
-        debug_assert_eq!(self.holder.load(Ordering::Relaxed), sync::thread_token());
+        debug_assert_eq!(
+            Some(self.holder.load(Ordering::Relaxed)),
+            sync::thread_token()
+        );
         self.holder.store(0, Ordering::Release);
     }
 
     /// Rule 9: the core, if this thread holds the claim.
     pub(crate) fn core_here(&self) -> Option<&Core> {
-        (self.holder.load(Ordering::Acquire) == sync::thread_token()).then_some(&self.core.0)
+        let me = sync::thread_token()?;
+        (self.holder.load(Ordering::Acquire) == me).then_some(&self.core.0)
     }
 
     pub(crate) fn is_closed(&self) -> bool {

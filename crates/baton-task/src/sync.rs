@@ -43,12 +43,16 @@ fn next_thread_token() -> usize {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-/// This thread's token: non-zero, distinct from every other thread's, never reused.
-pub(crate) fn thread_token() -> usize {
-    THREAD_TOKEN.with(|token| *token)
+/// This thread's token: non-zero, distinct from every other thread's, never reused. `None`
+/// while the thread's locals are being destroyed (a waker used from a TLS destructor): such a
+/// thread is treated as holding nothing.
+pub(crate) fn thread_token() -> Option<usize> {
+    THREAD_TOKEN.try_with(|token| *token).ok()
 }
 
-/// This thread's id, cached.
+/// This thread's id (cached; looked up directly while the thread's locals are being destroyed).
 pub(crate) fn thread_id() -> ThreadId {
-    THREAD_ID.with(|id| *id)
+    THREAD_ID
+        .try_with(|id| *id)
+        .unwrap_or_else(|_| current_thread().id())
 }

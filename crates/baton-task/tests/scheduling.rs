@@ -251,3 +251,32 @@ fn handles_and_spawners_cross_threads() {
     assert_send_sync::<baton_task::JoinError>();
     assert_send_sync::<std::task::Waker>();
 }
+
+#[test]
+fn wake_from_a_thread_local_destructor_is_delivered() {
+    struct WakeOnDrop(std::cell::RefCell<Option<std::task::Waker>>);
+    impl Drop for WakeOnDrop {
+        fn drop(&mut self) {
+            if let Some(waker) = self.0.borrow_mut().take() {
+                waker.wake();
+            }
+        }
+    }
+    thread_local! {
+        static PARKED: WakeOnDrop = const { WakeOnDrop(std::cell::RefCell::new(None)) };
+    }
+    let (scheduler, unpark) = scheduler();
+    let gate = Gate::new();
+    let handle = scheduler.spawn({
+        let gate = Arc::clone(&gate);
+        async move { gate.wait().await }
+    });
+    let _ = scheduler.run_ready(4);
+    let waker = gate.take_waker().expect("the task parked its waker");
+    gate.open_without_waking();
+    std::thread::spawn(move || PARKED.with(|parked| *parked.0.borrow_mut() = Some(waker)))
+        .join()
+        .unwrap();
+    assert_eq!(unpark.count(), 1);
+    drive(&scheduler, handle).unwrap();
+}

@@ -89,6 +89,16 @@ impl Gate {
         }
     }
 
+    /// Takes the parked waker without waking it.
+    pub fn take_waker(&self) -> Option<Waker> {
+        self.waker.lock().unwrap().take()
+    }
+
+    /// Opens the gate without waking anyone.
+    pub fn open_without_waking(&self) {
+        self.open.store(true, Ordering::SeqCst);
+    }
+
     pub fn wait(self: &Arc<Gate>) -> GateWait {
         GateWait(Arc::clone(self))
     }
