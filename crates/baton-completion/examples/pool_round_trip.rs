@@ -7,6 +7,9 @@
 //! * **pipelined** — submit all jobs (retrying on `Capacity`) while draining the inbox: the
 //!   throughput of the pool with a full queue.
 //!
+//! Each mode runs `ROUNDS` times; the summary line gives the median round (the machine these
+//! run on is shared, so single rounds are noisy).
+//!
 //! Each job goes through the whole runtime path: registrar issue → bind → split → wait table
 //! register → lease submit → pool thread → channel inbox → wait table settle → poll.
 
@@ -22,6 +25,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 const JOBS: usize = 100_000;
+const ROUNDS: usize = 5;
 
 #[derive(Debug)]
 struct ChannelInbox(Sender<ExternalCompletion>);
@@ -117,7 +121,7 @@ fn pool(threads: usize) -> BlockingPool {
         .expect("valid pool")
 }
 
-fn sequential(threads: usize) {
+fn sequential(threads: usize) -> Round {
     let pool = pool(threads);
     let mut runtime = Runtime::new(&pool);
     let mut latencies = Vec::with_capacity(JOBS);
@@ -135,16 +139,14 @@ fn sequential(threads: usize) {
     }
     let total = start.elapsed();
     latencies.sort_unstable();
-    println!(
-        "sequential, {threads} thread(s): {JOBS} round trips in {:.1} ms; mean {:.2} us, p50 {:.2} us, p99 {:.2} us",
-        total.as_secs_f64() * 1e3,
-        total.as_secs_f64() * 1e6 / JOBS as f64,
-        latencies[JOBS / 2].as_secs_f64() * 1e6,
-        latencies[JOBS * 99 / 100].as_secs_f64() * 1e6,
-    );
+    Round {
+        total,
+        p50: Some(latencies[JOBS / 2]),
+        p99: Some(latencies[JOBS * 99 / 100]),
+    }
 }
 
-fn pipelined(threads: usize) {
+fn pipelined(threads: usize) -> Round {
     let pool = pool(threads);
     let mut runtime = Runtime::new(&pool);
     let mut keys = Vec::with_capacity(JOBS);
@@ -165,18 +167,53 @@ fn pipelined(threads: usize) {
     for key in keys {
         runtime.consume(key);
     }
-    let total = start.elapsed();
-    println!(
-        "pipelined,  {threads} thread(s): {JOBS} jobs in {:.1} ms; {:.2} us per job, {:.0} jobs/s",
-        total.as_secs_f64() * 1e3,
-        total.as_secs_f64() * 1e6 / JOBS as f64,
-        JOBS as f64 / total.as_secs_f64(),
-    );
+    Round {
+        total: start.elapsed(),
+        p50: None,
+        p99: None,
+    }
+}
+
+/// One timed round of `JOBS` jobs.
+struct Round {
+    total: Duration,
+    p50: Option<Duration>,
+    p99: Option<Duration>,
+}
+
+impl Round {
+    fn line(&self) -> String {
+        let micros = |d: Duration| d.as_secs_f64() * 1e6;
+        let mut line = format!(
+            "{:8.1} ms total, {:6.2} us/job, {:8.0} jobs/s",
+            self.total.as_secs_f64() * 1e3,
+            micros(self.total) / JOBS as f64,
+            JOBS as f64 / self.total.as_secs_f64(),
+        );
+        if let (Some(p50), Some(p99)) = (self.p50, self.p99) {
+            line += &format!(", p50 {:.2} us, p99 {:.2} us", micros(p50), micros(p99));
+        }
+        line
+    }
+}
+
+fn measure(label: &str, run: impl Fn() -> Round) {
+    let mut rounds: Vec<Round> = (0..ROUNDS).map(|_| run()).collect();
+    for (i, round) in rounds.iter().enumerate() {
+        println!("  {label} round {}: {}", i + 1, round.line());
+    }
+    rounds.sort_by_key(|round| round.total);
+    println!("{label} median: {}", rounds[ROUNDS / 2].line());
 }
 
 fn main() {
+    println!("{JOBS} empty jobs per round, {ROUNDS} rounds per mode");
     for threads in [1, 4] {
-        sequential(threads);
-        pipelined(threads);
+        measure(&format!("sequential, {threads} thread(s)"), || {
+            sequential(threads)
+        });
+        measure(&format!("pipelined,  {threads} thread(s)"), || {
+            pipelined(threads)
+        });
     }
 }
