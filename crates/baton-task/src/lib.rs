@@ -99,10 +99,15 @@
 //!
 //! # Testing
 //!
-//! Unit tests sit next to the code; `tests/` covers the behaviour end to end (thousands of
-//! tasks, foreign spawners, local tasks across a migrating worker, abort, panics, fairness,
-//! shutdown). Loom models (`tests/loom_scheduler.rs`) check a remote wake racing a poll and a
-//! spawn racing shutdown against the shipped code through the [`sync`] shim.
+//! Unit tests sit next to the code (state transitions, panic containment); `tests/` covers the
+//! behaviour end to end: thousands of tasks, foreign spawners, local tasks across a migrating
+//! worker, abort, panics, fairness, shutdown, the thread context. `tests/props.rs`
+//! (`prop_random_task_histories_stay_consistent`) runs random histories of spawn / wake / abort
+//! / detach / run / migrate and checks counters, exactly-once drops and handle outcomes. Loom
+//! models (`tests/loom_scheduler.rs`) check a remote wake racing a poll, a spawn racing
+//! shutdown, an abort racing a poll and a wake racing worker migration against the shipped code
+//! through the `sync` shim; task cells use `std::sync::Arc` and the core's `RefCell`s are plain
+//! `std`, so loom checks the atomics and locks of the protocols, not those cells' accesses.
 
 mod containment;
 mod context;
