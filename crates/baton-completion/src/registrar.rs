@@ -25,6 +25,19 @@ pub struct Registrar {
 }
 
 /// An identity issued for one operation of a given kind. Not `Clone`: it binds once.
+///
+/// ```compile_fail
+/// # use std::sync::Arc;
+/// # use baton_completion::*;
+/// # #[derive(Debug)] struct Nowhere;
+/// # impl CompletionSender for Nowhere {
+/// #     fn deliver(&self, _: ExternalCompletion) -> DeliveryOutcome { DeliveryOutcome::InboxClosed }
+/// # }
+/// let allocator = IdentityAllocator::new(RuntimeId::allocate().unwrap());
+/// let registrar = Registrar::new(allocator, Arc::new(Nowhere));
+/// let identity = registrar.issue(CompletionKind::try_from_raw(1).unwrap()).unwrap();
+/// let twin = identity.clone(); // an identity cannot be duplicated
+/// ```
 #[derive(Debug)]
 pub struct IssuedIdentity {
     registrar: u64,

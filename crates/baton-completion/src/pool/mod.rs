@@ -133,6 +133,15 @@ impl IoExecutor for BlockingPool {
     }
 }
 
+impl Drop for BlockingPool {
+    /// Dropping the pool without a shutdown still closes it: queued jobs deliver `Cancelled`,
+    /// running jobs finish and deliver, and every lane thread then exits instead of idling
+    /// forever. It does not wait.
+    fn drop(&mut self) {
+        let _ = self.shutdown(Instant::now());
+    }
+}
+
 /// One runtime's lease on a [`BlockingPool`]. Dropping it detaches the runtime.
 #[derive(Debug)]
 struct PoolLease {

@@ -417,6 +417,72 @@ fn idle_elastic_threads_leave_after_keep_alive() {
     assert_eq!(f.wait_for_completions(1).len(), 1);
 }
 
+/// Counts live threads: the body decrements the counter when it returns.
+#[derive(Debug, Default)]
+struct CountingSpawner {
+    live: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl ThreadSpawner for CountingSpawner {
+    fn spawn(&self, name: String, body: Box<dyn FnOnce() + Send + 'static>) -> std::io::Result<()> {
+        let live = std::sync::Arc::clone(&self.live);
+        live.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        OsThreadSpawner.spawn(
+            name,
+            Box::new(move || {
+                body();
+                live.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }),
+        )
+    }
+}
+
+#[test]
+fn dropping_the_pool_cancels_queued_work_and_stops_its_threads() {
+    let spawner = std::sync::Arc::new(CountingSpawner::default());
+    let live = std::sync::Arc::clone(&spawner.live);
+    let f = fixture(
+        BlockingPool::builder()
+            .interruptible_threads(InterruptibleThreads::Fixed(1))
+            .thread_spawner(spawner),
+    );
+    let (blocker, started, gate) = f.gated(false);
+    f.lease.submit(blocker).expect("accepted");
+    started.recv().expect("blocker starts");
+    f.lease.submit(f.blocking(|| 1_u8)).expect("queued");
+    assert_eq!(f.lease.snapshot().queued, 1);
+    let Fixture {
+        pool,
+        lease,
+        sink,
+        registrar,
+    } = f;
+    drop(pool);
+    assert_eq!(
+        payload::<u8>(sink.take().remove(0)),
+        Err(CompletionFailure::Cancelled)
+    );
+    assert_eq!(lease.snapshot().running_interruptible, 1);
+    gate.send(()).expect("blocker waits");
+    wait_until(|| live.load(std::sync::atomic::Ordering::SeqCst) == 0);
+    assert_eq!(sink.count(), 1, "the running job still delivered");
+    let identity = registrar.issue(kind(1)).expect("ids available");
+    let (_half, late) = registrar
+        .bind(
+            identity,
+            PreparedOperation::interruptible_blocking(
+                kind(1),
+                from_fn(|| 2_u8),
+                Decoder::identity(),
+                interruptible(),
+            ),
+        )
+        .expect("valid bind")
+        .split();
+    let rejected = lease.submit(late).expect_err("a dropped pool is closed");
+    assert_eq!(rejected.reason, RejectReason::ShuttingDown);
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Blocking,
