@@ -503,7 +503,6 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
     /// Whatever mix of jobs is submitted to a small pool, the counters add up at every
     /// snapshot, every accepted job delivers exactly once, and shutdown drains.
