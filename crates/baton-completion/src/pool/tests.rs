@@ -190,12 +190,29 @@ fn submit_after_shutdown_is_rejected_and_delivers_nothing() {
         f.pool.shutdown(later(5)),
         ShutdownReport::Drained { .. }
     ));
+    struct DropFlag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+    impl Drop for DropFlag {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let destroyed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = DropFlag(std::sync::Arc::clone(&destroyed));
     let rejected = f
         .lease
-        .submit(f.blocking(|| 1_u8))
+        .submit(f.blocking(move || {
+            let _keep = &flag;
+            1_u8
+        }))
         .expect_err("a closed pool rejects");
     assert_eq!(rejected.reason, RejectReason::ShuttingDown);
+    assert!(rejected.to_string().contains("shutting down"));
+    assert!(!destroyed.load(std::sync::atomic::Ordering::SeqCst));
     assert_eq!(rejected.rollback(), baton_cancel::ContainedDrop::Dropped);
+    assert!(
+        destroyed.load(std::sync::atomic::Ordering::SeqCst),
+        "rollback destroys the job"
+    );
     assert_eq!(f.sink.count(), 0);
     assert!(matches!(
         f.pool.attach_runtime(RuntimeId::allocate().expect("ids")),
