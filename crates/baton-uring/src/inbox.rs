@@ -18,10 +18,93 @@ use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 
 use baton_cancel::ContainedDrop;
 use baton_completion::{CompletionSender, DeliveryOutcome, ExternalCompletion};
-use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
+use self::queue::{Receiver, Sender, TryRecvError};
 use crate::handle::Unparker;
 use crate::sync::{Mutex, lock};
+
+/// The channel: crossbeam's unbounded MPSC queue normally; under `cfg(loom)` a loom-visible
+/// stand-in with the same (linearizable, disconnect-on-last-sender) semantics, so the models
+/// see the dependency between a push and the worker's look at the queue.
+#[cfg(not(loom))]
+mod queue {
+    pub(super) use crossbeam_channel::{Receiver, Sender, TryRecvError, unbounded};
+}
+
+#[cfg(loom)]
+mod queue {
+    use std::collections::VecDeque;
+
+    use crate::sync::{Arc, Mutex, lock};
+
+    #[derive(Debug)]
+    struct State<T> {
+        items: VecDeque<T>,
+        senders: usize,
+    }
+
+    #[derive(Debug)]
+    pub(crate) struct Sender<T>(Arc<Mutex<State<T>>>);
+
+    #[derive(Debug)]
+    pub(crate) struct Receiver<T>(Arc<Mutex<State<T>>>);
+
+    /// A send the stand-in never refuses (the receiver outlives every send in the models).
+    #[derive(Debug)]
+    pub(crate) struct SendError<T>(T);
+
+    impl<T> SendError<T> {
+        pub(crate) fn into_inner(self) -> T {
+            self.0
+        }
+    }
+
+    #[derive(Debug)]
+    pub(crate) enum TryRecvError {
+        Empty,
+        Disconnected,
+    }
+
+    pub(crate) fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
+        let state = Arc::new(Mutex::new(State {
+            items: VecDeque::new(),
+            senders: 1,
+        }));
+        (Sender(state.clone()), Receiver(state))
+    }
+
+    impl<T> Sender<T> {
+        pub(crate) fn send(&self, item: T) -> Result<(), SendError<T>> {
+            lock(&self.0).items.push_back(item);
+            Ok(())
+        }
+    }
+
+    impl<T> Drop for Sender<T> {
+        fn drop(&mut self) {
+            lock(&self.0).senders -= 1;
+        }
+    }
+
+    impl<T> Receiver<T> {
+        pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
+            let mut state = lock(&self.0);
+            match state.items.pop_front() {
+                Some(item) => Ok(item),
+                None if state.senders == 0 => Err(TryRecvError::Disconnected),
+                None => Err(TryRecvError::Empty),
+            }
+        }
+
+        pub(crate) fn is_empty(&self) -> bool {
+            lock(&self.0).items.is_empty()
+        }
+
+        pub(crate) fn len(&self) -> usize {
+            lock(&self.0).items.len()
+        }
+    }
+}
 
 /// The executors' side of a worker's inbox: a [`CompletionSender`] (`Send + Sync`).
 pub struct InboxSender {
@@ -49,7 +132,7 @@ pub struct InboxTraffic {
 
 /// A new open inbox whose deliveries unpark through `unparker`.
 pub(crate) fn inbox(unparker: Unparker) -> (Arc<InboxSender>, InboxReceiver) {
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let (tx, rx) = queue::unbounded();
     let sender = Arc::new(InboxSender {
         tx: Mutex::new(Some(tx)),
         unparker,
@@ -149,5 +232,119 @@ impl InboxReceiver {
     /// How many completions wait to be routed.
     pub(crate) fn queued(&self) -> usize {
         self.rx.len()
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_models {
+    use std::sync::Arc as StdArc;
+    use std::sync::atomic::AtomicUsize;
+
+    use baton_completion::{CompletionIdentity, CompletionKind, IdentityAllocator, RuntimeId};
+
+    use super::*;
+    use crate::mailbox::Shared;
+
+    /// Counts its drops.
+    struct Counted(StdArc<AtomicUsize>);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, StdOrdering::Relaxed);
+        }
+    }
+
+    fn completion(drops: &StdArc<AtomicUsize>) -> ExternalCompletion {
+        let runtime = RuntimeId::allocate().expect("runtime id");
+        let allocator = IdentityAllocator::new(runtime);
+        let slot = allocator.allocate_wait().expect("wait id");
+        let identity = CompletionIdentity {
+            runtime_id: runtime,
+            wait_id: slot.wait_id(),
+            generation: slot.generation(),
+            operation_id: allocator.allocate_operation().expect("operation id"),
+            kind: CompletionKind::try_from_raw(1).expect("non-zero kind"),
+        };
+        ExternalCompletion::new(identity, Ok(Box::new(Counted(StdArc::clone(drops)))))
+    }
+
+    /// Inbox rules 1 and 2: a delivery racing closure is either accepted — then the worker's
+    /// final drain after closing finds it, and the worker was unparked — or refused with
+    /// `InboxClosed` and its payload dropped. Never accepted and lost, never both.
+    #[test]
+    fn loom_delivery_racing_closure_is_drained_or_refused() {
+        loom::model(|| {
+            let shared = Shared::new(1, None);
+            let (sender, receiver) = inbox(Unparker::new(shared.clone()));
+            let drops = StdArc::new(AtomicUsize::new(0));
+            let delivering = {
+                let sender = Arc::clone(&sender);
+                let completion = completion(&drops);
+                loom::thread::spawn(move || sender.deliver(completion))
+            };
+            sender.close();
+            let mut drained = 0;
+            loop {
+                match receiver.next() {
+                    Received::Completion(completion) => {
+                        drained += 1;
+                        drop(completion);
+                    }
+                    Received::Finished => break,
+                    Received::Empty => panic!("a closed inbox reports Finished once drained"),
+                }
+            }
+            let outcome = delivering.join().expect("delivering thread");
+            match outcome {
+                DeliveryOutcome::Delivered => {
+                    assert_eq!(drained, 1, "an accepted completion reaches the final drain");
+                    assert!(shared.take_notified(), "an accepted completion unparks");
+                }
+                DeliveryOutcome::InboxClosed => assert_eq!(drained, 0),
+            }
+            assert_eq!(drops.load(StdOrdering::Relaxed), 1);
+            assert_eq!(sender.traffic().accepted + sender.traffic().refused, 1);
+        });
+    }
+
+    /// Inbox rule 2 against the worker's park protocol (look at the inbox, then take the unpark
+    /// token, and block only when both were empty): a delivery racing two such rounds always
+    /// leaves either a completion to drain or a token that ends the block. No lost wake-up.
+    #[test]
+    fn loom_delivery_wakes_a_parking_worker() {
+        loom::model(|| {
+            let shared = Shared::new(1, None);
+            let (sender, receiver) = inbox(Unparker::new(shared.clone()));
+            let drops = StdArc::new(AtomicUsize::new(0));
+            let delivering = {
+                let sender = Arc::clone(&sender);
+                let completion = completion(&drops);
+                loom::thread::spawn(move || sender.deliver(completion))
+            };
+            let mut drained = 0;
+            let mut blocked = false;
+            for _ in 0..2 {
+                if let Received::Completion(completion) = receiver.next() {
+                    drained += 1;
+                    drop(completion);
+                } else if !shared.take_notified() {
+                    blocked = true;
+                    break;
+                }
+            }
+            let outcome = delivering.join().expect("delivering thread");
+            assert_eq!(outcome, DeliveryOutcome::Delivered);
+            if blocked {
+                assert!(
+                    shared.take_notified(),
+                    "the worker blocked with the completion undrained and no token to end it"
+                );
+            }
+            while let Received::Completion(completion) = receiver.next() {
+                drained += 1;
+                drop(completion);
+            }
+            assert_eq!(drained, 1);
+        });
     }
 }
