@@ -77,11 +77,13 @@ fn run_row(
             match run_contained(workload, contender.as_mut(), settings.size, seed, file) {
                 Ok(sample) if round > 0 => cell.samples.push(sample),
                 Ok(_) => {}
-                // Rule 5: stop this cell and keep the reason.
+                // Rule 5: stop this cell and keep the reason; a cell that failed part-way
+                // reports the failure, not a median of fewer runs.
                 Err(why) => {
                     if let NoSample::Failed(error) = &why {
                         eprint!("\n  {} failed: {error}\n  ", contender.name());
                     }
+                    cell.samples.clear();
                     cell.missing = Some(why);
                 }
             }
