@@ -287,3 +287,63 @@ fn the_inbox_reports_inbox_closed_after_shutdown() {
         "both payloads were dropped, none leaked"
     );
 }
+
+struct PanicOnWake;
+
+impl std::task::Wake for PanicOnWake {
+    fn wake(self: Arc<Self>) {
+        panic!("this waker panics on wake");
+    }
+}
+
+struct CountWakes(AtomicUsize);
+
+impl std::task::Wake for CountWakes {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+#[test]
+fn a_panicking_waker_fails_the_turn_only_after_every_completion_settled_and_woke() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let registrar = worker.handle().registrar();
+    let counter = Arc::new(CountWakes(AtomicUsize::new(0)));
+    let (first, second, submissions) = {
+        let _entered = worker.enter();
+        let (first, s1) = register_job(&registrar, 1);
+        let (second, s2) = register_job(&registrar, 2);
+        let panicky = Waker::from(Arc::new(PanicOnWake));
+        let counting = Waker::from(Arc::clone(&counter));
+        with_current_waits(|waits| {
+            let mut cx = Context::from_waker(&panicky);
+            assert!(waits.poll_wait::<u32>(first, &mut cx).is_pending());
+            let mut cx = Context::from_waker(&counting);
+            assert!(waits.poll_wait::<u32>(second, &mut cx).is_pending());
+        })
+        .expect("entered");
+        (first, second, [s1, s2])
+    };
+    for submission in submissions {
+        run_here(submission);
+    }
+    let turn = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.turn(Park::Poll)));
+    assert!(turn.is_err(), "the waker's panic reaches the runner");
+    assert_eq!(
+        counter.0.load(Ordering::Acquire),
+        1,
+        "the other waker still ran"
+    );
+    assert_eq!(worker.metrics().inbox.settled, 2);
+    assert!(
+        !worker.turn(Park::Poll).reentered,
+        "the worker is usable afterwards"
+    );
+    {
+        let _entered = worker.enter();
+        assert_eq!(poll_wait(first), Poll::Ready(Ok(2)));
+        assert_eq!(poll_wait(second), Poll::Ready(Ok(3)));
+    }
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}

@@ -289,9 +289,34 @@ fn a_turn_from_inside_a_task_is_refused() {
     let join = {
         let _entered = worker.enter();
         let inner = Rc::clone(&worker);
-        baton_task::spawn_local(async move { inner.turn(Park::Poll).reentered })
+        baton_task::spawn_local(async move {
+            let turn = inner.turn(Park::Poll);
+            let run = inner.run_until(&mut || false, None);
+            (turn.reentered, run)
+        })
     };
-    assert!(run_to_completion(&worker, join).expect("task finished"));
+    assert_eq!(
+        run_to_completion(&worker, join).expect("task finished"),
+        (true, RunUntil::Reentered)
+    );
     let worker = Rc::try_unwrap(worker).expect("the finished task released its reference");
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
+
+#[test]
+fn quiescence_follows_live_tasks_and_timers() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    assert!(worker.is_quiescent());
+    let join = worker
+        .handle()
+        .spawn(async { ops::sleep(Duration::from_millis(10)).await });
+    assert!(!worker.is_quiescent(), "a live task");
+    let _ = worker.turn(Park::Poll);
+    assert!(!worker.is_quiescent(), "a live task with an armed timer");
+    run_to_completion(&worker, join)
+        .expect("task finished")
+        .expect("sleep completes");
+    assert!(worker.is_quiescent());
     assert!(worker.shutdown(Some(deadline())).is_clean());
 }

@@ -59,6 +59,9 @@ pub enum RunUntil {
     Satisfied,
     /// The deadline passed first.
     DeadlineReached,
+    /// A turn is already running further up this thread's stack (worker rule 7), so nothing
+    /// could progress from here.
+    Reentered,
 }
 
 /// Counters of the inbox routing.
@@ -140,12 +143,11 @@ impl Worker {
             }
             let turn = self.turn(Park::Wait(deadline));
             if turn.reentered {
-                // Rule 7: nothing can progress from here; give the caller its answer instead of
-                // spinning.
+                // Rule 7: nothing can progress from here; answer instead of spinning.
                 return if done() {
                     RunUntil::Satisfied
                 } else {
-                    RunUntil::DeadlineReached
+                    RunUntil::Reentered
                 };
             }
         }

@@ -2,7 +2,7 @@
 //! runtime owns exactly one of and that the loan driver moves between threads (SPEC §4, "the
 //! completion inbox" and "the worker's task loop"; SPEC §5).
 //!
-//! # Rules (cited as "worker rule N"; drawn in `docs/protocols/worker.md`)
+//! # Rules (cited as "worker rule N"; the turn is drawn below)
 //!
 //! 1. **Fair turn.** Each turn settles inbox completions (at most `inbox_per_turn`), reaps I/O
 //!    and fires timers without blocking, then polls at most `tasks_per_turn` ready tasks (the
@@ -33,6 +33,23 @@
 //!    retained and finish), shut the scheduler down (spawns refused, tasks cancelled; local tasks of
 //!    other threads leaked), discard this thread's waits, then close and drain the driver
 //!    until the deadline. The report says what was settled, cancelled, leaked or left.
+//!
+//! ```text
+//!  turn(park) ── settle inbox (rules 5, 6) ── driver.turn(Poll) ── run_ready(budget) ──┐
+//!                                                                                     │
+//!   progressed, or work ready, or Park::Poll ─────────────────────────> return report │
+//!   idle and Park::Wait(deadline) ──> driver.turn(Wait(deadline)) ────────────────────┘
+//!        ends on: CQE │ timer │ deadline │ unpark token (spawn, remote wake, inbox send,
+//!                     │       │          │  WorkerHandle::unpark)
+//!        then: settle inbox ── run_ready(budget) ──> return report (parked = true)
+//!
+//!  completion ──runtime id?──no──> Foreign (counted, dropped)
+//!      │ yes
+//!      └──route (wait, generation, operation, kind)?──none──> Stale (counted, dropped)
+//!             │ owner = this thread                │ owner = other thread
+//!             └─> table.settle ─> wake after       └─> held until the worker turns there
+//!                 borrows end (rule 2)
+//! ```
 //!
 //! # Invariants
 //!
