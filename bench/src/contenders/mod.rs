@@ -18,7 +18,6 @@
 //!    `job.connections` connections, echoes each until end-of-stream, and returns
 //!    `client.join()`: the client's timing is the sample.
 //!
-//!
 //! Adding a contender (the Baton column is added this way): write one module implementing
 //! [`Contender`] by these rules, add its crate to `bench/Cargo.toml`, add one [`roster`] line
 //! in column order, drop its [`NOT_BUILT`] entry if it has one, and run this module's smoke test
