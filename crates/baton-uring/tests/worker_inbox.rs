@@ -347,3 +347,69 @@ fn a_panicking_waker_fails_the_turn_only_after_every_completion_settled_and_woke
     }
     assert!(worker.shutdown(Some(deadline())).is_clean());
 }
+
+#[test]
+fn a_migratable_wait_settles_and_is_consumed_wherever_the_worker_runs() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let handle = worker.handle();
+    let pool = BlockingPool::builder()
+        .interruptible_threads(InterruptibleThreads::Fixed(1))
+        .build()
+        .expect("pool");
+    let lease = pool
+        .attach_runtime(handle.runtime_id())
+        .expect("attach the worker's runtime");
+    let registrar = handle.registrar();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let join = handle.spawn(async move {
+        let identity = registrar.issue(kind()).expect("identity");
+        let prepared = PreparedOperation::interruptible_blocking(
+            kind(),
+            from_fn(move || {
+                released.recv().expect("the test releases the job");
+                41_u32
+            }),
+            Decoder::new(|n: u32| n + 1),
+            hook(),
+        );
+        let (half, submission) = registrar.bind(identity, prepared).expect("bind").split();
+        let key = with_current_waits(|waits| {
+            // SAFETY: the decoder and the hook capture nothing, and the value is a `u32`: all
+            // of them may live on any thread.
+            unsafe { waits.register_migratable(half) }
+        })
+        .expect("the task runs on the worker")
+        .expect("the half belongs to this runtime");
+        lease.submit(submission).expect("the pool accepts the job");
+        poll_fn(|cx| {
+            with_current_waits(|waits| waits.poll_wait::<u32>(key, cx))
+                .expect("the task runs on the worker")
+        })
+        .await
+        .expect("the job's decoded value")
+    });
+    let registered = worker.run_until(&mut || worker.metrics().waits == 1, Some(deadline()));
+    assert_eq!(registered, baton_uring::RunUntil::Satisfied);
+    assert!(
+        !worker.has_local_tasks_on_current_thread(),
+        "a migratable wait does not bind the worker to this thread"
+    );
+    let (worker, value) = std::thread::spawn(move || {
+        release.send(()).expect("the job waits for the release");
+        let value = run_to_completion(&worker, join).expect("task finished");
+        (worker, value)
+    })
+    .join()
+    .expect("other thread");
+    assert_eq!(value, 42);
+    let metrics = worker.metrics();
+    assert_eq!((metrics.inbox.settled, metrics.inbox.held), (1, 0));
+    assert_eq!(metrics.waits, 0);
+    let report = pool.shutdown(deadline());
+    assert!(
+        matches!(report, ShutdownReport::Drained { .. }),
+        "{report:?}"
+    );
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}

@@ -4,7 +4,9 @@
 //! A `WaitTable` is `!Send` (decoders and cancel hooks may hold `Rc`), while the worker
 //! migrates between threads. So, like local tasks, each thread gets its own table, reachable
 //! only on that thread ([`ThreadTable`]); a completion for a wait of another thread is held
-//! until the worker turns on that thread again.
+//! until the worker turns on that thread again. Waits whose registrant promises that their
+//! decoder, hook and value may live on any thread ([`Waits::register_migratable`]) go to one
+//! extra table that moves with the worker, so they settle and are consumed wherever it runs.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -14,17 +16,21 @@ use std::task::{Context, Poll, Waker};
 
 use baton_cancel::{ContainedDrop, HookResult};
 use baton_completion::{
-    BoundCheck, CancelOutcome, CompletionKind, Discarded, ExternalCompletion, IdentityAllocator,
-    IdentityError, OperationId, RegisterError, RuntimeHalf, RuntimeId, SettleOutcome, WaitError,
-    WaitGeneration, WaitId, WaitKey, WaitTable,
+    BoundCheck, CancelOutcome, CompletionIdentity, CompletionKind, Discarded, ExternalCompletion,
+    IdentityAllocator, IdentityError, OperationId, RegisterError, RuntimeHalf, RuntimeId,
+    SettleOutcome, WaitError, WaitGeneration, WaitId, WaitKey, WaitTable,
 };
 use web_time::Instant;
 
 use crate::context::thread_token;
 
+/// The route owner of migratable waits (thread tokens are never 0).
+const MIGRATABLE: u64 = 0;
+
 /// Where the completion of one registered external wait must go (worker rule 5).
 #[derive(Debug, Clone, Copy)]
 struct Route {
+    /// The owner thread's token, or [`MIGRATABLE`].
     owner: u64,
     operation_id: OperationId,
     kind: CompletionKind,
@@ -62,6 +68,17 @@ impl Drop for ThreadTable {
     }
 }
 
+/// The table of migratable waits.
+///
+/// Invariant: it only holds runtime halves registered through the `unsafe`
+/// [`Waits::register_migratable`], whose callers promise that the decoder, the hook and the
+/// decoded value may be used and dropped on any thread.
+struct MigratableTable(WaitTable);
+
+// SAFETY: by the type's invariant, every value in the table may be used and dropped on any
+// thread; the table itself is only reached through `&mut WaitTables`, one thread at a time.
+unsafe impl Send for MigratableTable {}
+
 /// What routing one completion did.
 #[must_use]
 #[derive(Debug)]
@@ -80,6 +97,7 @@ pub(crate) enum Routed {
 pub(crate) struct WaitTables {
     allocator: StdArc<IdentityAllocator>,
     tables: Vec<ThreadTable>,
+    migratable: MigratableTable,
     routes: HashMap<(WaitId, WaitGeneration), Route>,
     held: Vec<(u64, ExternalCompletion)>,
 }
@@ -99,6 +117,7 @@ impl std::fmt::Debug for WaitTables {
 impl WaitTables {
     pub(crate) fn new(allocator: StdArc<IdentityAllocator>) -> WaitTables {
         WaitTables {
+            migratable: MigratableTable(WaitTable::new(StdArc::clone(&allocator))),
             allocator,
             tables: Vec::new(),
             routes: HashMap::new(),
@@ -130,13 +149,19 @@ impl WaitTables {
     pub(crate) fn with_here<R>(&mut self, f: impl FnOnce(&mut Waits<'_>) -> R) -> R {
         let owner = thread_token();
         let index = self.here_index();
-        let WaitTables { tables, routes, .. } = self;
+        let WaitTables {
+            tables,
+            migratable,
+            routes,
+            ..
+        } = self;
         let thread = &mut tables[index];
         let table = thread
             .get()
             .expect("worker rule 4: a table is looked up by its owner's token");
         let mut view = Waits {
             table,
+            migratable: &mut migratable.0,
             routes,
             owner,
         };
@@ -160,17 +185,22 @@ impl WaitTables {
             return Routed::Stale;
         };
         let here = thread_token();
-        if route.owner != here {
+        if route.owner != here && route.owner != MIGRATABLE {
             self.held.push((route.owner, completion));
             return Routed::Held;
         }
         // Exactly one completion carries this identity: the route is used up either way.
         self.routes.remove(&key);
-        self.with_here(|waits| match waits.table.settle(completion) {
+        let settled = if route.owner == MIGRATABLE {
+            self.migratable.0.settle(completion)
+        } else {
+            self.with_here(|waits| waits.table.settle(completion))
+        };
+        match settled {
             SettleOutcome::Settled { waker } => Routed::Settled(waker),
             SettleOutcome::Stale => Routed::Stale,
             SettleOutcome::Foreign => Routed::Foreign,
-        })
+        }
     }
 
     /// Worker rule 6: takes the held completions whose wait lives on the current thread.
@@ -192,7 +222,7 @@ impl WaitTables {
         self.held.iter().any(|(owner, _)| *owner == here)
     }
 
-    /// Waits registered on this thread and not consumed yet.
+    /// Waits registered on this thread (not migratable ones) and not consumed yet.
     pub(crate) fn live_here(&self) -> usize {
         let here = thread_token();
         self.tables
@@ -203,7 +233,7 @@ impl WaitTables {
 
     /// Waits registered on any thread and not consumed yet.
     pub(crate) fn live(&self) -> usize {
-        self.tables.iter().map(|t| t.live).sum()
+        self.tables.iter().map(|t| t.live).sum::<usize>() + self.migratable.0.len()
     }
 
     /// Completions held for other threads.
@@ -211,15 +241,15 @@ impl WaitTables {
         self.held.len()
     }
 
-    /// Shutdown: discards every wait of this thread (cancelling jobs that have not started)
-    /// and drops this thread's table; leaks the tables of other threads (worker rule 4) and
+    /// Shutdown: discards every wait of this thread and every migratable wait (cancelling jobs
+    /// that have not started) and drops their tables; leaks the tables of other threads (worker rule 4) and
     /// drops the completions held for them. Returns what it did.
     pub(crate) fn close(&mut self) -> ClosedWaits {
         let here = thread_token();
         let mine: Vec<WaitKey> = self
             .routes
             .iter()
-            .filter(|(_, route)| route.owner == here)
+            .filter(|(_, route)| route.owner == here || route.owner == MIGRATABLE)
             .map(|(&(wait_id, generation), _)| WaitKey {
                 runtime_id: self.allocator.runtime_id(),
                 wait_id,
@@ -234,8 +264,10 @@ impl WaitTables {
                     count += 1;
                 }
             }
-            count + waits.table.len()
+            count + waits.table.len() + waits.migratable.len()
         });
+        let fresh = WaitTable::new(StdArc::clone(&self.allocator));
+        drop(std::mem::replace(&mut self.migratable.0, fresh));
         closed.discarded = discarded;
         self.routes.clear();
         for thread in std::mem::take(&mut self.tables) {
@@ -268,6 +300,7 @@ pub(crate) struct ClosedWaits {
 /// closure returns (the wait table never wakes itself).
 pub struct Waits<'a> {
     table: &'a mut WaitTable,
+    migratable: &'a mut WaitTable,
     routes: &'a mut HashMap<(WaitId, WaitGeneration), Route>,
     owner: u64,
 }
@@ -284,19 +317,44 @@ impl Waits<'_> {
         self.table.runtime_id()
     }
 
-    /// Registers a binding's runtime half; its completion will be routed here (worker rule 5).
+    /// Registers a binding's runtime half in this thread's table: its completion settles, and
+    /// its value is consumed, only on this thread (worker rules 4–6). Its decoder and hook may
+    /// be `!Send`.
     pub fn register(&mut self, half: RuntimeHalf) -> Result<WaitKey, RegisterError> {
         let identity = half.identity();
         let key = self.table.register(half)?;
+        self.route(identity, self.owner);
+        Ok(key)
+    }
+
+    /// Registers a binding's runtime half in the table that moves with the worker: its
+    /// completion settles, and its value can be polled, on whichever thread runs the worker.
+    /// Use it for waits polled by `Send` tasks, which may move between threads.
+    ///
+    /// # Safety
+    ///
+    /// The half's decoder and cancel hook, and the value the decoder produces, must be safe to
+    /// use and drop on any thread — as if they were `Send` (for example built only from `Send`
+    /// values, sharing no `Rc` or thread-local state).
+    pub unsafe fn register_migratable(
+        &mut self,
+        half: RuntimeHalf,
+    ) -> Result<WaitKey, RegisterError> {
+        let identity = half.identity();
+        let key = self.migratable.register(half)?;
+        self.route(identity, MIGRATABLE);
+        Ok(key)
+    }
+
+    fn route(&mut self, identity: CompletionIdentity, owner: u64) {
         self.routes.insert(
             (identity.wait_id, identity.generation),
             Route {
-                owner: self.owner,
+                owner,
                 operation_id: identity.operation_id,
                 kind: identity.kind,
             },
         );
-        Ok(key)
     }
 
     /// Registers an internal wait (settled by [`complete_internal`](Waits::complete_internal)).
@@ -309,41 +367,62 @@ impl Waits<'_> {
         self.table.complete_internal(key, value)
     }
 
-    /// Polls a wait for the value its decoder produces; see [`WaitTable::poll_wait`].
+    /// Polls a wait (of this thread or migratable) for the value its decoder produces; see
+    /// [`WaitTable::poll_wait`]. A wait of another thread is `UnknownWait` here.
     pub fn poll_wait<T: 'static>(
         &mut self,
         key: WaitKey,
         cx: &mut Context<'_>,
     ) -> Poll<Result<T, WaitError>> {
-        self.table.poll_wait(key, cx)
+        // A key lives in at most one table, and an unknown key has no side effect.
+        match self.table.poll_wait(key, cx) {
+            Poll::Ready(Err(WaitError::UnknownWait { .. })) => self.migratable.poll_wait(key, cx),
+            polled => polled,
+        }
     }
 
     /// Cancels a wait through the cancel state machine; see [`WaitTable::cancel`].
     pub fn cancel(&mut self, key: WaitKey) -> CancelOutcome {
-        self.table.cancel(key)
+        match self.table.cancel(key) {
+            CancelOutcome::Unknown => self.migratable.cancel(key),
+            outcome => outcome,
+        }
     }
 
     /// Calls an interruptible wait's hook again; see [`WaitTable::reap`].
     pub fn reap(&mut self, key: WaitKey) -> Option<HookResult> {
-        self.table.reap(key)
+        self.table.reap(key).or_else(|| self.migratable.reap(key))
     }
 
     /// Removes a wait whatever its state; a later completion is counted stale.
     pub fn discard(&mut self, key: WaitKey) -> Discarded {
-        let discarded = self.table.discard(key);
+        let discarded = match self.table.discard(key) {
+            Discarded::Unknown => self.migratable.discard(key),
+            removed => removed,
+        };
         if let Discarded::Removed { .. } = discarded {
             self.routes.remove(&(key.wait_id, key.generation));
         }
         discarded
     }
 
-    /// Settles quarantined waits past their bound; see [`WaitTable::check_bounds`].
+    /// Settles quarantined waits (of this thread and migratable ones) past their bound; see
+    /// [`WaitTable::check_bounds`].
     pub fn check_bounds(&mut self, now: Instant) -> BoundCheck {
-        self.table.check_bounds(now)
+        let mut check = self.table.check_bounds(now);
+        let migratable = self.migratable.check_bounds(now);
+        check.exceeded += migratable.exceeded;
+        check.wakers.extend(migratable.wakers);
+        check
     }
 
-    /// The table itself, read-only (counters, length, tracing).
+    /// This thread's table, read-only (counters, length, tracing).
     pub fn table(&self) -> &WaitTable {
         self.table
+    }
+
+    /// The migratable table, read-only.
+    pub fn migratable_table(&self) -> &WaitTable {
+        self.migratable
     }
 }
