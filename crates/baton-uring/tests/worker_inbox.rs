@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use baton_cancel::{HookOutcome, Interruptible};
+use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{
     BlockingPool, CancelOutcome, CompletionIdentity, CompletionKind, Decoder, DeliveryOutcome,
     Dispatch, ExternalCompletion, IdentityAllocator, InterruptibleThreads, IoExecutor,
@@ -19,6 +19,7 @@ use baton_completion::{
     from_fn,
 };
 use baton_uring::{Park, WaitsError, Worker, with_current_waits};
+use web_time::Instant;
 use worker_support::{deadline, run_to_completion, serial, worker};
 
 fn kind() -> CompletionKind {
@@ -406,6 +407,66 @@ fn a_migratable_wait_settles_and_is_consumed_wherever_the_worker_runs() {
     let metrics = worker.metrics();
     assert_eq!((metrics.inbox.settled, metrics.inbox.held), (1, 0));
     assert_eq!(metrics.waits, 0);
+    let report = pool.shutdown(deadline());
+    assert!(
+        matches!(report, ShutdownReport::Drained { .. }),
+        "{report:?}"
+    );
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
+
+#[test]
+fn a_quarantined_job_outliving_its_bound_is_reported_without_waiting_for_it() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let handle = worker.handle();
+    let pool = BlockingPool::builder().build().expect("pool");
+    let lease = pool
+        .attach_runtime(handle.runtime_id())
+        .expect("attach the worker's runtime");
+    let registrar = handle.registrar();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let bound = QuarantineBound::Deadline(Instant::now() + Duration::from_millis(50));
+    let join = {
+        let _entered = worker.enter();
+        baton_task::spawn_local(async move {
+            let identity = registrar.issue(kind()).expect("identity");
+            let prepared = PreparedOperation::quarantined_blocking(
+                kind(),
+                from_fn(move || released.recv().is_ok()),
+                Decoder::<bool>::identity(),
+                bound,
+            );
+            let (half, submission) = registrar.bind(identity, prepared).expect("bind").split();
+            let key = with_current_waits(|waits| waits.register(half))
+                .expect("on the worker")
+                .expect("our runtime");
+            lease.submit(submission).expect("the pool accepts the job");
+            poll_fn(|cx| {
+                with_current_waits(|waits| waits.poll_wait::<bool>(key, cx)).expect("on the worker")
+            })
+            .await
+        })
+    };
+    // The job never finishes on its own: only the bound check, and the park ending for it
+    // long before the run's own deadline, can resolve the wait.
+    let run_deadline = deadline();
+    let _ = worker.run_until(&mut || join.is_finished(), Some(run_deadline));
+    assert!(
+        Instant::now() < run_deadline,
+        "the park did not end for the bound"
+    );
+    let outcome = run_to_completion(&worker, join).expect("task finished");
+    assert_eq!(outcome, Err(WaitError::BoundExceeded { bound }));
+    assert_eq!(worker.metrics().inbox.bounds_exceeded, 1);
+    release.send(()).expect("the job still runs");
+    let late = worker.run_until(&mut || worker.metrics().inbox.stale == 1, Some(deadline()));
+    assert_eq!(
+        late,
+        baton_uring::RunUntil::Satisfied,
+        "the late completion is stale"
+    );
+    assert_eq!(worker.metrics().inbox.settled, 0);
     let report = pool.shutdown(deadline());
     assert!(
         matches!(report, ShutdownReport::Drained { .. }),

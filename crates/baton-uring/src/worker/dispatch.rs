@@ -6,6 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 use std::task::Waker;
+use std::time::Duration;
 
 use web_time::Instant;
 
@@ -22,6 +23,8 @@ pub struct WorkerTurn {
     pub settled: usize,
     /// Stale or foreign completions counted and dropped.
     pub dropped: usize,
+    /// Quarantined waits settled with `BoundExceeded` (worker rule 9).
+    pub bounds_exceeded: usize,
     /// CQEs reaped by the driver.
     pub io_completions: usize,
     /// Timers and deadlines that fired.
@@ -40,7 +43,12 @@ pub struct WorkerTurn {
 impl WorkerTurn {
     /// Whether the turn did anything.
     pub fn progressed(&self) -> bool {
-        self.settled + self.dropped + self.io_completions + self.timers_fired + self.tasks_polled
+        self.settled
+            + self.dropped
+            + self.bounds_exceeded
+            + self.io_completions
+            + self.timers_fired
+            + self.tasks_polled
             > 0
     }
 
@@ -71,6 +79,7 @@ pub(crate) struct RouteCounts {
     pub(crate) stale: u64,
     pub(crate) foreign: u64,
     pub(crate) held: u64,
+    pub(crate) bounds_exceeded: u64,
 }
 
 /// The worker's state reachable from the thread context (boxed, so its address survives the
@@ -83,6 +92,10 @@ pub(crate) struct WorkerLocal {
     pub(crate) turning: Cell<bool>,
     pub(crate) counts: Cell<RouteCounts>,
 }
+
+/// How long after a quarantine bound's deadline the worker checks it (a bound is exceeded only
+/// strictly after its deadline).
+const BOUND_SLACK: Duration = Duration::from_millis(1);
 
 /// Clears the turning flag when the turn ends, also when it unwinds.
 struct Turning<'a>(&'a Cell<bool>);
@@ -121,9 +134,20 @@ impl Worker {
             && !self.ready_besides_tasks()
         {
             // Worker rule 3: every wake-up source unparks the driver, whose unpark is a token,
-            // so a wake that raced the checks above ends this wait at once.
+            // so a wake that raced the checks above ends this wait at once. Rule 9: the park
+            // also ends just after the next quarantine bound of this thread passes.
+            let bound = local
+                .waits
+                .try_borrow()
+                .ok()
+                .and_then(|waits| waits.next_bound_here())
+                .map(|bound| bound + BOUND_SLACK);
+            let until = match (deadline, bound) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             report.parked = true;
-            report.absorb(self.driver().turn(Park::Wait(deadline)));
+            report.absorb(self.driver().turn(Park::Wait(until)));
             self.settle_inbox(&mut report, self.config.inbox_per_turn);
             let run = self.scheduler.run_ready(self.config.tasks_per_turn);
             report.tasks_polled += run.polled;
@@ -163,8 +187,8 @@ impl Worker {
                 .is_ok_and(|waits| waits.has_held_here())
     }
 
-    /// Worker rules 5, 6 and 2: routes held completions of this thread, then up to `limit`
-    /// queued ones, and wakes the settled waits' tasks after the table borrow is released. A
+    /// Worker rules 5, 6, 9 and 2: routes held completions of this thread, then up to `limit`
+    /// queued ones, settles quarantined waits past their bound, and wakes the settled waits' tasks after the table borrow is released. A
     /// panicking waker is re-raised after every waker ran.
     pub(crate) fn settle_inbox(&self, report: &mut WorkerTurn, limit: usize) {
         let local = &*self.local;
@@ -201,6 +225,12 @@ impl Worker {
                     Received::Empty | Received::Finished => break,
                 }
             }
+            // Rule 9: after the completions, so a job that finished in time is not reported
+            // as having outlived its bound.
+            let check = waits.check_due_bounds(Instant::now());
+            counts.bounds_exceeded += check.exceeded as u64;
+            report.bounds_exceeded += check.exceeded;
+            wakers.extend(check.wakers);
             local.counts.set(counts);
         }
         if let Some(payload) = wake_all(wakers) {

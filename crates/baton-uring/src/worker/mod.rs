@@ -36,6 +36,9 @@
 //!    retained and finish), shut the scheduler down (spawns refused, tasks cancelled; local tasks of
 //!    other threads leaked), discard this thread's waits, then close and drain the driver
 //!    until the deadline. The report says what was settled, cancelled, leaked or left.
+//! 9. **Quarantine bounds.** A quarantined wait whose bound has a deadline is settled with
+//!    `BoundExceeded` (and counted) by the first turn on its thread after the deadline, after
+//!    that turn's completions were routed; a park ends just after the next such deadline.
 //!
 //! ```text
 //!  turn(park) ── settle inbox (rules 5, 6) ── driver.turn(Poll) ── run_ready(budget) ──┐
@@ -292,6 +295,8 @@ pub struct InboxMetrics {
     pub foreign: u64,
     /// Completions held for another thread's waits right now (worker rule 6).
     pub held: usize,
+    /// Quarantined waits settled with `BoundExceeded` (worker rule 9).
+    pub bounds_exceeded: u64,
 }
 
 /// A snapshot of a worker's counters.
@@ -438,6 +443,7 @@ impl Worker {
                 stale: counts.stale,
                 foreign: counts.foreign,
                 held,
+                bounds_exceeded: counts.bounds_exceeded,
             },
             waits,
         }

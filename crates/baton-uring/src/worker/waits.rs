@@ -9,7 +9,8 @@
 //! extra table that moves with the worker, so they settle and are consumed wherever it runs.
 
 use std::any::Any;
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::mem::ManuallyDrop;
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Waker};
@@ -99,8 +100,12 @@ pub(crate) struct WaitTables {
     tables: Vec<ThreadTable>,
     migratable: MigratableTable,
     routes: HashMap<(WaitId, WaitGeneration), Route>,
+    /// Deadlines of quarantined waits' bounds, with their table's owner (worker rule 9).
+    bounds: Bounds,
     held: Vec<(u64, ExternalCompletion)>,
 }
+
+type Bounds = BinaryHeap<Reverse<(Instant, u64)>>;
 
 impl std::fmt::Debug for WaitTables {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -121,6 +126,7 @@ impl WaitTables {
             allocator,
             tables: Vec::new(),
             routes: HashMap::new(),
+            bounds: BinaryHeap::new(),
             held: Vec::new(),
         }
     }
@@ -153,6 +159,7 @@ impl WaitTables {
             tables,
             migratable,
             routes,
+            bounds,
             ..
         } = self;
         let thread = &mut tables[index];
@@ -163,6 +170,7 @@ impl WaitTables {
             table,
             migratable: &mut migratable.0,
             routes,
+            bounds,
             owner,
         };
         let result = f(&mut view);
@@ -201,6 +209,41 @@ impl WaitTables {
             SettleOutcome::Stale => Routed::Stale,
             SettleOutcome::Foreign => Routed::Foreign,
         }
+    }
+
+    /// Worker rule 9: settles, with `BoundExceeded`, the quarantined waits of this thread and
+    /// the migratable ones whose bound passed before `now`. Cheap when none is due.
+    pub(crate) fn check_due_bounds(&mut self, now: Instant) -> BoundCheck {
+        let here = thread_token();
+        let mut due = false;
+        let mut elsewhere = Vec::new();
+        while let Some(&Reverse((deadline, owner))) = self.bounds.peek() {
+            if deadline >= now {
+                break;
+            }
+            self.bounds.pop();
+            if owner == here || owner == MIGRATABLE {
+                due = true;
+            } else {
+                elsewhere.push(Reverse((deadline, owner)));
+            }
+        }
+        self.bounds.extend(elsewhere);
+        if due {
+            self.with_here(|waits| waits.check_bounds(now))
+        } else {
+            BoundCheck::default()
+        }
+    }
+
+    /// The earliest bound deadline this thread has to check (worker rule 9).
+    pub(crate) fn next_bound_here(&self) -> Option<Instant> {
+        let here = thread_token();
+        self.bounds
+            .iter()
+            .filter(|Reverse((_, owner))| *owner == here || *owner == MIGRATABLE)
+            .map(|Reverse((deadline, _))| *deadline)
+            .min()
     }
 
     /// Worker rule 6: takes the held completions whose wait lives on the current thread.
@@ -270,6 +313,7 @@ impl WaitTables {
         drop(std::mem::replace(&mut self.migratable.0, fresh));
         closed.discarded = discarded;
         self.routes.clear();
+        self.bounds.clear();
         for thread in std::mem::take(&mut self.tables) {
             if thread.owner != here {
                 closed.leaked += thread.live;
@@ -302,6 +346,7 @@ pub struct Waits<'a> {
     table: &'a mut WaitTable,
     migratable: &'a mut WaitTable,
     routes: &'a mut HashMap<(WaitId, WaitGeneration), Route>,
+    bounds: &'a mut Bounds,
     owner: u64,
 }
 
@@ -322,8 +367,9 @@ impl Waits<'_> {
     /// be `!Send`.
     pub fn register(&mut self, half: RuntimeHalf) -> Result<WaitKey, RegisterError> {
         let identity = half.identity();
+        let bound = bound_deadline(&half);
         let key = self.table.register(half)?;
-        self.route(identity, self.owner);
+        self.route(identity, bound, self.owner);
         Ok(key)
     }
 
@@ -341,12 +387,16 @@ impl Waits<'_> {
         half: RuntimeHalf,
     ) -> Result<WaitKey, RegisterError> {
         let identity = half.identity();
+        let bound = bound_deadline(&half);
         let key = self.migratable.register(half)?;
-        self.route(identity, MIGRATABLE);
+        self.route(identity, bound, MIGRATABLE);
         Ok(key)
     }
 
-    fn route(&mut self, identity: CompletionIdentity, owner: u64) {
+    fn route(&mut self, identity: CompletionIdentity, bound: Option<Instant>, owner: u64) {
+        if let Some(deadline) = bound {
+            self.bounds.push(Reverse((deadline, owner)));
+        }
         self.routes.insert(
             (identity.wait_id, identity.generation),
             Route {
@@ -425,4 +475,9 @@ impl Waits<'_> {
     pub fn migratable_table(&self) -> &WaitTable {
         self.migratable
     }
+}
+
+/// The deadline of a quarantined half's bound, if it has one.
+fn bound_deadline(half: &RuntimeHalf) -> Option<Instant> {
+    half.resource().bound().and_then(|bound| bound.deadline())
 }
