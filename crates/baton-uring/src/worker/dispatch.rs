@@ -188,8 +188,9 @@ impl Worker {
     }
 
     /// Worker rules 5, 6, 9 and 2: routes held completions of this thread, then up to `limit`
-    /// queued ones, settles quarantined waits past their bound, and wakes the settled waits' tasks after the table borrow is released. A
-    /// panicking waker is re-raised after every waker ran.
+    /// queued ones, settles quarantined waits past their bound, and wakes the settled waits'
+    /// tasks after the table borrow is released. A panicking waker is re-raised after every
+    /// waker ran.
     pub(crate) fn settle_inbox(&self, report: &mut WorkerTurn, limit: usize) {
         let local = &*self.local;
         let mut wakers: Vec<Waker> = Vec::new();

@@ -33,9 +33,9 @@
 //!    does nothing and says so ([`WorkerTurn::reentered`]).
 //! 8. **Shutdown order.** Close the inbox (later deliveries report `InboxClosed`), settle what
 //!    it accepted, submit the requests tasks registered (so issued writes and syncs are
-//!    retained and finish), shut the scheduler down (spawns refused, tasks cancelled; local tasks of
-//!    other threads leaked), discard this thread's waits, then close and drain the driver
-//!    until the deadline. The report says what was settled, cancelled, leaked or left.
+//!    retained and finish), shut the scheduler down (spawns refused, tasks cancelled; local
+//!    tasks of other threads leaked), discard this thread's and the migratable waits, then
+//!    close and drain the driver until the deadline. The report says what was settled, cancelled, leaked or left.
 //! 9. **Quarantine bounds.** A quarantined wait whose bound has a deadline is settled with
 //!    `BoundExceeded` (and counted) by the first turn on its thread after the deadline, after
 //!    that turn's completions were routed; a park ends just after the next such deadline.
@@ -52,7 +52,7 @@
 //!  completion ──runtime id?──no──> Foreign (counted, dropped)
 //!      │ yes
 //!      └──route (wait, generation, operation, kind)?──none──> Stale (counted, dropped)
-//!             │ owner = this thread                │ owner = other thread
+//!             │ owner = this thread or migratable  │ owner = other thread
 //!             └─> table.settle ─> wake after       └─> held until the worker turns there
 //!                 borrows end (rule 2)
 //! ```

@@ -46,8 +46,9 @@ const DROP_DEADLINE: Duration = Duration::from_secs(10);
 
 impl Worker {
     /// Worker rule 8: closes the inbox, settles what it accepted, submits the requests tasks
-    /// registered, shuts the scheduler down, discards this thread's waits, then closes the driver and waits for its outstanding
-    /// completions until `deadline` (`None`: as long as it takes).
+    /// registered, shuts the scheduler down, discards this thread's and the migratable waits,
+    /// then closes the driver and waits for its outstanding completions until `deadline`
+    /// (`None`: as long as it takes).
     pub fn shutdown(mut self, deadline: Option<Instant>) -> WorkerShutdownReport {
         self.finish(deadline)
     }

@@ -285,8 +285,8 @@ impl WaitTables {
     }
 
     /// Shutdown: discards every wait of this thread and every migratable wait (cancelling jobs
-    /// that have not started) and drops their tables; leaks the tables of other threads (worker rule 4) and
-    /// drops the completions held for them. Returns what it did.
+    /// that have not started) and drops their tables; leaks the tables of other threads
+    /// (worker rule 4) and drops the completions held for them. Returns what it did.
     pub(crate) fn close(&mut self) -> ClosedWaits {
         let here = thread_token();
         let mine: Vec<WaitKey> = self
