@@ -474,3 +474,62 @@ fn a_quarantined_job_outliving_its_bound_is_reported_without_waiting_for_it() {
     );
     assert!(worker.shutdown(Some(deadline())).is_clean());
 }
+
+#[test]
+fn a_hostile_decoder_is_contained_and_cannot_reenter_the_table() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let registrar = worker.handle().registrar();
+    let reentry = Rc::new(std::cell::Cell::new(None));
+    let (panicking, reentering, submissions) = {
+        let _entered = worker.enter();
+        let mut keys = Vec::new();
+        let mut submissions = Vec::new();
+        let decoders: [Decoder<u32>; 2] = [
+            Decoder::new(|_: u32| -> u32 { panic!("this decoder panics") }),
+            Decoder::new({
+                let reentry = Rc::clone(&reentry);
+                move |n: u32| {
+                    reentry.set(Some(with_current_waits(|_| ())));
+                    n
+                }
+            }),
+        ];
+        for decoder in decoders {
+            let identity = registrar.issue(kind()).expect("identity");
+            let prepared = PreparedOperation::interruptible_blocking(
+                kind(),
+                from_fn(|| 1_u32),
+                decoder,
+                hook(),
+            );
+            let (half, submission) = registrar.bind(identity, prepared).expect("bind").split();
+            keys.push(
+                with_current_waits(|waits| waits.register(half))
+                    .expect("entered")
+                    .expect("our runtime"),
+            );
+            submissions.push(submission);
+        }
+        (keys[0], keys[1], submissions)
+    };
+    for submission in submissions {
+        run_here(submission);
+    }
+    let turn = worker.turn(Park::Poll);
+    assert_eq!(
+        turn.settled, 2,
+        "both completions settled despite the hostile decoders"
+    );
+    assert_eq!(reentry.get(), Some(Err(WaitsError::Busy)));
+    let _entered = worker.enter();
+    assert!(matches!(
+        poll_wait(panicking),
+        Poll::Ready(Err(WaitError::Decode(
+            baton_completion::DecodeError::Panicked { .. }
+        )))
+    ));
+    assert_eq!(poll_wait(reentering), Poll::Ready(Ok(1)));
+    drop(_entered);
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
