@@ -320,3 +320,43 @@ fn quiescence_follows_live_tasks_and_timers() {
     assert!(worker.is_quiescent());
     assert!(worker.shutdown(Some(deadline())).is_clean());
 }
+
+#[test]
+fn the_worker_migrates_and_its_handle_is_shared_across_threads() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync + Clone>() {}
+    send::<Worker>();
+    send_sync::<baton_uring::WorkerHandle>();
+}
+
+#[test]
+fn local_tasks_bind_the_worker_to_their_thread_and_enter_nests() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let join = {
+        let _outer = worker.enter();
+        let _inner = worker.enter();
+        baton_task::spawn_local(async {
+            let here = std::thread::current().id();
+            ops::sleep(Duration::from_millis(5)).await.expect("sleep");
+            here == std::thread::current().id()
+        })
+    };
+    assert!(worker.has_local_tasks_on_current_thread());
+    let worker = std::thread::spawn(move || {
+        assert!(!worker.has_local_tasks_on_current_thread());
+        for _ in 0..3 {
+            let _ = worker.turn(Park::Wait(Some(Instant::now() + Duration::from_millis(10))));
+        }
+        worker
+    })
+    .join()
+    .expect("other thread");
+    assert!(
+        !join.is_finished(),
+        "a local task never runs on another thread"
+    );
+    assert!(run_to_completion(&worker, join).expect("task finished"));
+    assert!(!worker.has_local_tasks_on_current_thread());
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
