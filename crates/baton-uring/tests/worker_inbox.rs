@@ -533,3 +533,96 @@ fn a_hostile_decoder_is_contained_and_cannot_reenter_the_table() {
     drop(_entered);
     assert!(worker.shutdown(Some(deadline())).is_clean());
 }
+
+#[test]
+fn a_thousand_blocking_jobs_from_foreign_spawners_all_settle_exactly_once() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let handle = worker.handle();
+    let pool = BlockingPool::builder()
+        .interruptible_threads(InterruptibleThreads::Fixed(4))
+        .build()
+        .expect("pool");
+    let lease = pool
+        .attach_runtime(handle.runtime_id())
+        .expect("attach the worker's runtime");
+    let finished = Arc::new(AtomicUsize::new(0));
+    let runner = {
+        let finished = Arc::clone(&finished);
+        std::thread::spawn(move || {
+            let outcome = worker.run_until(
+                &mut || finished.load(Ordering::Acquire) == 1000,
+                Some(deadline()),
+            );
+            (worker, outcome)
+        })
+    };
+    let spawners: Vec<_> = (0..4u32)
+        .map(|t| {
+            let (handle, lease, finished) =
+                (handle.clone(), Arc::clone(&lease), Arc::clone(&finished));
+            std::thread::spawn(move || {
+                (0..250u32)
+                    .map(|i| {
+                        let value = t * 1000 + i;
+                        let (registrar, lease, finished) = (
+                            handle.registrar(),
+                            Arc::clone(&lease),
+                            Arc::clone(&finished),
+                        );
+                        handle.spawn(async move {
+                            let identity = registrar.issue(kind()).expect("identity");
+                            let prepared = PreparedOperation::interruptible_blocking(
+                                kind(),
+                                from_fn(move || value),
+                                Decoder::new(|n: u32| n + 1),
+                                hook(),
+                            );
+                            let (half, submission) =
+                                registrar.bind(identity, prepared).expect("bind").split();
+                            let key = with_current_waits(|waits| {
+                                // SAFETY: the decoder and the hook capture nothing and the
+                                // value is a `u32`: all may live on any thread.
+                                unsafe { waits.register_migratable(half) }
+                            })
+                            .expect("on the worker")
+                            .expect("our runtime");
+                            lease.submit(submission).expect("the pool accepts the job");
+                            let got = poll_fn(|cx| {
+                                with_current_waits(|waits| waits.poll_wait::<u32>(key, cx))
+                                    .expect("on the worker")
+                            })
+                            .await
+                            .expect("decoded value");
+                            finished.fetch_add(1, Ordering::AcqRel);
+                            (value, got)
+                        })
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let joins: Vec<_> = spawners
+        .into_iter()
+        .flat_map(|s| s.join().expect("spawner thread"))
+        .collect();
+    let (worker, outcome) = runner.join().expect("runner thread");
+    assert_eq!(outcome, baton_uring::RunUntil::Satisfied);
+    for join in joins {
+        match worker_support::poll_once(join) {
+            Poll::Ready(Ok((value, got))) => assert_eq!(got, value + 1, "its own value"),
+            other => panic!("every task got its value, got {other:?}"),
+        }
+    }
+    let metrics = worker.metrics();
+    assert_eq!(metrics.inbox.settled, 1000);
+    assert_eq!(metrics.inbox.stale + metrics.inbox.foreign, 0);
+    assert_eq!(metrics.waits, 0);
+    let report = pool.shutdown(deadline());
+    assert!(
+        matches!(report, ShutdownReport::Drained { .. }),
+        "{report:?}"
+    );
+    assert!(report.snapshot().adds_up());
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
