@@ -360,3 +360,44 @@ fn local_tasks_bind_the_worker_to_their_thread_and_enter_nests() {
     assert!(!worker.has_local_tasks_on_current_thread());
     assert!(worker.shutdown(Some(deadline())).is_clean());
 }
+
+#[test]
+fn park_is_ended_by_a_remote_wake_of_a_parked_task() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let slot: Arc<std::sync::Mutex<(bool, Option<std::task::Waker>)>> = Arc::default();
+    let join = worker.handle().spawn({
+        let slot = Arc::clone(&slot);
+        std::future::poll_fn(move |cx| {
+            let mut slot = slot.lock().expect("slot");
+            if slot.0 {
+                Poll::Ready(())
+            } else {
+                slot.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+    });
+    let _ = worker.turn(Park::Poll);
+    assert!(
+        slot.lock().expect("slot").1.is_some(),
+        "the task parked its waker"
+    );
+    let turn = park_until_woken(&worker, {
+        let slot = Arc::clone(&slot);
+        move || {
+            let waker = {
+                let mut slot = slot.lock().expect("slot");
+                slot.0 = true;
+                slot.1.take()
+            };
+            waker.expect("the task's waker").wake();
+        }
+    });
+    assert!(turn.tasks_polled >= 1);
+    assert!(
+        join.is_finished(),
+        "the woken task ran in the turn its wake ended"
+    );
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
