@@ -80,7 +80,9 @@
 //! 6. **Join handshake.** The handle stores its waker, then sets `JOIN_WAKER`; completion wakes
 //!    the waker only if it saw that bit, and the handle re-checks `COMPLETE` after setting it. A
 //!    handle dropped before completion clears `JOIN_INTEREST` and the completer drops the
-//!    output; dropped after, the handle drops it.
+//!    output; dropped after, the handle drops it. The stored waker is released, its destructor
+//!    contained, by whoever can no longer need it: the completer (it wakes it), the handle on
+//!    drop or when its registration finds the task complete, and at the latest the task's free.
 //! 7. **Local tasks stay home.** A local task is queued per owner thread and only popped by
 //!    `run_ready` on that thread. A future that must not be dropped where we are (foreign owner,
 //!    or the thread is unwinding) is leaked with its allocation, which is never freed, so its

@@ -29,7 +29,36 @@ pub(crate) struct Header {
     pub(crate) shared: Arc<Shared>,
     /// The registry slot; only the thread holding the core claim (rule 9) touches it.
     pub(crate) slot: AtomicUsize,
+    /// The `JoinHandle`'s waker (rule 6). Released, contained, as soon as nobody can wake it
+    /// any more: by the completer that wakes it, by the handle on detach or when its poll finds
+    /// the task complete, and at the latest when the task is freed.
     join_waker: Mutex<Option<Waker>>,
+}
+
+impl Header {
+    /// Rule 6: takes the stored join waker and drops it with a panicking destructor contained,
+    /// outside the lock.
+    fn release_join_waker(&self) {
+        let waker = sync::lock(&self.join_waker).take();
+        if let Some(waker) = waker {
+            drop_contained(waker);
+        }
+    }
+}
+
+impl Drop for Header {
+    fn drop(&mut self) {
+        // A waker still stored here (a path that did not release it) must not panic out of
+        // whichever thread frees the task.
+        let waker = self
+            .join_waker
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(waker) = waker {
+            drop_contained(waker);
+        }
+    }
 }
 
 enum Stage<F: Future> {
@@ -347,6 +376,9 @@ where
         match self.header.state.set_join_waker() {
             JoinWakerOutcome::Registered => Poll::Pending,
             JoinWakerOutcome::Complete => {
+                // Rule 6: the completer did not see our registration, so the waker is ours to
+                // release; a finished handle keeps no waker alive.
+                self.header.release_join_waker();
                 Poll::Ready(self.take_output(self.header.state.load().is_leaked()))
             }
         }
@@ -364,7 +396,11 @@ where
     }
 
     fn detach(&self) {
-        match self.header.state.detach() {
+        let outcome = self.header.state.detach();
+        // Rule 6: `detach` cleared `JOIN_WAKER`, so no completer takes the waker after this; it
+        // is ours to release (a completer that saw the bit first may have taken it already).
+        self.header.release_join_waker();
+        match outcome {
             DetachOutcome::Detached => {}
             DetachOutcome::OutputIsOurs => {
                 if !self.header.state.load().is_leaked() {
