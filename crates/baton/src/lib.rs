@@ -16,15 +16,17 @@
 //! }
 //!
 //! async fn echo(stream: TcpStream) -> std::io::Result<()> {
-//!     let mut buf = vec![0; 4096];
+//!     // Owned buffers: an empty buffer is read into its capacity and handed back holding
+//!     // exactly the bytes read, ready to be written back.
+//!     let mut buf = Vec::with_capacity(4096);
 //!     loop {
 //!         let (res, b) = stream.read(buf).await;
-//!         let n = res?;
-//!         if n == 0 {
+//!         if res? == 0 {
 //!             return Ok(());
 //!         }
-//!         let (res, b) = stream.write_all(b[..n].to_vec()).await;
+//!         let (res, mut b) = stream.write_all(b).await;
 //!         res?;
+//!         b.clear();
 //!         buf = b;
 //!     }
 //! }

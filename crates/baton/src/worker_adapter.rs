@@ -115,7 +115,9 @@ impl LoanWorker for WorkerAdapter {
         // background thread's `until` fires), so this never reports `ShuttingDown` itself.
         match worker.run_until(&mut until_published, deadline) {
             RunUntil::Satisfied => RunOutcome::Satisfied,
-            RunUntil::DeadlineReached => RunOutcome::DeadlineReached,
+            // A turn is already running further up this thread's stack: nothing can progress
+            // from here, which the loan driver treats like a deadline (it re-checks its root).
+            RunUntil::DeadlineReached | RunUntil::Reentered => RunOutcome::DeadlineReached,
         }
     }
 
