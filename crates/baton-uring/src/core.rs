@@ -23,9 +23,10 @@
 //! 6. A deadline firing on a queued request settles it with `Timeout`; on an in-flight request
 //!    it submits an async cancel. The final CQE decides: `-ECANCELED` becomes `Timeout`, any
 //!    other result (the request won the race) is returned as is.
-//! 7. Closure refuses new requests, settles queued ones and sleeps with `Closed`, cancels
-//!    in-flight non-retained requests, settles forwarding cells with `Closed`, and wakes every
-//!    local waiter so its next poll returns `Closed` (or the completed result).
+//! 7. Closure refuses new requests, retires every slot the kernel does not own (queued, sleeping,
+//!    completed-but-unconsumed), detaches in-flight ones (cancelling the non-retained), settles
+//!    forwarding cells with `Closed`, and wakes every local waiter so its next poll returns
+//!    `Closed`. Once the kernel's completions are drained the driver holds nothing of anyone's.
 //! 8. Everything the kernel can see stays in the slot until the final CQE; shutdown that runs
 //!    out of time leaks those slots rather than freeing memory the kernel may still write.
 
@@ -213,7 +214,11 @@ impl std::fmt::Debug for Core {
 }
 
 impl Core {
-    pub(crate) fn new(backend: Box<dyn Backend>, max_in_flight: usize, wake_fd: Option<i32>) -> Core {
+    pub(crate) fn new(
+        backend: Box<dyn Backend>,
+        max_in_flight: usize,
+        wake_fd: Option<i32>,
+    ) -> Core {
         Core {
             slab: Slab::new(),
             generations: Vec::new(),
@@ -260,7 +265,13 @@ impl Core {
         waiter: Waiter,
     ) -> Result<RequestKey, (Refusal, Waiter)> {
         if self.closed {
-            return Err((Refusal { error: Error::Closed, data }, waiter));
+            return Err((
+                Refusal {
+                    error: Error::Closed,
+                    data,
+                },
+                waiter,
+            ));
         }
         if let Some((code, name)) = data.opcode()
             && !self.backend.supports(code)
@@ -271,7 +282,13 @@ impl Core {
         let is_sleep = matches!(data, OpData::Sleep);
         let now = Instant::now();
         if !is_sleep && deadline.is_some_and(|d| d <= now) {
-            return Err((Refusal { error: Error::Timeout, data }, waiter));
+            return Err((
+                Refusal {
+                    error: Error::Timeout,
+                    data,
+                },
+                waiter,
+            ));
         }
         let index = self.slab.vacant_key();
         if self.generations.len() <= index {
@@ -636,7 +653,8 @@ impl Core {
                     }
                     Err((refusal, waiter)) => {
                         self.deferred.drop_waiter(waiter);
-                        match cell.settle(Err(Failure::Runtime(refusal.error)), Some(refusal.data)) {
+                        match cell.settle(Err(Failure::Runtime(refusal.error)), Some(refusal.data))
+                        {
                             Settle::Stored(Some(w)) => self.deferred.wake.push(w),
                             Settle::Stored(None) => {}
                             Settle::Abandoned(outcome, data) => self.dispose(outcome, data),
@@ -819,7 +837,9 @@ impl Core {
         self.settle(key, outcome);
     }
 
-    /// Lifecycle rule 7.
+    /// Lifecycle rule 7. Every slot the kernel does not own is retired now (its handle's next
+    /// poll finds no slot and resolves to `Closed`); in-flight slots are detached, so they retire
+    /// at their final CQE. Afterwards the driver holds nothing a handle gave it once drained.
     pub(crate) fn close(&mut self) {
         self.closed = true;
         let keys: Vec<RequestKey> = self
@@ -834,38 +854,40 @@ impl Core {
             let Some(slot) = self.slot_mut(key) else {
                 continue;
             };
-            match slot.phase {
-                Phase::Completed(_) => {
-                    if let Waiter::Local(w) = std::mem::replace(&mut slot.waiter, Waiter::None) {
+            let kind = PhaseKind::of(&slot.phase);
+            let retained = slot.data.is_retained();
+            let waiter = std::mem::replace(&mut slot.waiter, Waiter::None);
+            slot.attached = false;
+            match waiter {
+                Waiter::Local(w) => self.deferred.wake.push(w),
+                Waiter::Forward(cell) => {
+                    if let Settle::Stored(Some(w)) = cell.close() {
                         self.deferred.wake.push(w);
                     }
+                    self.deferred.drop_cells.push(cell);
                 }
-                Phase::Queued | Phase::AwaitingPermit => {
-                    self.counts.queued -= 1;
-                    self.settle(key, Err(Failure::Runtime(Error::Closed)));
-                }
-                Phase::Sleeping => self.settle(key, Err(Failure::Runtime(Error::Closed))),
-                Phase::InFlight => {
-                    let retained = slot.data.is_retained();
-                    match std::mem::replace(&mut slot.waiter, Waiter::None) {
-                        Waiter::Local(w) => self.deferred.wake.push(w),
-                        Waiter::Forward(cell) => {
-                            slot.attached = false;
-                            match cell.close() {
-                                Settle::Stored(Some(w)) => self.deferred.wake.push(w),
-                                Settle::Stored(None) | Settle::Abandoned(..) => {}
-                            }
-                            self.deferred.drop_cells.push(cell);
-                        }
-                        Waiter::None => {}
-                    }
+                Waiter::None => {}
+            }
+            match kind {
+                PhaseKind::InFlight => {
                     if !retained {
                         self.request_cancel(key);
                     }
                 }
+                _ => {
+                    if matches!(kind, PhaseKind::Queued | PhaseKind::AwaitingPermit) {
+                        self.counts.queued -= 1;
+                    }
+                    let slot = self.slab.remove(key.index as usize);
+                    if slot.deadline.is_some() {
+                        self.counts.live_timers -= 1;
+                    }
+                    self.deferred.drop_data.push(slot.data);
+                }
             }
         }
         self.submit_queue.clear();
+        self.timers.clear();
     }
 
     /// Whether the kernel still owns anything of ours.

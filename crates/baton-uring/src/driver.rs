@@ -209,7 +209,11 @@ impl Driver {
             .max_in_flight
             .unwrap_or(sq_entries)
             .min(sq_entries.saturating_mul(2)) as usize;
-        Ok(Self::with_backend(Box::new(backend), max_in_flight, Some(eventfd()?)))
+        Ok(Self::with_backend(
+            Box::new(backend),
+            max_in_flight,
+            Some(eventfd()?),
+        ))
     }
 
     pub(crate) fn with_backend(
@@ -447,7 +451,9 @@ impl Driver {
 impl Drop for Driver {
     fn drop(&mut self) {
         if self.depth.load(Ordering::Acquire) != 0 {
-            eprintln!("baton-uring: a Driver was dropped while a leaked DriverGuard still names it");
+            eprintln!(
+                "baton-uring: a Driver was dropped while a leaked DriverGuard still names it"
+            );
             std::process::abort();
         }
         if !self.finished {

@@ -60,16 +60,16 @@ fn file_key(fd: &Arc<OwnedFd>) -> usize {
 impl Durability {
     fn entry(&mut self, fd: &Arc<OwnedFd>) -> &mut FileSync {
         let key = file_key(fd);
-        let stale = self
-            .files
-            .get(&key)
-            .is_some_and(|f| !std::ptr::eq(f.file.as_ptr(), Arc::as_ptr(fd)) || f.file.strong_count() == 0);
+        let stale = self.files.get(&key).is_some_and(|f| {
+            !std::ptr::eq(f.file.as_ptr(), Arc::as_ptr(fd)) || f.file.strong_count() == 0
+        });
         if stale {
             self.files.remove(&key);
         }
         if self.files.len() > 64 {
-            self.files
-                .retain(|_, f| f.file.strong_count() > 0 || f.holder.is_some() || !f.waiting.is_empty());
+            self.files.retain(|_, f| {
+                f.file.strong_count() > 0 || f.holder.is_some() || !f.waiting.is_empty()
+            });
         }
         self.files.entry(key).or_insert_with(|| FileSync {
             file: Arc::downgrade(fd),
@@ -146,7 +146,9 @@ mod tests {
     use super::*;
 
     fn file() -> Arc<OwnedFd> {
-        Arc::new(OwnedFd::from(std::fs::File::open("/dev/null").expect("open /dev/null")))
+        Arc::new(OwnedFd::from(
+            std::fs::File::open("/dev/null").expect("open /dev/null"),
+        ))
     }
 
     fn key(index: u32) -> RequestKey {
@@ -163,7 +165,10 @@ mod tests {
         assert_eq!(d.acquire(&f, key(1)), Acquire::GrantedDirty);
         assert_eq!(d.acquire(&f, key(2)), Acquire::Wait);
         let start = d.started(&f);
-        assert_eq!(d.release(&f, key(1), Some(start)), Some((key(2), Acquire::GrantedClean)));
+        assert_eq!(
+            d.release(&f, key(1), Some(start)),
+            Some((key(2), Acquire::GrantedClean))
+        );
     }
 
     #[test]
@@ -174,7 +179,10 @@ mod tests {
         assert_eq!(d.acquire(&f, key(2)), Acquire::Wait);
         let start = d.started(&f);
         d.write_completed(&f);
-        assert_eq!(d.release(&f, key(1), Some(start)), Some((key(2), Acquire::GrantedDirty)));
+        assert_eq!(
+            d.release(&f, key(1), Some(start)),
+            Some((key(2), Acquire::GrantedDirty))
+        );
     }
 
     #[test]

@@ -8,19 +8,25 @@ use std::io;
 #[non_exhaustive]
 pub enum Error {
     /// The driver that owns the operation has closed or was dropped.
-    #[error("the Baton driver owning this operation has closed; create the operation on a running runtime")]
+    #[error(
+        "the Baton driver owning this operation has closed; create the operation on a running runtime"
+    )]
     Closed,
     /// The operation's deadline passed before it completed.
     #[error("the operation's deadline passed before it completed")]
     Timeout,
     /// The running kernel does not support the io_uring opcode the operation needs.
-    #[error("this kernel's io_uring does not support {opcode}; upgrade the kernel or use the blocking pool")]
+    #[error(
+        "this kernel's io_uring does not support {opcode}; upgrade the kernel or use the blocking pool"
+    )]
     Unsupported {
         /// The opcode's name, e.g. `"IORING_OP_STATX"`.
         opcode: &'static str,
     },
     /// No driver is entered on the polling thread and the operation was not bound to one.
-    #[error("no Baton driver is entered on this thread; poll the operation inside a runtime or build it from a DriverHandle")]
+    #[error(
+        "no Baton driver is entered on this thread; poll the operation inside a runtime or build it from a DriverHandle"
+    )]
     NoDriver,
 }
 
@@ -67,13 +73,17 @@ pub enum SetupError {
     #[error("max_in_flight must be at least 1")]
     ZeroInFlight,
     /// The kernel refused to lock the ring's memory.
-    #[error("io_uring set-up ran out of locked memory ({source}); raise `ulimit -l` (RLIMIT_MEMLOCK) or use fewer ring_entries")]
+    #[error(
+        "io_uring set-up ran out of locked memory ({source}); raise `ulimit -l` (RLIMIT_MEMLOCK) or use fewer ring_entries"
+    )]
     Memlock {
         /// The OS error (EPERM or ENOMEM).
         source: io::Error,
     },
     /// io_uring is disabled or forbidden for this process.
-    #[error("io_uring is disabled for this process ({source}); check the sysctl kernel.io_uring_disabled and seccomp/container policy")]
+    #[error(
+        "io_uring is disabled for this process ({source}); check the sysctl kernel.io_uring_disabled and seccomp/container policy"
+    )]
     Disabled {
         /// The OS error (EPERM, ENOSYS or EACCES).
         source: io::Error,

@@ -46,6 +46,8 @@ mod forward;
 mod handle;
 mod inbox;
 mod key;
+#[cfg(all(test, not(loom)))]
+mod lifecycle_model;
 mod mailbox;
 mod op;
 mod op_data;

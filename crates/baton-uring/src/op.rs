@@ -179,7 +179,11 @@ impl<T> Op<T> {
     }
 }
 
-fn poll_local(entered: Entered, key: RequestKey, cx: &mut Context<'_>) -> Poll<(Outcome, Option<OpData>)> {
+fn poll_local(
+    entered: Entered,
+    key: RequestKey,
+    cx: &mut Context<'_>,
+) -> Poll<(Outcome, Option<OpData>)> {
     loop {
         let polled = with_core(entered.inner(), |core| core.poll(key, cx.waker()));
         match polled {

@@ -84,21 +84,71 @@ impl IoVecs {
 pub(crate) enum OpData {
     Nop,
     Sleep,
-    Read { fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64 },
-    Write { fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64 },
-    Readv { fd: Arc<OwnedFd>, bufs: Vec<Vec<u8>>, iovecs: IoVecs, offset: u64 },
-    Writev { fd: Arc<OwnedFd>, bufs: Vec<Vec<u8>>, iovecs: IoVecs, offset: u64 },
-    Fsync { fd: Arc<OwnedFd>, datasync: bool, start: Option<SyncStart> },
-    Open { path: CString, flags: i32, mode: u32 },
+    Read {
+        fd: Arc<OwnedFd>,
+        buf: Vec<u8>,
+        offset: u64,
+    },
+    Write {
+        fd: Arc<OwnedFd>,
+        buf: Vec<u8>,
+        offset: u64,
+    },
+    Readv {
+        fd: Arc<OwnedFd>,
+        bufs: Vec<Vec<u8>>,
+        iovecs: IoVecs,
+        offset: u64,
+    },
+    Writev {
+        fd: Arc<OwnedFd>,
+        bufs: Vec<Vec<u8>>,
+        iovecs: IoVecs,
+        offset: u64,
+    },
+    Fsync {
+        fd: Arc<OwnedFd>,
+        datasync: bool,
+        start: Option<SyncStart>,
+    },
+    Open {
+        path: CString,
+        flags: i32,
+        mode: u32,
+    },
     /// `fd` is `None` once submitted: the kernel took ownership of the descriptor.
-    Close { fd: Option<OwnedFd> },
-    Statx { path: CString, buf: Box<libc::statx> },
-    Socket { domain: i32, ty: i32, protocol: i32 },
-    Accept { fd: Arc<OwnedFd>, addr: Box<SockAddrBuf> },
-    Connect { fd: Arc<OwnedFd>, addr: Box<SockAddrBuf> },
-    Send { fd: Arc<OwnedFd>, buf: Vec<u8> },
-    Recv { fd: Arc<OwnedFd>, buf: Vec<u8> },
-    Shutdown { fd: Arc<OwnedFd>, how: i32 },
+    Close {
+        fd: Option<OwnedFd>,
+    },
+    Statx {
+        path: CString,
+        buf: Box<libc::statx>,
+    },
+    Socket {
+        domain: i32,
+        ty: i32,
+        protocol: i32,
+    },
+    Accept {
+        fd: Arc<OwnedFd>,
+        addr: Box<SockAddrBuf>,
+    },
+    Connect {
+        fd: Arc<OwnedFd>,
+        addr: Box<SockAddrBuf>,
+    },
+    Send {
+        fd: Arc<OwnedFd>,
+        buf: Vec<u8>,
+    },
+    Recv {
+        fd: Arc<OwnedFd>,
+        buf: Vec<u8>,
+    },
+    Shutdown {
+        fd: Arc<OwnedFd>,
+        how: i32,
+    },
 }
 
 fn len32(len: usize) -> u32 {
@@ -161,11 +211,13 @@ impl OpData {
     pub(crate) fn prepare(&mut self, user_data: u64) -> squeue::Entry {
         let entry = match self {
             OpData::Nop | OpData::Sleep => opcode::Nop::new().build(),
-            OpData::Read { fd, buf, offset } => {
-                opcode::Read::new(types::Fd(fd.as_raw_fd()), buf.as_mut_ptr(), len32(buf.len()))
-                    .offset(*offset)
-                    .build()
-            }
+            OpData::Read { fd, buf, offset } => opcode::Read::new(
+                types::Fd(fd.as_raw_fd()),
+                buf.as_mut_ptr(),
+                len32(buf.len()),
+            )
+            .offset(*offset)
+            .build(),
             OpData::Write { fd, buf, offset } => {
                 opcode::Write::new(types::Fd(fd.as_raw_fd()), buf.as_ptr(), len32(buf.len()))
                     .offset(*offset)
@@ -195,7 +247,9 @@ impl OpData {
                 } else {
                     types::FsyncFlags::empty()
                 };
-                opcode::Fsync::new(types::Fd(fd.as_raw_fd())).flags(flags).build()
+                opcode::Fsync::new(types::Fd(fd.as_raw_fd()))
+                    .flags(flags)
+                    .build()
             }
             OpData::Open { path, flags, mode } => {
                 opcode::OpenAt::new(types::Fd(libc::AT_FDCWD), path.as_ptr())
@@ -240,10 +294,12 @@ impl OpData {
                     .flags(libc::MSG_NOSIGNAL)
                     .build()
             }
-            OpData::Recv { fd, buf } => {
-                opcode::Recv::new(types::Fd(fd.as_raw_fd()), buf.as_mut_ptr(), len32(buf.len()))
-                    .build()
-            }
+            OpData::Recv { fd, buf } => opcode::Recv::new(
+                types::Fd(fd.as_raw_fd()),
+                buf.as_mut_ptr(),
+                len32(buf.len()),
+            )
+            .build(),
             OpData::Shutdown { fd, how } => {
                 opcode::Shutdown::new(types::Fd(fd.as_raw_fd()), *how).build()
             }

@@ -41,7 +41,10 @@ fn queued_request_completes_without_further_polls() {
     turn_until(&driver, || probe_b.wakes() == 1);
     assert_eq!(probe_a.wakes(), 1);
     let m = driver.metrics();
-    assert_eq!(m.in_flight, 0, "an unconsumed result holds no in-flight slot: {m:?}");
+    assert_eq!(
+        m.in_flight, 0,
+        "an unconsumed result holds no in-flight slot: {m:?}"
+    );
     assert_eq!(m.slots, 2, "both results wait to be consumed");
     assert!(matches!(poll_once(&mut nop, &waker_b), Poll::Ready(Ok(()))));
     let Poll::Ready((n, buf)) = poll_once(&mut recv, &waker_a) else {
@@ -49,7 +52,10 @@ fn queued_request_completes_without_further_polls() {
     };
     assert_eq!((n.expect("recv"), &buf[..1]), (1, &b"x"[..]));
     drop((waker_a, waker_b));
-    assert_eq!((Arc::strong_count(&probe_a), Arc::strong_count(&probe_b)), (1, 1));
+    assert_eq!(
+        (Arc::strong_count(&probe_a), Arc::strong_count(&probe_b)),
+        (1, 1)
+    );
     assert_eq!(Arc::strong_count(&sock), 1);
 }
 
@@ -77,12 +83,19 @@ fn deadlines_and_sleeps_fire_while_the_ring_is_full_of_untimed_receives() {
     };
     assert!(Error::is_timeout(&n.expect_err("timeout")));
     assert!(start.elapsed() >= Duration::from_millis(20));
-    assert_eq!(driver.metrics().in_flight, 1, "the untimed recv still holds the slot");
+    assert_eq!(
+        driver.metrics().in_flight,
+        1,
+        "the untimed recv still holds the slot"
+    );
     drop(untimed);
     turn_until(&driver, || driver.metrics().slots == 0);
     drop(waker);
     assert_eq!(Arc::strong_count(&probe), 1);
-    assert_eq!((Arc::strong_count(&sock), Arc::strong_count(&sock2)), (1, 1));
+    assert_eq!(
+        (Arc::strong_count(&sock), Arc::strong_count(&sock2)),
+        (1, 1)
+    );
 }
 
 #[test]
@@ -92,10 +105,15 @@ fn in_flight_deadline_cancels_and_times_out() {
     let (sock, _peer) = pair();
     let (n, buf) = run(
         &driver,
-        ops::recv(sock.clone(), vec![0; 8]).with_deadline(Instant::now() + Duration::from_millis(30)),
+        ops::recv(sock.clone(), vec![0; 8])
+            .with_deadline(Instant::now() + Duration::from_millis(30)),
     );
     assert!(Error::is_timeout(&n.expect_err("timeout")));
-    assert_eq!(buf.len(), 8, "the buffer comes back after the final completion");
+    assert_eq!(
+        buf.len(),
+        8,
+        "the buffer comes back after the final completion"
+    );
     assert_eq!(driver.metrics().cancelled, 1);
     turn_until(&driver, || driver.metrics().cancels_in_flight == 0);
     assert_eq!(Arc::strong_count(&sock), 1);
@@ -108,7 +126,10 @@ fn expired_deadline_does_not_consume_ready_data() {
     let (sock, mut peer) = pair();
     peer.write_all(b"keep").expect("write");
     let past = Instant::now() - Duration::from_millis(1);
-    let (n, _) = run(&driver, ops::recv(sock.clone(), vec![0; 8]).with_deadline(past));
+    let (n, _) = run(
+        &driver,
+        ops::recv(sock.clone(), vec![0; 8]).with_deadline(past),
+    );
     assert!(Error::is_timeout(&n.expect_err("already expired")));
     assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
     let (n, buf) = run(&driver, ops::recv(sock.clone(), vec![0; 8]));
@@ -129,10 +150,17 @@ fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe()
     assert_eq!(driver.metrics().in_flight, 1);
     drop(recv);
     assert_eq!(driver.metrics().slots, 1, "the slot waits for the kernel");
-    assert!(Arc::strong_count(&sock) > 1, "the kernel may still use the fd");
+    assert!(
+        Arc::strong_count(&sock) > 1,
+        "the kernel may still use the fd"
+    );
     turn_until(&driver, || driver.metrics().slots == 0);
     let m = driver.metrics();
-    assert_eq!((m.cancelled, m.in_flight, m.cancels_in_flight), (1, 0, 0), "{m:?}");
+    assert_eq!(
+        (m.cancelled, m.in_flight, m.cancels_in_flight),
+        (1, 0, 0),
+        "{m:?}"
+    );
     assert_eq!(Arc::strong_count(&sock), 1);
     drop(waker);
     assert_eq!(Arc::strong_count(&probe), 1);
@@ -173,7 +201,11 @@ fn dropped_write_still_lands_on_disk() {
     drop(write);
     turn_until(&driver, || driver.is_idle() && driver.metrics().slots == 0);
     assert_eq!(std::fs::read(&file.path).expect("read back"), b"durable");
-    assert_eq!(driver.metrics().cancelled, 0, "writes are retained, never cancelled");
+    assert_eq!(
+        driver.metrics().cancelled,
+        0,
+        "writes are retained, never cancelled"
+    );
     assert_eq!(Arc::strong_count(&file.fd), 1);
 }
 
@@ -199,7 +231,11 @@ fn accept_dropped_before_completion_leaks_no_fd() {
         turn_until(&driver, || driver.metrics().slots == 0);
         drop(client);
     }
-    assert_eq!(support::fd_count(), before, "the late accept's socket was closed");
+    assert_eq!(
+        support::fd_count(),
+        before,
+        "the late accept's socket was closed"
+    );
     assert_eq!(Arc::strong_count(&listener), 1);
 }
 
@@ -241,7 +277,10 @@ fn explicit_cancel_after_completion_returns_the_completed_result() {
     let Poll::Ready((n, buf)) = poll_once(&mut recv, &waker) else {
         panic!("complete")
     };
-    assert_eq!(&buf[..n.expect("the completed result survives the cancel")], b"won");
+    assert_eq!(
+        &buf[..n.expect("the completed result survives the cancel")],
+        b"won"
+    );
 }
 
 #[test]
@@ -250,12 +289,18 @@ fn explicit_cancel_of_an_in_flight_recv_reports_ecanceled() {
     let driver = support::driver(2);
     let (sock, _peer) = pair();
     let mut recv = ops::recv(sock.clone(), vec![0; 8]);
-    let out = run(&driver, std::future::poll_fn(|cx| {
-        let polled = std::pin::Pin::new(&mut recv).poll(cx);
-        if polled.is_pending() && recv.key().is_some() {
-            recv.cancel();
-        }
-        polled
-    }));
-    assert_eq!(out.0.expect_err("cancelled").raw_os_error(), Some(libc::ECANCELED));
+    let out = run(
+        &driver,
+        std::future::poll_fn(|cx| {
+            let polled = std::pin::Pin::new(&mut recv).poll(cx);
+            if polled.is_pending() && recv.key().is_some() {
+                recv.cancel();
+            }
+            polled
+        }),
+    );
+    assert_eq!(
+        out.0.expect_err("cancelled").raw_os_error(),
+        Some(libc::ECANCELED)
+    );
 }

@@ -70,7 +70,9 @@ fn foreign_poll_completes_there(stage: Stage) {
         Stage::Queued => assert_eq!(driver.metrics().queued, 1),
         Stage::InFlight | Stage::Completed => {
             blocker_peer.write_all(b"a").expect("write");
-            turn_until(&driver, || driver.metrics().in_flight == 1 && driver.metrics().queued == 0);
+            turn_until(&driver, || {
+                driver.metrics().in_flight == 1 && driver.metrics().queued == 0
+            });
             if let Stage::Completed = stage {
                 peer.write_all(b"done").expect("write");
                 turn_until(&driver, || driver.metrics().in_flight == 0);
@@ -91,7 +93,10 @@ fn foreign_poll_completes_there(stage: Stage) {
     turn_until(&driver, || driver.metrics().slots == 0);
     drop(waker);
     assert_eq!(Arc::strong_count(&probe), 1);
-    assert_eq!((Arc::strong_count(&sock), Arc::strong_count(&blocker)), (1, 1));
+    assert_eq!(
+        (Arc::strong_count(&sock), Arc::strong_count(&blocker)),
+        (1, 1)
+    );
 }
 
 #[test]
@@ -121,7 +126,10 @@ fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
     let mut op = ops::recv(sock.clone(), vec![0; 4]);
     assert!(poll_once(&mut op, &owner_waker).is_pending());
     let mut op = poll_on_other_thread(op, &foreign_probe);
-    assert!(poll_once(&mut op, &owner_waker).is_pending(), "polled again on the owner");
+    assert!(
+        poll_once(&mut op, &owner_waker).is_pending(),
+        "polled again on the owner"
+    );
     peer.write_all(b"home").expect("write");
     turn_until(&driver, || owner_probe.wakes() >= 1);
     let Poll::Ready((n, buf)) = poll_once(&mut op, &owner_waker) else {
@@ -129,7 +137,13 @@ fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
     };
     assert_eq!(&buf[..n.expect("recv")], b"home");
     drop((op, owner_waker));
-    assert_eq!((Arc::strong_count(&owner_probe), Arc::strong_count(&foreign_probe)), (1, 1));
+    assert_eq!(
+        (
+            Arc::strong_count(&owner_probe),
+            Arc::strong_count(&foreign_probe)
+        ),
+        (1, 1)
+    );
     assert_eq!(Arc::strong_count(&sock), 1);
 }
 
@@ -192,7 +206,11 @@ fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_gene
     assert_ne!(new_key.generation(), old_key.generation());
     let stale_before = driver.metrics().stale_messages;
     let _ = driver.turn(Park::Poll);
-    assert_eq!(driver.metrics().stale_messages, stale_before + 1, "the forward was ignored");
+    assert_eq!(
+        driver.metrics().stale_messages,
+        stale_before + 1,
+        "the forward was ignored"
+    );
     blocker_peer.write_all(b"a").expect("write");
     peer.write_all(b"new").expect("write");
     turn_until(&driver, || probe.wakes() >= 2);
@@ -200,10 +218,17 @@ fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_gene
         panic!("the new occupant completes normally")
     };
     assert_eq!(&buf[..n.expect("recv")], b"new");
-    assert_eq!(foreign_probe.wakes(), 0, "the stale handle's waker never fires");
+    assert_eq!(
+        foreign_probe.wakes(),
+        0,
+        "the stale handle's waker never fires"
+    );
     drop((first, waker));
     turn_until(&driver, || driver.metrics().slots == 0);
-    assert_eq!((Arc::strong_count(&probe), Arc::strong_count(&foreign_probe)), (1, 1));
+    assert_eq!(
+        (Arc::strong_count(&probe), Arc::strong_count(&foreign_probe)),
+        (1, 1)
+    );
     assert_eq!(Arc::strong_count(&sock), 1);
 }
 
@@ -245,7 +270,9 @@ fn op_that_escaped_its_runner_resolves_to_closed_with_another_executor() {
         assert!(report.drained, "{report:?}");
         op
     };
-    let (n, _) = thread::spawn(move || block_on_thread(escaped)).join().expect("thread");
+    let (n, _) = thread::spawn(move || block_on_thread(escaped))
+        .join()
+        .expect("thread");
     assert!(Error::is_closed(&n.expect_err("closed")));
     assert_eq!(Arc::strong_count(&sock), 1);
 }

@@ -47,7 +47,10 @@ fn write_then_read_round_trip() {
     let _s = serial();
     let file = TempFile::new("rw", b"");
     let driver = support::driver(4);
-    let (n, buf) = run(&driver, ops::write_at(file.fd.clone(), b"hello baton".to_vec(), 0));
+    let (n, buf) = run(
+        &driver,
+        ops::write_at(file.fd.clone(), b"hello baton".to_vec(), 0),
+    );
     assert_eq!(n.expect("write"), 11);
     assert_eq!(buf, b"hello baton");
     let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), vec![0; 5], 6));
@@ -59,12 +62,18 @@ fn write_then_read_round_trip() {
     );
     assert_eq!(n.expect("writev"), 4);
     assert_eq!(bufs.len(), 2);
-    let (n, bufs) = run(&driver, ops::readv_at(file.fd.clone(), vec![vec![0; 3], vec![0; 3]], 9));
+    let (n, bufs) = run(
+        &driver,
+        ops::readv_at(file.fd.clone(), vec![vec![0; 3], vec![0; 3]], 9),
+    );
     assert_eq!(n.expect("readv"), 6);
     assert_eq!(bufs, vec![b"ona".to_vec(), b"bcd".to_vec()]);
     run(&driver, ops::fsync(file.fd.clone())).expect("fsync");
     run(&driver, ops::fdatasync(file.fd.clone())).expect("fdatasync");
-    assert_eq!(std::fs::read(&file.path).expect("read back"), b"hello batonabcd");
+    assert_eq!(
+        std::fs::read(&file.path).expect("read back"),
+        b"hello batonabcd"
+    );
     drop(driver);
     assert_eq!(Arc::strong_count(&file.fd), 1);
 }
@@ -118,8 +127,11 @@ fn open_statx_close_round_trip() {
     assert_eq!(st.stx_size, 5);
     run(&driver, ops::close(fd)).expect("close");
     assert_eq!(support::fd_count(), before);
-    let err = run(&driver, ops::open(support::temp_path("missing"), libc::O_RDONLY, 0))
-        .expect_err("missing file");
+    let err = run(
+        &driver,
+        ops::open(support::temp_path("missing"), libc::O_RDONLY, 0),
+    )
+    .expect_err("missing file");
     assert_eq!(err.kind(), io::ErrorKind::NotFound);
     let err = run(&driver, ops::open("bad\0path", libc::O_RDONLY, 0)).expect_err("NUL");
     assert_eq!(err.kind(), io::ErrorKind::InvalidInput);

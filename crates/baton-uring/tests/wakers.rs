@@ -38,19 +38,30 @@ fn equivalent_wakers_are_never_recloned() {
     for _ in 0..3 {
         assert!(poll_once(&mut recv, &waker).is_pending());
     }
-    assert_eq!(probe.clones(), 1, "one clone installs the waker; equivalent polls clone nothing");
+    assert_eq!(
+        probe.clones(),
+        1,
+        "one clone installs the waker; equivalent polls clone nothing"
+    );
     let other = Probe::new();
     let other_waker = Probe::waker(&other);
     assert!(poll_once(&mut recv, &other_waker).is_pending());
     assert_eq!(other.clones(), 1, "a different waker is installed");
-    assert_eq!(probe.drops.load(Ordering::SeqCst), 1, "the replaced waker was dropped");
+    assert_eq!(
+        probe.drops.load(Ordering::SeqCst),
+        1,
+        "the replaced waker was dropped"
+    );
     peer.write_all(b"x").expect("write");
     turn_until(&driver, || other.wakes() == 1);
     let clones = other.clones();
     assert!(matches!(poll_once(&mut recv, &other_waker), Poll::Ready(_)));
     assert_eq!(other.clones(), clones, "consuming a result clones nothing");
     drop((waker, other_waker));
-    assert_eq!((Arc::strong_count(&probe), Arc::strong_count(&other)), (1, 1));
+    assert_eq!(
+        (Arc::strong_count(&probe), Arc::strong_count(&other)),
+        (1, 1)
+    );
     assert_eq!(Arc::strong_count(&sock), 1);
 }
 
@@ -156,8 +167,14 @@ fn a_wake_panic_fails_the_turn_only_after_cleanup() {
     assert_eq!(bad.wakes(), 1);
     let m = driver.metrics();
     assert_eq!((m.in_flight, m.queued), (0, 0), "cleanup finished: {m:?}");
-    assert!(matches!(poll_once(&mut first, &bad_waker), Poll::Ready(Ok(()))));
-    assert!(matches!(poll_once(&mut second, &good_waker), Poll::Ready(Ok(()))));
+    assert!(matches!(
+        poll_once(&mut first, &bad_waker),
+        Poll::Ready(Ok(()))
+    ));
+    assert!(matches!(
+        poll_once(&mut second, &good_waker),
+        Poll::Ready(Ok(()))
+    ));
     drop((bad_waker, good_waker));
     assert_eq!((Arc::strong_count(&bad), Arc::strong_count(&good)), (1, 1));
 }

@@ -93,7 +93,9 @@ impl RingBackend {
                 Err(err) => return Err(classify(err)),
             }
         }
-        Err(classify(last.unwrap_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))))
+        Err(classify(last.unwrap_or_else(|| {
+            io::Error::from_raw_os_error(libc::EINVAL)
+        })))
     }
 
     fn finish(ring: IoUring, flags: RingFlags) -> Result<(RingBackend, u32), SetupError> {
@@ -107,14 +109,7 @@ impl RingBackend {
             .register_probe(&mut probe)
             .map_err(|source| SetupError::Os { source })?;
         let sq_entries = ring.params().sq_entries();
-        Ok((
-            RingBackend {
-                ring,
-                probe,
-                flags,
-            },
-            sq_entries,
-        ))
+        Ok((RingBackend { ring, probe, flags }, sq_entries))
     }
 }
 

@@ -54,6 +54,17 @@ impl SimRing {
         lock(&self.state).in_flight.clone()
     }
 
+    /// Requests the driver still counts as in flight: submitted, or completed but not reaped.
+    pub(crate) fn unreaped_requests(&self) -> usize {
+        let state = lock(&self.state);
+        let reaped_later = state
+            .cq
+            .iter()
+            .filter(|c| matches!(key::decode(c.user_data), Tagged::Request(_)))
+            .count();
+        state.in_flight.len() + reaped_later
+    }
+
     /// The targets of submitted, unresolved async cancels.
     pub(crate) fn pending_cancels(&self) -> Vec<u64> {
         lock(&self.state)

@@ -49,7 +49,11 @@ pub fn write_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<u
     let empty = buf.is_empty();
     let data = OpData::Write { fd, buf, offset };
     if empty {
-        return Op::invalid(data, "write_at needs a buffer of non-zero length", decode_rw);
+        return Op::invalid(
+            data,
+            "write_at needs a buffer of non-zero length",
+            decode_rw,
+        );
     }
     Op::new(data, decode_rw)
 }
@@ -69,7 +73,11 @@ pub fn readv_at(
         offset,
     };
     if empty {
-        return Op::invalid(data, "readv_at needs at least one non-empty buffer", decode_rwv);
+        return Op::invalid(
+            data,
+            "readv_at needs at least one non-empty buffer",
+            decode_rwv,
+        );
     }
     Op::new(data, decode_rwv)
 }
@@ -89,7 +97,11 @@ pub fn writev_at(
         offset,
     };
     if empty {
-        return Op::invalid(data, "writev_at needs at least one non-empty buffer", decode_rwv);
+        return Op::invalid(
+            data,
+            "writev_at needs at least one non-empty buffer",
+            decode_rwv,
+        );
     }
     Op::new(data, decode_rwv)
 }

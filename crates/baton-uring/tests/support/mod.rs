@@ -207,8 +207,13 @@ pub fn run_with<F: Future>(driver: &Driver, probe: &Arc<Probe>, fut: F) -> F::Ou
         {
             return out;
         }
-        assert!(start.elapsed() < BOUND, "test future did not finish in time");
-        let _ = driver.turn(Park::Wait(Some(Instant::now() + Duration::from_millis(200))));
+        assert!(
+            start.elapsed() < BOUND,
+            "test future did not finish in time"
+        );
+        let _ = driver.turn(Park::Wait(Some(
+            Instant::now() + Duration::from_millis(200),
+        )));
     }
 }
 
@@ -243,7 +248,10 @@ pub fn block_on_thread<F: Future>(fut: F) -> F::Output {
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return out;
         }
-        assert!(start.elapsed() < BOUND, "foreign future did not finish in time");
+        assert!(
+            start.elapsed() < BOUND,
+            "foreign future did not finish in time"
+        );
         std::thread::park_timeout(Duration::from_millis(50));
     }
 }
