@@ -109,6 +109,11 @@ pub enum DeliveryOutcome {
 /// The io_uring worker implements it by pushing into a channel and waking its thread; the
 /// blocking pool calls it from its worker threads. Implementations must not block for long
 /// and must not call back into the executor.
+///
+/// A sink that refuses a completion (`InboxClosed`) must drop it contained (for example with
+/// [`baton_cancel::ContainedDrop::drop_value`]): its payload is user data whose destructor may
+/// panic. Executors contain a `deliver` that panics anyway and count that completion as
+/// `InboxClosed`, but the panic still unwinds through the sink's own state.
 pub trait CompletionSender: Send + Sync + fmt::Debug {
     /// Hands one completion to the runtime.
     fn deliver(&self, completion: ExternalCompletion) -> DeliveryOutcome;

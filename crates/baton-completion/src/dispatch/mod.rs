@@ -34,9 +34,12 @@ struct Header {
 }
 
 impl Header {
+    /// Delivers through the sink, containing a sink that panics (for example when it drops a
+    /// refused completion whose payload destructor panics): the completion is then reported
+    /// `InboxClosed`, as it did not reach the runtime.
     fn deliver(self, result: Result<Payload, CompletionFailure>) -> DeliveryOutcome {
-        self.sink
-            .deliver(ExternalCompletion::new(self.identity, result))
+        let completion = ExternalCompletion::new(self.identity, result);
+        call_contained(|| self.sink.deliver(completion)).unwrap_or(DeliveryOutcome::InboxClosed)
     }
 }
 

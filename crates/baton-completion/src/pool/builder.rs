@@ -1,7 +1,7 @@
 //! Configuration of a [`BlockingPool`]: queue capacity, interruptible threads (fixed or
 //! elastic), quarantine lane threads and the thread spawner hook.
 
-use super::core::{Core, LaneId, LaneLimits};
+use super::lanes::{Core, LaneId, LaneLimits};
 use super::{BlockingPool, OsThreadSpawner, PoolShared, ThreadSpawner};
 use crate::sync::Arc;
 use std::time::Duration;

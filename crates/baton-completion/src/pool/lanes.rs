@@ -26,13 +26,18 @@ pub(crate) struct LaneLimits {
     pub(crate) keep_alive: Duration,
 }
 
-/// One lane. Invariants (under the pool lock): `queue.len() <= queued <= capacity` (the
-/// difference is reservations not yet enqueued); `running <= threads <= max_threads`.
+/// One lane. Invariants (under the pool lock): `queue.len() + spawning <= queued <= capacity`
+/// (the difference is accepted reservations not yet enqueued); `spawning` reservations wait
+/// for the thread their submitter is starting and are not accepted yet, so the snapshot's
+/// `queued` leaves them out; `running <= threads <= max_threads`, where `threads` counts
+/// threads being spawned too; `threads == 0` implies no accepted job waits in this lane
+/// (rule 4), which [`Core::enqueue`] and [`Core::spawn_failed`] uphold.
 #[derive(Debug)]
 struct Lane {
     limits: LaneLimits,
     queue: VecDeque<Dispatch>,
     queued: u64,
+    spawning: u64,
     running: u64,
     threads: usize,
     idle: usize,
@@ -64,10 +69,48 @@ pub(crate) struct Core {
 #[must_use = "a reservation must be enqueued or released"]
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Reservation {
-    /// Capacity is held; `spawn` says the caller must start one more lane thread.
-    Reserved { spawn: bool },
-    /// Refused; nothing was counted except the rejection.
+    /// Capacity is held and the job is accepted: arm and enqueue it.
+    Accepted,
+    /// Capacity is held for a job that needs a new lane thread first: spawn it, then call
+    /// [`Core::spawn_confirmed`] or, if the OS refused, [`Core::spawn_failed`]. The job is not
+    /// accepted (nor counted) until then.
+    SpawnFirst,
+    /// Refused; nothing was counted.
     Refused(RejectReason),
+}
+
+/// The outcome of [`Core::spawn_confirmed`].
+#[must_use = "a refused reservation must be rejected"]
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum SpawnConfirmed {
+    /// The job is accepted: arm and enqueue it.
+    Accepted,
+    /// The pool closed while the thread was spawned: the reservation is released and the
+    /// submission must be rejected with this reason.
+    Refused(RejectReason),
+}
+
+/// Which spawn failed, for [`Core::spawn_failed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FailedSpawn {
+    /// The spawn a [`Reservation::SpawnFirst`] asked for: its reservation is released.
+    ForReservation,
+    /// A replacement spawn asked for by a [`Recovery::Respawn`].
+    Replacement,
+}
+
+/// What to do after a lane lost a thread or a thread could not start (rule 4).
+#[must_use = "queued work without a thread must get one or be cancelled"]
+#[derive(Debug)]
+pub(crate) enum Recovery {
+    /// Every accepted job of the lane has a thread that will run it.
+    Covered,
+    /// Queued work lacks a thread and one more is counted: spawn it; if that fails report
+    /// [`FailedSpawn::Replacement`].
+    Respawn,
+    /// The lane has no thread left and none could be started: cancel these dispatches and
+    /// report each through [`Core::cancelled_queued`].
+    Stranded(Vec<Dispatch>),
 }
 
 /// The outcome of [`Core::enqueue`].
@@ -79,6 +122,9 @@ pub(crate) enum Enqueue {
     /// The pool closed after the reservation: cancel it and report through
     /// [`Core::cancelled_queued`].
     Closed(Dispatch),
+    /// The lane lost its last thread and could not start another after the reservation
+    /// (rule 4): cancel it and report through [`Core::cancelled_queued`].
+    Stranded(Dispatch),
 }
 
 /// What a lane thread should do next.
@@ -104,6 +150,7 @@ impl Core {
             limits,
             queue: VecDeque::new(),
             queued: 0,
+            spawning: 0,
             running: 0,
             threads: 0,
             idle: 0,
@@ -145,8 +192,14 @@ impl Core {
         self.lock().runtimes.remove(&runtime);
     }
 
+    /// Counts a rejected submission. Every rejection is counted here, once, by the lease that
+    /// hands the submission back.
+    pub(crate) fn rejected(&self) {
+        self.lock().rejected += 1;
+    }
+
     /// Reserves one unit of `lane` capacity for `runtime` (rule 1: reserve first; rule 2: the
-    /// job counts as accepted and queued from here on).
+    /// job counts as accepted and queued from here on, or once its thread started).
     pub(crate) fn reserve(&self, lane: LaneId, runtime: RuntimeId) -> Reservation {
         let mut state = self.lock();
         let refusal = if state.closed {
@@ -160,33 +213,73 @@ impl Core {
             })
         };
         if let Some(reason) = refusal {
-            state.rejected += 1;
             return Reservation::Refused(reason);
+        }
+        let lane_state = &mut state.lanes[lane as usize];
+        lane_state.queued += 1;
+        // Rule 4: make sure a thread exists for every reserved job, up to the lane's maximum.
+        if lane_state.lacks_thread() {
+            lane_state.threads += 1;
+            lane_state.spawning += 1;
+            return Reservation::SpawnFirst;
         }
         // Rule 2: count at acceptance, not at dequeue.
         state.accepted += 1;
-        let lane = &mut state.lanes[lane as usize];
-        lane.queued += 1;
-        // Rule 4: make sure a thread exists for every reserved job, up to the lane's maximum.
-        let free = (lane.threads as u64).saturating_sub(lane.running);
-        let spawn = lane.queued > free && lane.threads < lane.limits.max_threads;
-        if spawn {
-            lane.threads += 1;
-        }
-        Reservation::Reserved { spawn }
+        Reservation::Accepted
     }
 
-    /// Rolls back a reservation whose thread could not be spawned (rule 4): the submission
-    /// was never accepted.
-    pub(crate) fn release_failed_spawn(&self, lane: LaneId) {
+    /// The thread a [`Reservation::SpawnFirst`] asked for started: accept the job, unless the
+    /// pool closed meanwhile (rule 5: the new thread sees the close and leaves).
+    pub(crate) fn spawn_confirmed(&self, lane: LaneId) -> SpawnConfirmed {
         let mut state = self.lock();
-        state.accepted -= 1;
-        state.rejected += 1;
-        let lane = &mut state.lanes[lane as usize];
-        lane.queued -= 1;
-        lane.threads -= 1;
+        let closed = state.closed;
+        let lane_state = &mut state.lanes[lane as usize];
+        lane_state.spawning -= 1;
+        if closed {
+            lane_state.queued -= 1;
+            return SpawnConfirmed::Refused(RejectReason::ShuttingDown);
+        }
+        state.accepted += 1;
+        SpawnConfirmed::Accepted
+    }
+
+    /// A lane thread could not start (rule 4). The failed thread is uncounted (and for
+    /// [`FailedSpawn::ForReservation`] its reservation released: that submission is
+    /// rejected). Other jobs may have been accepted relying on that thread, so if queued work
+    /// now lacks a thread one more is counted for the caller to spawn; after a failed
+    /// replacement, a lane left without any thread hands its queued work back to be
+    /// cancelled, and later enqueues of the lane are refused as stranded.
+    pub(crate) fn spawn_failed(&self, lane: LaneId, failed: FailedSpawn) -> Recovery {
+        let mut state = self.lock();
+        let closed = state.closed;
+        let lane_state = &mut state.lanes[lane as usize];
+        lane_state.threads -= 1;
+        if failed == FailedSpawn::ForReservation {
+            lane_state.spawning -= 1;
+            lane_state.queued -= 1;
+        }
+        let recovery = lane_state.recover(closed, failed == FailedSpawn::ForReservation);
         drop(state);
         self.progress.notify_all();
+        recovery
+    }
+
+    /// A lane thread is unwinding (a panic escaped a job's containment, see
+    /// `worker::LaneThread`): counts the job it ran, if any, uncounts the thread and says how
+    /// to cover the lane's queued work (rule 4).
+    pub(crate) fn thread_lost(&self, lane: LaneId, running: Option<RunReport>) -> Recovery {
+        let mut state = self.lock();
+        if let Some(report) = running {
+            state.lanes[lane as usize].running -= 1;
+            state.count(report);
+        }
+        let closed = state.closed;
+        let lane_state = &mut state.lanes[lane as usize];
+        lane_state.threads -= 1;
+        let recovery = lane_state.recover(closed, true);
+        drop(state);
+        self.progress.notify_all();
+        recovery
     }
 
     /// Registers a thread started outside a submission (fixed threads at build time).
@@ -206,6 +299,10 @@ impl Core {
             return Enqueue::Closed(dispatch);
         }
         let lane_state = &mut state.lanes[lane as usize];
+        if lane_state.threads == 0 {
+            // Rule 4: the lane lost its last thread and none could start; never orphan a job.
+            return Enqueue::Stranded(dispatch);
+        }
         lane_state.queue.push_back(dispatch);
         let wake = lane_state.idle > 0;
         drop(state);
@@ -340,6 +437,32 @@ impl Core {
     }
 }
 
+impl Lane {
+    /// Whether an accepted job would wait without a thread that could start it now, while the
+    /// lane may still start one (rule 4).
+    fn lacks_thread(&self) -> bool {
+        let free = (self.threads as u64).saturating_sub(self.running);
+        self.queued > free && self.threads < self.limits.max_threads
+    }
+
+    /// Rule 4 after a lost or failed thread: respawn when queued work lacks a thread (if
+    /// `may_respawn`), else hand back the queue of a lane without any thread.
+    fn recover(&mut self, closed: bool, may_respawn: bool) -> Recovery {
+        if closed {
+            // The close takes the queue out and cancels it; nothing new is accepted.
+            return Recovery::Covered;
+        }
+        if may_respawn && self.lacks_thread() {
+            self.threads += 1;
+            return Recovery::Respawn;
+        }
+        if self.threads == 0 {
+            return Recovery::Stranded(self.queue.drain(..).collect());
+        }
+        Recovery::Covered
+    }
+}
+
 impl State {
     fn count(&mut self, report: RunReport) {
         match report.class {
@@ -356,7 +479,9 @@ impl State {
         let [interruptible, quarantine] = &self.lanes;
         ExecutorSnapshot {
             accepted: self.accepted,
-            queued: interruptible.queued + quarantine.queued,
+            // Rule 2: reservations still waiting for their thread are not accepted yet.
+            queued: interruptible.queued - interruptible.spawning + quarantine.queued
+                - quarantine.spawning,
             running_interruptible: interruptible.running,
             running_quarantined: quarantine.running,
             completed: self.completed,

@@ -5,28 +5,38 @@
 //! 1. `submit` reserves capacity first (refusing a closed pool, a detached runtime and a full
 //!    lane), then arms the submission, then enqueues it. A refusal hands the submission back
 //!    unarmed: nothing is delivered.
-//! 2. A job is counted as accepted and queued the moment its reservation succeeds, never when
-//!    a thread dequeues it, so `queued` covers reservations that are not in the queue yet and
-//!    a shutdown cannot report *drained* while an accepted job is still on its way.
+//! 2. A job is counted as accepted and queued the moment it is accepted — when its
+//!    reservation succeeds, or, for a job that needs a new thread, when that thread started —
+//!    never when a thread dequeues it, so `queued` covers accepted jobs that are not in the
+//!    queue yet and a shutdown cannot report *drained* while an accepted job is on its way.
 //! 3. Two lanes, each with its own bounded queue and threads: interruptible jobs (blocking and
 //!    async) and quarantined jobs. Runaway quarantined work cannot starve interruptible work.
 //! 4. A lane starts a thread when its reserved jobs outnumber its free threads, up to its
-//!    maximum. If the OS refuses the thread, the reservation is rolled back and the submission
-//!    is rejected with `SpawnFailed`: no job is left without a thread. An idle elastic thread
-//!    leaves after its keep-alive only if the remaining free threads cover every reserved job.
+//!    maximum; such a job is accepted only once its thread started. If the OS refuses the
+//!    thread, the reservation is released and the submission is rejected with `SpawnFailed`.
+//!    Other jobs accepted relying on that thread are never orphaned: the lane spawns a
+//!    replacement, and if that fails too and the lane has no thread left, its queued jobs are
+//!    cancelled (each delivers `Cancelled`, counted). A lane thread that dies unwinding is
+//!    accounted the same way (its job counts as `WorkerPanic`). An idle elastic thread leaves
+//!    after its keep-alive only if the remaining free threads cover every reserved job.
 //! 5. `shutdown` closes the pool (new submissions and attaches are refused), cancels every
 //!    queued job (each delivers `Cancelled`), then waits for running jobs until the deadline
 //!    and reports `Drained` or `DeadlineExceeded`. A reservation that finds the pool closed at
 //!    enqueue time is cancelled by its submitter and counted the same way.
-//! 6. The counters add up at every instant ([`ExecutorSnapshot::adds_up`]).
+//! 6. The counters add up at every instant ([`ExecutorSnapshot::adds_up`]) and never go
+//!    down: `accepted` counts a job once, when it is accepted for good; every rejection
+//!    (foreign runtime, detached lease, closed pool, full lane, refused thread) counts once in
+//!    `rejected`.
 
 mod builder;
-mod core;
+mod lanes;
 mod worker;
 
 pub use builder::{BlockingPoolBuilder, BuildError, InterruptibleThreads};
 
-use self::core::{Attach, Core, Enqueue, LaneId, Reservation};
+use self::lanes::{
+    Attach, Core, Enqueue, FailedSpawn, LaneId, Recovery, Reservation, SpawnConfirmed,
+};
 use crate::dispatch::Submission;
 use crate::executor::{
     AttachError, ExecutorLease, ExecutorSnapshot, IoExecutor, RejectReason, Rejected,
@@ -77,6 +87,28 @@ impl PoolShared {
             format!("{}-{suffix}", this.name),
             Box::new(move || worker::run_lane(shared, lane)),
         )
+    }
+
+    /// Follows a [`Recovery`] until every accepted job of `lane` has a thread or was cancelled
+    /// (rule 4): spawns a replacement thread when asked, and cancels stranded dispatches,
+    /// each delivering `Cancelled` and counted.
+    fn recover(this: &Arc<Self>, lane: LaneId, mut recovery: Recovery) {
+        loop {
+            match recovery {
+                Recovery::Covered => return,
+                Recovery::Respawn => match Self::spawn_lane_thread(this, lane) {
+                    Ok(()) => return,
+                    Err(_) => recovery = this.core.spawn_failed(lane, FailedSpawn::Replacement),
+                },
+                Recovery::Stranded(dispatches) => {
+                    for dispatch in dispatches {
+                        let report = dispatch.cancel();
+                        this.core.cancelled_queued(lane, report);
+                    }
+                    return;
+                }
+            }
+        }
     }
 }
 
@@ -156,7 +188,9 @@ impl ExecutorLease for PoolLease {
     }
 
     fn submit(&self, submission: Submission) -> Result<(), Rejected> {
+        // Rule 1: every refusal hands the submission back unarmed, and is counted here once.
         let reject = |reason, submission| {
+            self.shared.core.rejected();
             Err(Rejected {
                 reason,
                 submission: Box::new(submission),
@@ -183,21 +217,28 @@ impl ExecutorLease for PoolLease {
         // Rule 1: reserve first.
         match core.reserve(lane, self.runtime) {
             Reservation::Refused(reason) => return reject(reason, submission),
-            Reservation::Reserved { spawn: false } => {}
-            Reservation::Reserved { spawn: true } => {
-                if let Err(error) = PoolShared::spawn_lane_thread(&self.shared, lane) {
-                    // Rule 4: no orphaned job; the submission comes back unarmed.
-                    core.release_failed_spawn(lane);
+            Reservation::Accepted => {}
+            Reservation::SpawnFirst => match PoolShared::spawn_lane_thread(&self.shared, lane) {
+                Ok(()) => match core.spawn_confirmed(lane) {
+                    SpawnConfirmed::Accepted => {}
+                    SpawnConfirmed::Refused(reason) => return reject(reason, submission),
+                },
+                Err(error) => {
+                    // Rule 4: this submission comes back unarmed; jobs accepted relying on
+                    // the thread get another one or are cancelled, never orphaned.
+                    let recovery = core.spawn_failed(lane, FailedSpawn::ForReservation);
+                    PoolShared::recover(&self.shared, lane, recovery);
                     let message = error.to_string();
                     return reject(RejectReason::SpawnFailed { message }, submission);
                 }
-            }
+            },
         }
         // Rule 1: then arm and enqueue.
         match core.enqueue(lane, submission.arm()) {
             Enqueue::Queued => {}
-            Enqueue::Closed(dispatch) => {
-                // Rule 5: accepted before the close, so it delivers `Cancelled`.
+            // Rule 5: accepted before the close, so it delivers `Cancelled`; rule 4: a lane
+            // left without threads cancels it rather than orphaning it.
+            Enqueue::Closed(dispatch) | Enqueue::Stranded(dispatch) => {
                 let report = dispatch.cancel();
                 core.cancelled_queued(lane, report);
             }

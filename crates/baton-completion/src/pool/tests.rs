@@ -5,7 +5,7 @@ use crate::dispatch::Submission;
 use crate::prepared::{Decoder, PreparedOperation, from_fn};
 use crate::recording::{RecordingSink, kind, payload, registrar};
 use crate::registrar::Registrar;
-use crate::{CompletionFailure, ExternalCompletion};
+use crate::{CompletionFailure, CompletionSender, DeliveryOutcome, ExternalCompletion};
 use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use proptest::prelude::*;
 use std::sync::mpsc;
@@ -310,6 +310,11 @@ fn detached_and_foreign_submissions_are_rejected() {
         .submit(f.blocking(|| 1_u8))
         .expect_err("detached lease");
     assert_eq!(detached.reason, RejectReason::Detached);
+    assert_eq!(
+        f.pool.snapshot().rejected,
+        2,
+        "foreign and detached rejections are counted like every other rejection"
+    );
     let retry = detached.into_submission();
     let lease = f
         .pool
@@ -582,4 +587,156 @@ proptest! {
         prop_assert_eq!(snapshot.finished(), accepted);
         prop_assert_eq!(f.sink.count() as u64, accepted);
     }
+}
+
+/// A spawner whose first spawn waits for a gate and then fails; later spawns succeed while
+/// `retry_succeeds` allows, else fail too.
+#[derive(Debug)]
+struct GatedFailingSpawner {
+    calls: std::sync::atomic::AtomicUsize,
+    entered: std::sync::Mutex<Option<mpsc::Sender<()>>>,
+    gate: std::sync::Mutex<mpsc::Receiver<()>>,
+    retry_succeeds: bool,
+}
+
+impl ThreadSpawner for GatedFailingSpawner {
+    fn spawn(&self, name: String, body: Box<dyn FnOnce() + Send + 'static>) -> std::io::Result<()> {
+        let call = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if call == 0 {
+            if let Some(entered) = self.entered.lock().expect("not poisoned").take() {
+                let _ = entered.send(());
+            }
+            let _ = self.gate.lock().expect("not poisoned").recv();
+            return Err(std::io::Error::other("first spawn refused (injected)"));
+        }
+        if self.retry_succeeds {
+            OsThreadSpawner.spawn(name, body)
+        } else {
+            Err(std::io::Error::other("retry refused (injected)"))
+        }
+    }
+}
+
+/// Submission A reserves the lane's only thread and blocks in the spawner; submission B is
+/// accepted relying on that thread; then A's spawn fails. Returns once A's rejection came
+/// back.
+fn strand_second_submission(retry_succeeds: bool) -> Fixture {
+    let (entered_tx, entered_rx) = mpsc::channel();
+    let (gate_tx, gate_rx) = mpsc::channel();
+    let spawner = std::sync::Arc::new(GatedFailingSpawner {
+        calls: std::sync::atomic::AtomicUsize::new(0),
+        entered: std::sync::Mutex::new(Some(entered_tx)),
+        gate: std::sync::Mutex::new(gate_rx),
+        retry_succeeds,
+    });
+    let f = fixture(
+        BlockingPool::builder()
+            .interruptible_threads(InterruptibleThreads::Elastic {
+                max: 1,
+                keep_alive: Duration::from_secs(3600),
+            })
+            .thread_spawner(spawner),
+    );
+    let first = f.blocking(|| 1_u8);
+    let lease = std::sync::Arc::clone(&f.lease);
+    let submitter = std::thread::spawn(move || lease.submit(first).map_err(|r| r.reason));
+    entered_rx.recv().expect("the first spawn starts");
+    f.lease
+        .submit(f.blocking(|| 2_u8))
+        .expect("the second relies on the thread being spawned");
+    gate_tx.send(()).expect("the spawner waits");
+    let first = submitter.join().expect("submitter does not panic");
+    assert!(
+        matches!(first, Err(RejectReason::SpawnFailed { .. })),
+        "{first:?}"
+    );
+    f
+}
+
+#[test]
+fn failed_spawn_respawns_for_a_job_that_relied_on_it() {
+    let f = strand_second_submission(true);
+    let done = f.wait_for_completions(1);
+    assert_eq!(payload::<u8>(done.into_iter().next().expect("one")), Ok(2));
+    let ShutdownReport::Drained { snapshot } = f.pool.shutdown(later(10)) else {
+        panic!("the second job finished")
+    };
+    assert!(snapshot.adds_up(), "{snapshot:?}");
+    assert_eq!(
+        (snapshot.accepted, snapshot.completed, snapshot.rejected),
+        (1, 1, 1)
+    );
+}
+
+#[test]
+fn failed_respawn_cancels_the_stranded_job() {
+    let f = strand_second_submission(false);
+    let done = f.wait_for_completions(1);
+    assert_eq!(
+        payload::<u8>(done.into_iter().next().expect("one")),
+        Err(CompletionFailure::Cancelled)
+    );
+    let snapshot = f.pool.snapshot();
+    assert!(snapshot.adds_up(), "{snapshot:?}");
+    assert_eq!(
+        (snapshot.accepted, snapshot.cancelled, snapshot.rejected),
+        (1, 1, 1)
+    );
+    assert_eq!(f.pool.thread_counts(), (0, 0));
+    assert!(matches!(
+        f.pool.shutdown(later(5)),
+        ShutdownReport::Drained { .. }
+    ));
+}
+
+/// A sink whose `deliver` panics, after counting the call.
+#[derive(Debug, Default)]
+struct PanickingSink {
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl CompletionSender for PanickingSink {
+    fn deliver(&self, _completion: ExternalCompletion) -> DeliveryOutcome {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        panic!("hostile sink");
+    }
+}
+
+#[test]
+fn panicking_sink_is_contained_and_the_lane_stays_accounted() {
+    let pool = BlockingPool::builder()
+        .interruptible_threads(InterruptibleThreads::Elastic {
+            max: 1,
+            keep_alive: Duration::from_secs(3600),
+        })
+        .build()
+        .expect("valid pool");
+    let runtime = RuntimeId::allocate().expect("ids");
+    let sink = std::sync::Arc::new(PanickingSink::default());
+    let registrar = Registrar::new(crate::IdentityAllocator::new(runtime), sink.clone());
+    let lease = pool.attach_runtime(runtime).expect("fresh runtime");
+    for value in 0..2_u8 {
+        let identity = registrar.issue(kind(1)).expect("ids");
+        let (_half, submission) = registrar
+            .bind(
+                identity,
+                PreparedOperation::interruptible_blocking(
+                    kind(1),
+                    from_fn(move || value),
+                    Decoder::identity(),
+                    interruptible(),
+                ),
+            )
+            .expect("valid bind")
+            .split();
+        lease.submit(submission).expect("accepted");
+    }
+    wait_until(|| pool.snapshot().finished() == 2);
+    let report = pool.shutdown(later(10));
+    let ShutdownReport::Drained { snapshot } = report else {
+        panic!("a panicking sink must not leave a job counted as running: {report:?}")
+    };
+    assert!(snapshot.adds_up(), "{snapshot:?}");
+    assert_eq!((snapshot.completed, snapshot.undeliverable), (2, 2));
+    assert_eq!(sink.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
 }

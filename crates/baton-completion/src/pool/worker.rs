@@ -1,32 +1,86 @@
 //! A lane thread: takes dispatches from its lane and runs them, blocking jobs in place and
 //! async jobs driven to completion on this thread.
+//!
+//! Dispatches contain every panic of user code (jobs, futures, destructors, the completion
+//! sink's `deliver`), so a lane thread should never unwind. If one does anyway, its
+//! [`LaneThread`] guard accounts for it (pool rule 4): the job it ran counts as `WorkerPanic`,
+//! the thread is uncounted, and the lane's queued work gets a replacement thread or is
+//! cancelled.
 
 use super::PoolShared;
-use super::core::{LaneId, Next};
-use crate::dispatch::{AsyncDispatch, Dispatch, RunReport};
-use crate::sync::Arc;
+use super::lanes::{LaneId, Next};
+use crate::completion::DeliveryOutcome;
+use crate::dispatch::{AsyncDispatch, Dispatch, RunReport, TerminalClass};
+use crate::sync::{Arc, thread};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Wake, Waker};
 
 /// The body of every lane thread (pool rule 3).
 pub(crate) fn run_lane(shared: Arc<PoolShared>, lane: LaneId) {
+    let mut guard = LaneThread {
+        shared,
+        lane,
+        state: ThreadState::Idle,
+    };
     loop {
-        match shared.core.next(lane) {
-            Next::Exit => return,
+        match guard.shared.core.next(lane) {
+            Next::Exit => {
+                guard.state = ThreadState::Exited;
+                return;
+            }
             Next::Run(dispatch) => {
+                guard.state = ThreadState::Running;
                 let report = match dispatch {
                     Dispatch::Blocking(job) => job.run(),
                     Dispatch::Async(job) => drive(job),
                 };
-                shared.core.finished(lane, report);
+                guard.state = ThreadState::Idle;
+                guard.shared.core.finished(lane, report);
             }
         }
     }
 }
 
+/// Where a lane thread is, as its guard sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ThreadState {
+    /// Between jobs: counted as a thread, not running a job.
+    Idle,
+    /// Running a job the lane counts in `running`.
+    Running,
+    /// Left through [`Next::Exit`], which already uncounted the thread.
+    Exited,
+}
+
+/// Accounts for a lane thread that unwinds (pool rule 4): its `Drop` runs on every exit path,
+/// and unless the thread left through [`Next::Exit`] it reports the running job (if any) as
+/// `WorkerPanic` — with `InboxClosed`, since its delivery cannot be known — uncounts the thread
+/// and covers the lane's queued work with a replacement thread or cancels it.
+#[derive(Debug)]
+pub(crate) struct LaneThread {
+    shared: Arc<PoolShared>,
+    lane: LaneId,
+    state: ThreadState,
+}
+
+impl Drop for LaneThread {
+    fn drop(&mut self) {
+        let running = match self.state {
+            ThreadState::Exited => return,
+            ThreadState::Idle => None,
+            ThreadState::Running => Some(RunReport {
+                class: TerminalClass::WorkerPanic,
+                delivery: DeliveryOutcome::InboxClosed,
+            }),
+        };
+        let recovery = self.shared.core.thread_lost(self.lane, running);
+        PoolShared::recover(&self.shared, self.lane, recovery);
+    }
+}
+
 /// Wakes the lane thread that parked while driving a future.
-struct ThreadWaker(std::thread::Thread);
+struct ThreadWaker(thread::Thread);
 
 impl Wake for ThreadWaker {
     fn wake(self: std::sync::Arc<Self>) {
@@ -39,13 +93,16 @@ impl Wake for ThreadWaker {
 }
 
 /// Drives an async dispatch to completion on the current thread, parking while it is pending.
+///
+/// The waker's `Arc` is `std`'s because [`Wake`] is implemented for `std::sync::Arc` only;
+/// the park/unpark it drives goes through `crate::sync::thread`.
 fn drive(mut dispatch: AsyncDispatch) -> RunReport {
-    let waker = Waker::from(std::sync::Arc::new(ThreadWaker(std::thread::current())));
+    let waker = Waker::from(std::sync::Arc::new(ThreadWaker(thread::current())));
     let mut cx = Context::from_waker(&waker);
     loop {
         match Pin::new(&mut dispatch).poll(&mut cx) {
             Poll::Ready(report) => return report,
-            Poll::Pending => std::thread::park(),
+            Poll::Pending => thread::park(),
         }
     }
 }
