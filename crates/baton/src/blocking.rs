@@ -12,26 +12,24 @@
 //!    inbox; the worker checks the full identity, decodes on its own thread and wakes the
 //!    waiting task, which takes the value out of the wait table.
 //!
-//! A job started from a thread that is not running the worker (a `block_on` that polls its
-//! future in place, or another thread holding a [`Handle`]) is started by a small relay task on
-//! the worker instead.
-//!
-//! Wait tables are per thread (a `WaitTable` may hold `!Send` decoders), so a handle is polled
-//! on the thread that started it; polled elsewhere it stays pending until the worker runs on
-//! that thread again, which is where its task is woken.
+//! The facade's decoders, hooks and values are all `Send`, so its waits go to the worker's
+//! *migratable* wait table: they settle, and are taken, on whichever thread runs the worker
+//! (the background thread, or a `block_on` caller that borrowed it). A handle started or
+//! polled on a thread that is not running the worker (a `block_on` that polls its future in
+//! place, or another thread holding a [`Handle`]) hands the wait to a small relay task on the
+//! worker instead.
 
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::thread::{self, ThreadId};
 
 use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{
     CancelOutcome, CompletionKind, Decoder, PreparedOperation, WaitError, WaitKey, from_fn,
 };
-use baton_uring::with_current_waits;
+use baton_uring::{Waits, with_current_waits};
 
 use crate::context;
 use crate::error::BlockingError;
@@ -126,12 +124,10 @@ pub enum BlockingCancel {
     AlreadyStarted,
     /// The job already finished (or failed to start); the handle resolves to that result.
     AlreadyFinished,
-    /// The job is started by a relay task on the worker; the cancel was passed on and the
-    /// handle tells the outcome ([`BlockingError::Cancelled`] if it came in time).
+    /// The handle is not on the thread running the worker, so the cancel was passed on to a
+    /// task there; awaiting the handle tells the outcome ([`BlockingError::Cancelled`] if it
+    /// came in time). Call `cancel` inside the runtime to get the outcome at once.
     Requested,
-    /// The handle is on a thread that cannot reach its wait; call `cancel` where the job was
-    /// spawned (the task or `block_on` that awaits it).
-    WrongThread,
 }
 
 /// A blocking job's result, to await: `Ok(value)`, or a [`BlockingError`] saying why there is
@@ -146,12 +142,8 @@ pub struct BlockingHandle<T> {
 }
 
 enum State<T> {
-    /// The wait is registered in the wait table of `owner`, on the worker of `handle`.
-    Waiting {
-        key: WaitKey,
-        owner: ThreadId,
-        handle: Handle,
-    },
+    /// The wait is registered in the migratable wait table of `handle`'s worker.
+    Waiting { key: WaitKey, handle: Handle },
     /// A relay task on the worker starts and awaits the job.
     Relayed(JoinHandle<Result<T, BlockingError>>),
     /// The job could not start (or the result was taken); `None` once reported.
@@ -189,29 +181,19 @@ impl<T> BlockingHandle<T> {
                 join.abort();
                 BlockingCancel::Requested
             }
-            State::Waiting { key, owner, .. } => {
-                if thread::current().id() != *owner {
-                    return BlockingCancel::WrongThread;
-                }
-                let outcome = with_current_waits(|waits| waits.cancel(*key));
-                match outcome {
-                    Ok(CancelOutcome::CancelledQueued { waker }) => {
-                        // Woken after the table borrow ended (the table never wakes itself).
-                        if let Some(waker) = waker {
-                            waker.wake();
-                        }
-                        BlockingCancel::CancelledBeforeStart
+            State::Waiting { key, handle } => {
+                let key = *key;
+                match on_worker(handle, |waits| waits.cancel(key)) {
+                    Some(outcome) => cancel_outcome(outcome),
+                    None => {
+                        let _relay = handle.spawn(async move {
+                            let outcome = with_current_waits(|waits| waits.cancel(key));
+                            if let Ok(outcome) = outcome {
+                                let _ = cancel_outcome(outcome);
+                            }
+                        });
+                        BlockingCancel::Requested
                     }
-                    Ok(CancelOutcome::AlreadyCancelled) => BlockingCancel::AlreadyCancelled,
-                    Ok(
-                        CancelOutcome::Interrupted(_)
-                        | CancelOutcome::AlreadyInterrupted
-                        | CancelOutcome::Quarantined { .. },
-                    ) => BlockingCancel::AlreadyStarted,
-                    Ok(CancelOutcome::AlreadySettled | CancelOutcome::Unknown) => {
-                        BlockingCancel::AlreadyFinished
-                    }
-                    Err(_) => BlockingCancel::WrongThread,
                 }
             }
         }
@@ -227,7 +209,7 @@ impl<T> BlockingHandle<T> {
     }
 }
 
-impl<T: 'static> Future for BlockingHandle<T> {
+impl<T: Send + 'static> Future for BlockingHandle<T> {
     type Output = Result<T, BlockingError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -236,7 +218,19 @@ impl<T: 'static> Future for BlockingHandle<T> {
                 .take()
                 .expect("a BlockingHandle was polled after it completed"))),
             State::Relayed(join) => Pin::new(join).poll(cx).map(flatten_relay),
-            State::Waiting { key, owner, handle } => poll_wait(*key, *owner, handle, cx),
+            State::Waiting { key, handle } => {
+                let key = *key;
+                match on_worker(handle, |waits| waits.poll_wait::<T>(key, cx)) {
+                    Some(polled) => polled.map(|result| result.map_err(from_wait_error)),
+                    None => {
+                        // Not on the worker: a relay task there takes the wait over.
+                        let mut relay = handle.spawn(WaitFor::<T>::new(key));
+                        let polled = Pin::new(&mut relay).poll(cx).map(flatten_relay);
+                        self.state = State::Relayed(relay);
+                        polled
+                    }
+                }
+            }
         };
         if polled.is_ready() {
             self.state = State::Failed(None);
@@ -248,34 +242,89 @@ impl<T: 'static> Future for BlockingHandle<T> {
 impl<T> Drop for BlockingHandle<T> {
     fn drop(&mut self) {
         match &self.state {
-            State::Waiting { key, owner, .. } if thread::current().id() == *owner => {
+            State::Waiting { key, handle } => {
                 // A job that has not started is cancelled; a late completion is counted stale.
-                let _ = with_current_waits(|waits| waits.discard(*key));
+                let key = *key;
+                if on_worker(handle, |waits| waits.discard(key)).is_none() {
+                    let _relay = handle.spawn(async move {
+                        let _ = with_current_waits(|waits| waits.discard(key));
+                    });
+                }
             }
-            // Elsewhere the wait is discarded when the worker shuts down.
-            State::Waiting { .. } | State::Failed(_) => {}
+            State::Failed(_) => {}
             State::Relayed(join) => join.abort(),
         }
     }
 }
 
-fn poll_wait<T: 'static>(
+/// Runs `f` on the wait table when this thread runs `handle`'s worker; `None` elsewhere.
+fn on_worker<R>(handle: &Handle, f: impl FnOnce(&mut Waits<'_>) -> R) -> Option<R> {
+    let runtime = handle.runtime_id();
+    with_current_waits(|waits| (waits.runtime_id() == runtime).then(|| f(waits)))
+        .ok()
+        .flatten()
+}
+
+fn cancel_outcome(outcome: CancelOutcome) -> BlockingCancel {
+    match outcome {
+        CancelOutcome::CancelledQueued { waker } => {
+            // Woken after the table borrow ended (the table never wakes itself).
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            BlockingCancel::CancelledBeforeStart
+        }
+        CancelOutcome::AlreadyCancelled => BlockingCancel::AlreadyCancelled,
+        CancelOutcome::Interrupted(_)
+        | CancelOutcome::AlreadyInterrupted
+        | CancelOutcome::Quarantined { .. } => BlockingCancel::AlreadyStarted,
+        CancelOutcome::AlreadySettled | CancelOutcome::Unknown => BlockingCancel::AlreadyFinished,
+    }
+}
+
+/// The relay's future: takes over a registered wait and awaits it on the worker. Dropping it
+/// before the result arrived discards the wait (cancelling a job that has not started).
+struct WaitFor<T> {
     key: WaitKey,
-    owner: ThreadId,
-    handle: &Handle,
-    cx: &mut Context<'_>,
-) -> Poll<Result<T, BlockingError>> {
-    if handle.shared.worker.is_closed() {
-        return Poll::Ready(Err(BlockingError::Closed));
+    done: bool,
+    _result: PhantomData<fn() -> T>,
+}
+
+impl<T> WaitFor<T> {
+    fn new(key: WaitKey) -> WaitFor<T> {
+        WaitFor {
+            key,
+            done: false,
+            _result: PhantomData,
+        }
     }
-    if thread::current().id() != owner {
-        // The wait's table lives on `owner`: the completion settles there and wakes the waker
-        // installed by the last poll on that thread.
-        return Poll::Pending;
+}
+
+impl<T: 'static> Future for WaitFor<T> {
+    type Output = Result<T, BlockingError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let key = self.key;
+        match with_current_waits(|waits| waits.poll_wait::<T>(key, cx)) {
+            Ok(Poll::Ready(result)) => {
+                self.done = true;
+                Poll::Ready(result.map_err(from_wait_error))
+            }
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => {
+                self.done = true;
+                Poll::Ready(Err(BlockingError::Closed))
+            }
+        }
     }
-    match with_current_waits(|waits| waits.poll_wait::<T>(key, cx)) {
-        Ok(Poll::Ready(result)) => Poll::Ready(result.map_err(from_wait_error)),
-        Ok(Poll::Pending) | Err(_) => Poll::Pending,
+}
+
+impl<T> Drop for WaitFor<T> {
+    fn drop(&mut self) {
+        if !self.done {
+            let key = self.key;
+            let _ = with_current_waits(|waits| waits.discard(key));
+        }
     }
 }
 
@@ -343,12 +392,10 @@ where
     if handle.shared.worker.is_closed() {
         return BlockingHandle::failed(BlockingError::Closed);
     }
-    let here = with_current_waits(|waits| waits.runtime_id());
-    if here.ok() == Some(handle.runtime_id()) {
+    if on_worker(handle, |_| ()).is_some() {
         let state = match submit(handle, prepare(bound, f)) {
             Ok(key) => State::Waiting {
                 key,
-                owner: thread::current().id(),
                 handle: handle.clone(),
             },
             Err(err) => State::Failed(Some(err)),
@@ -360,8 +407,7 @@ where
     }
     let relay_handle = handle.clone();
     let relay = handle.spawn(async move {
-        let here = with_current_waits(|waits| waits.runtime_id());
-        if here.ok() != Some(relay_handle.runtime_id()) {
+        if on_worker(&relay_handle, |_| ()).is_none() {
             return Err(BlockingError::Closed);
         }
         start(&relay_handle, bound, f).await
@@ -381,7 +427,10 @@ fn submit(handle: &Handle, prepared: PreparedOperation) -> Result<WaitKey, Block
         .bind(identity, prepared)
         .expect("the identity was issued by this registrar for the prepared operation's kind");
     let (half, submission) = binding.split();
-    let registered = with_current_waits(|waits| waits.register(half));
+    // SAFETY: the facade's runtime half holds an identity decoder of a `Send` value and a hook
+    // closure that captures nothing, and the decoded value is that `Send` value: all of it may
+    // be used and dropped on any thread, as `register_migratable` requires.
+    let registered = with_current_waits(|waits| unsafe { waits.register_migratable(half) });
     let key = match registered {
         Ok(Ok(key)) => key,
         // The submission was never armed: dropping it delivers nothing.
