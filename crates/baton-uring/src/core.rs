@@ -615,11 +615,8 @@ impl Core {
             Msg::Drop { key } => self.detach(key),
             Msg::Cancel { key } => self.cancel(key),
             Msg::Forward { key, cell } => {
-                let pending = self
-                    .slot(key)
-                    .is_some_and(|s| !matches!(s.phase, Phase::Completed(_)));
-                if self.closed && pending {
-                    // Lifecycle rule 7: a forward that arrives after closure fails.
+                if self.closed {
+                    // Lifecycle rule 7 / forward rule 6: closure retired or detached the slot.
                     if let Settle::Stored(Some(w)) = cell.close() {
                         self.deferred.wake.push(w);
                     }

@@ -45,17 +45,17 @@ enum Action {
 
 fn action() -> impl Strategy<Value = Action> {
     prop_oneof![
-        3 => Just(Action::RegisterRead),
-        2 => Just(Action::RegisterWrite),
-        3 => any::<usize>().prop_map(Action::PollLocal),
-        2 => any::<usize>().prop_map(Action::PollForeign),
-        1 => any::<usize>().prop_map(Action::DropLocal),
-        1 => any::<usize>().prop_map(Action::DropForeign),
-        1 => any::<usize>().prop_map(Action::Cancel),
-        3 => (any::<usize>(), 0..64i32).prop_map(|(i, r)| Action::Complete(i, r)),
-        1 => any::<usize>().prop_map(Action::ResolveCancel),
-        3 => Just(Action::Turn),
-        1 => (0..20u8).prop_filter_map("close rarely", |n| (n == 0).then_some(Action::Close)),
+        6 => Just(Action::RegisterRead),
+        4 => Just(Action::RegisterWrite),
+        6 => any::<usize>().prop_map(Action::PollLocal),
+        4 => any::<usize>().prop_map(Action::PollForeign),
+        2 => any::<usize>().prop_map(Action::DropLocal),
+        2 => any::<usize>().prop_map(Action::DropForeign),
+        2 => any::<usize>().prop_map(Action::Cancel),
+        6 => (any::<usize>(), 0..64i32).prop_map(|(i, r)| Action::Complete(i, r)),
+        2 => any::<usize>().prop_map(Action::ResolveCancel),
+        6 => Just(Action::Turn),
+        1 => Just(Action::Close),
     ]
 }
 
@@ -86,7 +86,8 @@ struct Model {
     handles: Vec<Handle>,
     /// The kernel's result per request `user_data`.
     kernel: HashMap<u64, i32>,
-    /// Requests whose handle was dropped, with whether they are retained.
+    /// Requests whose handle was dropped, with whether they must still reach the kernel
+    /// (retained and never explicitly cancelled).
     dropped: HashMap<u64, bool>,
     closed: bool,
     max_in_flight: usize,
@@ -203,7 +204,8 @@ impl Model {
                 if let Some(h) = self.live(i) {
                     let op = self.handles[h].op.take();
                     if let Some(ud) = self.handles[h].user_data {
-                        self.dropped.insert(ud, self.handles[h].write);
+                        let must_land = self.handles[h].write && !self.handles[h].cancelled;
+                        self.dropped.insert(ud, must_land);
                     }
                     let _entered =
                         matches!(action, Action::DropLocal(_)).then(|| self.driver.enter());
