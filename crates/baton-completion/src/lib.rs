@@ -98,8 +98,8 @@ pub use prepared::{
 };
 pub use registrar::{BindError, Binding, IssuedIdentity, Registrar, RuntimeHalf};
 pub use wait_table::{
-    BoundCheck, CancelOutcome, Discarded, RegisterError, SettleOutcome, WaitCounters, WaitError,
-    WaitKey, WaitTable,
+    BoundCheck, CancelOutcome, Discarded, InterruptedJob, RegisterError, SettleOutcome,
+    WaitCounters, WaitError, WaitKey, WaitTable,
 };
 
 pub use baton_cancel;

@@ -146,16 +146,69 @@ pub enum CancelOutcome {
 
 /// What [`WaitTable::discard`] did.
 #[must_use = "a discarded running job may still need reaping"]
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Discarded {
     /// The wait was removed; `cancel` is the cancel-before-start outcome (`None` for internal
     /// waits and settled ones). A late completion will be counted as stale.
     Removed {
         /// The attempt to cancel the job before it starts.
         cancel: Option<CancelBeforeStart>,
+        /// The job was already running and interruptible: its hook was called (rule 12) and
+        /// this holds the result and the resource to reap until `Reaped`.
+        interrupted: Option<InterruptedJob>,
     },
     /// No such wait.
     Unknown,
+}
+
+/// A running interruptible job whose wait was discarded: its hook was called once, and it
+/// stays reapable here (rule 12: cancel once, reap as often as needed). Dropping it drops
+/// the hook contained (rule 7 of the crate).
+///
+/// Invariant: `resource` is `Some` until the drop.
+pub struct InterruptedJob {
+    first: HookResult,
+    resource: Option<ResourceClass>,
+}
+
+impl InterruptedJob {
+    /// What the hook returned when the discard called it.
+    pub fn first(&self) -> &HookResult {
+        &self.first
+    }
+
+    /// Calls the hook again; reap until it reports `Reaped`.
+    pub fn reap(&mut self) -> HookResult {
+        self.resource
+            .as_mut()
+            .and_then(ResourceClass::reap)
+            .expect("an interrupted job holds its interruptible resource until dropped")
+    }
+
+    /// The resource kind (`"socket"`, ...).
+    pub fn kind(&self) -> &'static str {
+        match &self.resource {
+            Some(ResourceClass::Interruptible(resource)) => resource.kind(),
+            _ => unreachable!("an interrupted job holds its interruptible resource"),
+        }
+    }
+}
+
+impl Drop for InterruptedJob {
+    fn drop(&mut self) {
+        if let Some(resource) = self.resource.take() {
+            let _ = ContainedDrop::drop_value(resource);
+        }
+    }
+}
+
+impl fmt::Debug for InterruptedJob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InterruptedJob")
+            .field("kind", &self.kind())
+            .field("first", &self.first)
+            .finish()
+    }
 }
 
 /// The result of [`WaitTable::check_bounds`].
@@ -431,13 +484,15 @@ impl WaitTable {
         self.pending_entry(key)?.resource.as_mut()?.reap()
     }
 
-    /// Removes a wait whatever its state, trying to cancel its job before it starts. A
-    /// completion arriving later is counted as stale.
+    /// Removes a wait whatever its state, trying to cancel its job before it starts; a job
+    /// already running and interruptible gets its hook called (rule 12) and comes back in
+    /// `Discarded::Removed { interrupted }` for reaping. A completion arriving later is counted
+    /// as stale.
     pub fn discard(&mut self, key: WaitKey) -> Discarded {
         if self.pending_entry(key).is_none() {
             return Discarded::Unknown;
         }
-        let entry = self
+        let mut entry = self
             .entries
             .remove(&key.wait_id)
             .expect("the entry was found just above");
@@ -445,8 +500,26 @@ impl WaitTable {
             (WaitState::Pending, Some(cancel)) => Some(cancel.cancel_before_start()),
             _ => None,
         };
+        let mut interrupted = None;
+        if cancel == Some(CancelBeforeStart::AlreadyRunning) {
+            if let Some(mut resource) = entry.resource.take() {
+                // Rule 12: a started interruptible job is interrupted once, then reapable.
+                match resource.cancel() {
+                    Some(first) => {
+                        interrupted = Some(InterruptedJob {
+                            first,
+                            resource: Some(resource),
+                        });
+                    }
+                    None => entry.resource = Some(resource),
+                }
+            }
+        }
         let _ = ContainedDrop::drop_value(entry);
-        Discarded::Removed { cancel }
+        Discarded::Removed {
+            cancel,
+            interrupted,
+        }
     }
 
     /// Settles every pending quarantined wait whose bound has passed at `now` with

@@ -278,6 +278,54 @@ fn started_interruptible_job_gets_its_hook_once_then_reaps() {
 }
 
 #[test]
+fn discard_of_a_running_interruptible_job_calls_its_hook() {
+    let mut f = fixture();
+    let calls = Rc::new(Cell::new(0));
+    let seen = Rc::clone(&calls);
+    let (key, submission) = f.submit(PreparedOperation::interruptible_async(
+        kind(1),
+        || Pending,
+        Decoder::identity(),
+        Interruptible::new("socket", move || {
+            seen.set(seen.get() + 1);
+            Ok(if seen.get() >= 2 {
+                HookOutcome::Reaped
+            } else {
+                HookOutcome::PendingReap
+            })
+        }),
+    ));
+    let Dispatch::Async(mut dispatch) = submission.arm() else {
+        panic!("async job")
+    };
+    assert!(
+        Pin::new(&mut dispatch)
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_pending(),
+        "claimed and running"
+    );
+    let Discarded::Removed {
+        cancel: Some(CancelBeforeStart::AlreadyRunning),
+        interrupted: Some(mut interrupted),
+    } = f.table.discard(key)
+    else {
+        panic!("a running interruptible job comes back interrupted")
+    };
+    assert_eq!(calls.get(), 1, "discarding a running job interrupts it");
+    assert_eq!(interrupted.first(), &Ok(HookOutcome::PendingReap));
+    assert_eq!(interrupted.kind(), "socket");
+    assert_eq!(interrupted.reap(), Ok(HookOutcome::Reaped));
+    assert_eq!(calls.get(), 2);
+    drop(interrupted);
+    assert!(matches!(f.table.discard(key), Discarded::Unknown));
+    drop(dispatch);
+    assert!(matches!(
+        f.table.settle(f.sink.only()),
+        SettleOutcome::Stale
+    ));
+}
+
+#[test]
 fn started_quarantined_job_reports_its_bound() {
     let mut f = fixture();
     let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
@@ -455,13 +503,14 @@ fn discard_cancels_a_queued_job_and_contains_hostile_destructors() {
         }),
         Interruptible::new("test", || Ok(HookOutcome::Reaped)),
     ));
-    assert_eq!(
+    assert!(matches!(
         f.table.discard(key),
         Discarded::Removed {
-            cancel: Some(CancelBeforeStart::CancelledQueued)
+            cancel: Some(CancelBeforeStart::CancelledQueued),
+            interrupted: None,
         }
-    );
-    assert_eq!(f.table.discard(key), Discarded::Unknown);
+    ));
+    assert!(matches!(f.table.discard(key), Discarded::Unknown));
     assert!(matches!(f.run_and_settle(submission), SettleOutcome::Stale));
 }
 
