@@ -5,7 +5,7 @@ use crate::prepared::{BlockingJob, Decoder, PreparedOperation, from_fn};
 use crate::recording::{PanicOnDrop, RecordingSink, kind, payload, registrar};
 use crate::registrar::RuntimeHalf;
 use baton_cancel::{CancelBeforeStart, HookOutcome, Interruptible};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::Waker;
 
 fn interruptible() -> Interruptible {
@@ -130,7 +130,33 @@ fn panicking_job_delivers_worker_panic() {
     );
 }
 
-struct HostileJob(#[allow(dead_code)] PanicOnDrop);
+/// A job whose destructor panics.
+struct HostileJob {
+    _hostile: PanicOnDrop,
+}
+
+/// Records how many completions its sink holds when it is dropped, then panics.
+struct DeliveryWitness {
+    sink: Arc<RecordingSink>,
+    seen: Arc<AtomicUsize>,
+    _hostile: PanicOnDrop,
+}
+
+impl Drop for DeliveryWitness {
+    fn drop(&mut self) {
+        self.seen.store(self.sink.count(), Ordering::SeqCst);
+    }
+}
+
+/// A job holding a [`DeliveryWitness`]; the sink is attached after binding.
+struct WitnessedJob(Arc<std::sync::Mutex<Option<DeliveryWitness>>>);
+
+impl BlockingJob for WitnessedJob {
+    type Output = u32;
+    fn run(&mut self) -> u32 {
+        7
+    }
+}
 
 impl BlockingJob for HostileJob {
     type Output = u32;
@@ -141,14 +167,27 @@ impl BlockingJob for HostileJob {
 
 #[test]
 fn result_is_delivered_before_a_panicking_job_destructor() {
+    let slot = Arc::new(std::sync::Mutex::new(None));
     let (_half, submission, sink) = bind(PreparedOperation::interruptible_blocking(
         kind(1),
-        HostileJob(PanicOnDrop),
+        WitnessedJob(Arc::clone(&slot)),
         Decoder::identity(),
         interruptible(),
     ));
+    let seen = Arc::new(AtomicUsize::new(usize::MAX));
+    *slot.lock().expect("not poisoned") = Some(DeliveryWitness {
+        sink: Arc::clone(&sink),
+        seen: Arc::clone(&seen),
+        _hostile: PanicOnDrop,
+    });
+    drop(slot);
     let report = blocking_dispatch(submission).run();
     assert_eq!(report.class, TerminalClass::Completed);
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        1,
+        "the destructor ran after exactly one delivery"
+    );
     assert_eq!(payload::<u32>(sink.only()), Ok(7));
 }
 
@@ -156,7 +195,9 @@ fn result_is_delivered_before_a_panicking_job_destructor() {
 fn dispatch_dropped_during_an_unwind_delivers_and_leaks_the_job() {
     let (_half, submission, sink) = bind(PreparedOperation::interruptible_blocking(
         kind(1),
-        HostileJob(PanicOnDrop),
+        HostileJob {
+            _hostile: PanicOnDrop,
+        },
         Decoder::identity(),
         interruptible(),
     ));
@@ -306,7 +347,7 @@ fn future_panicking_on_poll_delivers_worker_panic() {
 
 struct PendingOnce {
     polled: bool,
-    _hostile: Option<PanicOnDrop>,
+    _witness: Option<DeliveryWitness>,
 }
 
 impl Future for PendingOnce {
@@ -326,7 +367,7 @@ impl Future for PendingOnce {
 fn dropped_in_flight_future_delivers_cancelled() {
     let (_half, submission, sink) = async_job(|| PendingOnce {
         polled: false,
-        _hostile: None,
+        _witness: None,
     });
     let mut dispatch = async_dispatch(submission);
     assert!(poll_once(&mut dispatch).is_pending());
@@ -340,9 +381,17 @@ fn dropped_in_flight_future_delivers_cancelled() {
 
 #[test]
 fn result_is_delivered_before_a_panicking_future_destructor() {
-    let (_half, submission, sink) = async_job(|| PendingOnce {
+    let witness = Arc::new(std::sync::Mutex::new(None::<DeliveryWitness>));
+    let handed = Arc::clone(&witness);
+    let (_half, submission, sink) = async_job(move || PendingOnce {
         polled: false,
-        _hostile: Some(PanicOnDrop),
+        _witness: handed.lock().expect("not poisoned").take(),
+    });
+    let seen = Arc::new(AtomicUsize::new(usize::MAX));
+    *witness.lock().expect("not poisoned") = Some(DeliveryWitness {
+        sink: Arc::clone(&sink),
+        seen: Arc::clone(&seen),
+        _hostile: PanicOnDrop,
     });
     let mut dispatch = async_dispatch(submission);
     assert!(poll_once(&mut dispatch).is_pending());
@@ -353,6 +402,11 @@ fn result_is_delivered_before_a_panicking_future_destructor() {
             ..
         })
     ));
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        1,
+        "the future's destructor ran after exactly one delivery"
+    );
     assert_eq!(payload::<u8>(sink.only()), Ok(9));
 }
 
