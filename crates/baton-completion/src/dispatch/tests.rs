@@ -149,7 +149,9 @@ impl Drop for DeliveryWitness {
 }
 
 /// A job holding a [`DeliveryWitness`]; the sink is attached after binding.
-struct WitnessedJob(Arc<std::sync::Mutex<Option<DeliveryWitness>>>);
+struct WitnessedJob {
+    _witness: Arc<std::sync::Mutex<Option<DeliveryWitness>>>,
+}
 
 impl BlockingJob for WitnessedJob {
     type Output = u32;
@@ -170,7 +172,9 @@ fn result_is_delivered_before_a_panicking_job_destructor() {
     let slot = Arc::new(std::sync::Mutex::new(None));
     let (_half, submission, sink) = bind(PreparedOperation::interruptible_blocking(
         kind(1),
-        WitnessedJob(Arc::clone(&slot)),
+        WitnessedJob {
+            _witness: Arc::clone(&slot),
+        },
         Decoder::identity(),
         interruptible(),
     ));
