@@ -1,8 +1,12 @@
 //! Blocking-pool stress: 4 runtimes on 4 threads submit 100 000 jobs in all to one
-//! `BlockingPool` — blocking and async jobs, random cancels before start, random dispatch
-//! drops, panicking jobs, and capacity rejections that are retried — while a monitor thread
-//! checks that every snapshot adds up. Every job's completion arrives exactly once, every wait
-//! settles with the right value, and shutdown reports *drained*.
+//! `BlockingPool` — blocking and async jobs, panicking jobs, random cancels that race the
+//! pool's threads (issued right after the submit: the cancel wins while the job is queued, or
+//! the job is already running and finishes with its own result), and capacity rejections that
+//! are retried — while a monitor thread checks that every snapshot adds up. Every job's
+//! completion arrives exactly once, every wait settles with the right value, and shutdown
+//! reports *drained*. Some dispatches are also armed and dropped by the runtime itself (they
+//! never reach the pool) to check the runtime side of exactly-once delivery under the same
+//! load.
 
 use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{
@@ -61,6 +65,7 @@ struct Totals {
     delivered: u64,
     dropped_locally: u64,
     cancelled_first: u64,
+    cancel_found_running: u64,
     rejections: u64,
 }
 
@@ -179,15 +184,6 @@ fn run_runtime(pool: Arc<BlockingPool>, seed: u64) -> Totals {
             expected.push((key, Expect::Cancelled));
             continue;
         }
-        if roll < 10 {
-            // A random cancel before start: the cancel wins, the wait settles at once and the
-            // pool's later `Cancelled` completion is stale.
-            let CancelOutcome::CancelledQueued { .. } = runtime.table.cancel(key) else {
-                panic!("a job not yet submitted is cancelled before start")
-            };
-            totals.cancelled_first += 1;
-            expect = Expect::Cancelled;
-        }
         let mut submission = submission;
         loop {
             match runtime.lease.submit(submission) {
@@ -206,6 +202,23 @@ fn run_runtime(pool: Arc<BlockingPool>, seed: u64) -> Totals {
             }
         }
         totals.accepted += 1;
+        if roll < 10 {
+            // A random cancel racing the pool's threads.
+            match runtime.table.cancel(key) {
+                // Still queued: the cancel wins, the wait settles at once and the pool's
+                // later `Cancelled` completion is stale.
+                CancelOutcome::CancelledQueued { .. } => {
+                    totals.cancelled_first += 1;
+                    expect = Expect::Cancelled;
+                }
+                // Already running (interruptible: the hook was called; quarantined: it runs
+                // on) or already settled: the job's own result stands.
+                CancelOutcome::Interrupted(Ok(_))
+                | CancelOutcome::Quarantined { .. }
+                | CancelOutcome::AlreadySettled => totals.cancel_found_running += 1,
+                other => panic!("a fresh wait cannot be {other:?}"),
+            }
+        }
         expected.push((key, expect));
         if index % 64 == 0 {
             runtime.drain(false, &mut totals);
@@ -308,9 +321,12 @@ fn pool_stress_every_completion_arrives_exactly_once() {
     assert_eq!(snapshot.rejected, rejections);
     assert_eq!(snapshot.undeliverable, 0);
     let cancelled_first: u64 = totals.iter().map(|t| t.cancelled_first).sum();
+    let cancel_found_running: u64 = totals.iter().map(|t| t.cancel_found_running).sum();
     assert_eq!(snapshot.cancelled, cancelled_first);
     println!(
-        "stress: {accepted} accepted, {dropped} dispatches dropped, {rejections} capacity \
-         rejections retried, {snapshots_checked} snapshots checked, final {snapshot:?}"
+        "stress: {accepted} accepted, {cancelled_first} cancelled while queued, \
+         {cancel_found_running} cancels found the job running or done, {dropped} dispatches \
+         dropped locally, {rejections} capacity rejections retried, {snapshots_checked} \
+         snapshots checked, final {snapshot:?}"
     );
 }
