@@ -2,8 +2,10 @@
 
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
 
 use baton_completion::{ExecutorLease, IoExecutor, Registrar, RuntimeId};
 use baton_loan::Loan;
@@ -175,7 +177,10 @@ impl Handle {
     /// it can (see [`Runtime::block_on`](crate::Runtime::block_on)). After shutdown the future
     /// is still polled to completion, but its I/O fails with [`Error::Closed`].
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.shared.loan().block_on(future)
+        self.shared.loan().block_on(InContext {
+            handle: self,
+            future,
+        })
     }
 
     /// Whether shutdown began.
@@ -196,6 +201,40 @@ impl Handle {
     /// Whether two handles refer to the same runtime.
     pub fn same_runtime(&self, other: &Handle) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+/// Polls a `block_on` root with its runtime installed as the thread's current one, also when
+/// the loan driver could not lend the worker (another thread has it, or the runtime shut
+/// down): `Handle::current`, the file and socket constructors and `spawn_blocking` then reach
+/// this runtime, and report `Closed` after shutdown instead of "not in a runtime".
+///
+/// Invariant: `future` is structurally pinned (never moved out, dropped in place).
+struct InContext<'h, F> {
+    handle: &'h Handle,
+    future: F,
+}
+
+impl<F: Future> Future for InContext<'_, F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `future` is structurally pinned (type invariant): it is only reached through
+        // this pinned projection and never moved; `handle` is a plain reference.
+        let this = unsafe { self.get_unchecked_mut() };
+        context::enter(this.handle.clone());
+        let _leave = Leave;
+        // SAFETY: see above; `this.future` stays where it is.
+        unsafe { Pin::new_unchecked(&mut this.future) }.poll(cx)
+    }
+}
+
+/// Pops the context pushed by [`InContext::poll`], also when the poll unwinds.
+struct Leave;
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        context::leave();
     }
 }
 

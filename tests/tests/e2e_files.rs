@@ -1,0 +1,122 @@
+//! End to end: real files through the facade — a file larger than the ring (many more
+//! requests than ring entries, so admission queues them), whole-file helpers, and bad input
+//! that must give clear errors.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use baton::fs::{File, OpenOptions};
+
+fn temp_path(name: &str) -> std::path::PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!("baton-e2e-{name}-{}-{n}", std::process::id()))
+}
+
+const CHUNK: usize = 64 * 1024;
+const CHUNKS: usize = 256; // 16 MiB through a ring of 8 entries
+
+fn pattern(chunk: usize) -> Vec<u8> {
+    (0..CHUNK)
+        .map(|i| ((i * 7 + chunk * 13) % 251) as u8)
+        .collect()
+}
+
+#[test]
+fn a_file_larger_than_the_ring_written_concurrently_reads_back_intact() -> io::Result<()> {
+    let rt = baton::Builder::new().ring_entries(8).build()?;
+    let path = temp_path("large");
+    rt.block_on(async {
+        let file = Arc::new(
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&path)
+                .await?,
+        );
+        let writes: Vec<_> = (0..CHUNKS)
+            .map(|i| {
+                let file = Arc::clone(&file);
+                baton::spawn(async move {
+                    let (res, _) = file.write_all_at(pattern(i), (i * CHUNK) as u64).await;
+                    res
+                })
+            })
+            .collect();
+        for write in writes {
+            write.await.map_err(io::Error::other)??;
+        }
+        file.sync_all().await?;
+        for i in 0..CHUNKS {
+            let (res, buf) = file.read_exact_at(vec![0; CHUNK], (i * CHUNK) as u64).await;
+            res?;
+            assert!(buf == pattern(i), "chunk {i} differs");
+        }
+        let whole = baton::fs::read(&path).await?;
+        assert_eq!(whole.len(), CHUNK * CHUNKS);
+        let (res, buf) = file.read_at(vec![0; 16], (CHUNK * CHUNKS) as u64).await;
+        assert_eq!(res?, 0, "a read past the end of the file reads nothing");
+        assert_eq!(buf.len(), 16);
+        baton::fs::remove_file(&path).await
+    })
+}
+
+#[test]
+fn write_then_read_whole_file_helpers() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let path = temp_path("helpers");
+    rt.block_on(async {
+        baton::fs::write(&path, b"hello, ring").await?;
+        assert_eq!(baton::fs::read(&path).await?, b"hello, ring");
+        let file = File::open(&path).await?;
+        let start = file.start_sync();
+        start.await?;
+        file.close().await?;
+        baton::fs::remove_file(&path).await?;
+        let gone = baton::fs::read(&path)
+            .await
+            .expect_err("the file was removed");
+        assert_eq!(gone.kind(), io::ErrorKind::NotFound);
+        Ok(())
+    })
+}
+
+#[test]
+fn bad_input_gives_clear_errors() -> io::Result<()> {
+    let zero = baton::Builder::new()
+        .ring_entries(0)
+        .build()
+        .expect_err("zero entries");
+    assert_eq!(zero.kind(), io::ErrorKind::InvalidInput);
+    assert!(zero.to_string().contains("ring_entries"), "{zero}");
+
+    let rt = baton::Runtime::new()?;
+    let path = temp_path("bad");
+    rt.block_on(async {
+        let missing = File::open("/nonexistent/baton/e2e")
+            .await
+            .expect_err("no such file");
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        let nul = File::open("bad\0path").await.expect_err("NUL in path");
+        assert_eq!(nul.kind(), io::ErrorKind::InvalidInput);
+        let file = File::create(&path).await?;
+        let (empty, _) = file.write_at(Vec::new(), 0).await;
+        assert_eq!(
+            empty.map_err(|e| e.kind()).err(),
+            Some(io::ErrorKind::InvalidInput)
+        );
+        let (write_only, _) = file.read_at(vec![0; 4], 0).await;
+        assert!(write_only.is_err(), "reading a write-only file fails");
+        baton::fs::remove_file(&path).await
+    })?;
+
+    let outside = baton::Handle::try_current().expect_err("no runtime on this thread");
+    assert!(
+        outside.to_string().contains("Runtime::block_on"),
+        "{outside}"
+    );
+    Ok(())
+}

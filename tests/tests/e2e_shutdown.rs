@@ -1,0 +1,141 @@
+//! End to end: shutdown with writes in flight loses none of them, and a runtime used after
+//! shutdown gives clear errors instead of hanging or panicking.
+
+use std::future::Future;
+use std::io;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Poll;
+use std::time::Duration;
+
+use baton::fs::{File, OpenOptions};
+
+const CHUNK: usize = 4096;
+/// Writes per phase; both phases together fit the ring's in-flight limit (256), so every write
+/// is owned by the kernel or about to be submitted when shutdown starts.
+const WRITES: usize = 128;
+
+fn temp_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("baton-e2e-{name}-{}", std::process::id()))
+}
+
+fn chunk(i: usize) -> Vec<u8> {
+    vec![(i % 250) as u8 + 1; CHUNK]
+}
+
+/// Polls `future` exactly once (registering its request), then drops it.
+async fn poll_once_then_drop<F: Future>(future: F) {
+    let mut future = pin!(future);
+    std::future::poll_fn(|cx| {
+        let _ = future.as_mut().poll(cx);
+        Poll::Ready(())
+    })
+    .await;
+}
+
+#[test]
+fn shutdown_with_writes_in_flight_loses_none() -> io::Result<()> {
+    let rt = baton::Builder::new().ring_entries(256).build()?;
+    let path = temp_path("inflight");
+    let file = Arc::new(rt.block_on(File::create(&path))?);
+    rt.block_on(async {
+        for i in 0..WRITES {
+            // Dropping a registered write does not cancel it (retained).
+            poll_once_then_drop(file.write_at(chunk(i), (i * CHUNK) as u64)).await;
+        }
+    });
+    // Tasks cancelled by shutdown mid-way: their issued writes must land too.
+    let started = Arc::new(AtomicUsize::new(0));
+    for i in WRITES..2 * WRITES {
+        let file = Arc::clone(&file);
+        let started = Arc::clone(&started);
+        rt.spawn(async move {
+            let write = file.write_at(chunk(i), (i * CHUNK) as u64);
+            let mut write = pin!(write);
+            std::future::poll_fn(|cx| {
+                let _ = write.as_mut().poll(cx);
+                Poll::Ready(())
+            })
+            .await;
+            started.fetch_add(1, Ordering::Release);
+            baton::time::sleep(Duration::from_secs(600)).await;
+        });
+    }
+    let waited = std::time::Instant::now();
+    while started.load(Ordering::Acquire) < WRITES && waited.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(started.load(Ordering::Acquire), WRITES);
+    let report = rt.shutdown_timeout(Duration::from_secs(30));
+    assert!(report.io_drained, "{report:?}");
+    assert_eq!(report.io_leaked, 0, "{report:?}");
+    assert!(report.tasks_cancelled >= WRITES, "{report:?}");
+    drop(file);
+    let data = std::fs::read(&path)?;
+    std::fs::remove_file(&path)?;
+    assert_eq!(data.len(), 2 * WRITES * CHUNK);
+    for i in 0..2 * WRITES {
+        assert!(
+            data[i * CHUNK..(i + 1) * CHUNK] == chunk(i)[..],
+            "write {i} was lost"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_runtime_used_after_shutdown_gives_clear_errors() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let path = temp_path("after");
+    let file = rt.block_on(async {
+        baton::fs::write(&path, b"before shutdown").await?;
+        OpenOptions::new().read(true).open(&path).await
+    })?;
+    let report = rt.shutdown_timeout(Duration::from_secs(5));
+    assert!(report.is_clean(), "{report:?}");
+    assert!(handle.is_shutting_down());
+
+    let spawned = handle.block_on(handle.spawn(async { 1 }));
+    let err = spawned.expect_err("a task spawned after shutdown never runs");
+    assert!(err.is_cancelled());
+    assert!(err.to_string().contains("shut down"), "{err}");
+
+    let refused = handle
+        .try_spawn(async { 1 })
+        .expect_err("refused after shutdown");
+    assert_eq!(refused, baton::Error::ShuttingDown);
+
+    let (read, _) = handle.block_on(file.read_at(vec![0; 8], 0));
+    let read = read.expect_err("the driver is closed");
+    assert_eq!(
+        baton::Error::from_io(&read),
+        Some(&baton::Error::Closed),
+        "{read}"
+    );
+
+    let open = handle
+        .block_on(File::open(&path))
+        .expect_err("no ring to open it on");
+    assert!(baton::Error::is_closed(&open), "{open}");
+
+    let job = handle.block_on(handle.spawn_blocking(|| 1));
+    assert_eq!(job, Err(baton::BlockingError::Closed));
+
+    let slept = handle.block_on(baton::time::timeout(
+        Duration::from_secs(5),
+        baton::time::sleep(Duration::from_secs(600)),
+    ));
+    assert!(slept.is_ok(), "a sleep on a closed runtime ends at once");
+    std::fs::remove_file(&path)
+}
+
+#[test]
+fn dropping_a_runtime_with_live_tasks_cancels_them() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let sleeper = rt.spawn(baton::time::sleep(Duration::from_secs(600)));
+    drop(rt);
+    assert!(sleeper.is_finished());
+    Ok(())
+}

@@ -1,0 +1,104 @@
+//! End to end: thousands of tasks through the facade — spawned inside `block_on`, from foreign
+//! threads through a `Handle`, and as local tasks — all complete with the right results.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const TASKS: usize = 10_000;
+
+#[test]
+fn ten_thousand_tasks_inside_block_on_all_complete() -> std::io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let total = rt.block_on(async {
+        let joins: Vec<_> = (0..TASKS)
+            .map(|i| {
+                baton::spawn(async move {
+                    baton::task::yield_now().await;
+                    i as u64
+                })
+            })
+            .collect();
+        let mut total = 0;
+        for join in joins {
+            total += join.await.map_err(std::io::Error::other)?;
+        }
+        std::io::Result::Ok(total)
+    })?;
+    assert_eq!(total, (0..TASKS as u64).sum::<u64>());
+    let metrics = rt.metrics();
+    assert!(metrics.tasks.completed >= TASKS as u64, "{metrics:?}");
+    Ok(())
+}
+
+#[test]
+fn tasks_spawned_from_four_threads_progress_without_block_on() -> std::io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let done = Arc::new(AtomicUsize::new(0));
+    let spawners: Vec<_> = (0..4)
+        .map(|_| {
+            let handle = rt.handle();
+            let done = Arc::clone(&done);
+            std::thread::spawn(move || {
+                (0..TASKS / 4)
+                    .map(|_| {
+                        let done = Arc::clone(&done);
+                        handle.spawn(async move {
+                            baton::task::yield_now().await;
+                            done.fetch_add(1, Ordering::Relaxed);
+                        })
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut joins = Vec::new();
+    for spawner in spawners {
+        joins.extend(spawner.join().expect("a spawner thread does not panic"));
+    }
+    // Nobody is in `block_on`: the background thread runs them.
+    let started = Instant::now();
+    while done.load(Ordering::Relaxed) < TASKS && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(done.load(Ordering::Relaxed), TASKS);
+    assert!(joins.iter().all(baton::JoinHandle::is_finished));
+    Ok(())
+}
+
+#[test]
+fn local_tasks_hold_rc_and_finish_on_the_calling_thread() -> std::io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let sum = rt.block_on(async {
+        let shared = std::rc::Rc::new(std::cell::Cell::new(0u64));
+        let joins: Vec<_> = (0..1000u64)
+            .map(|i| {
+                let shared = std::rc::Rc::clone(&shared);
+                baton::spawn_local(async move {
+                    baton::task::yield_now().await;
+                    shared.set(shared.get() + i);
+                })
+            })
+            .collect();
+        for join in joins {
+            join.await.map_err(std::io::Error::other)?;
+        }
+        std::io::Result::Ok(shared.get())
+    })?;
+    assert_eq!(sum, (0..1000u64).sum::<u64>());
+    Ok(())
+}
+
+#[test]
+fn abort_and_panic_are_reported_through_join_handles() -> std::io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    rt.block_on(async {
+        let sleeper = baton::spawn(baton::time::sleep(Duration::from_secs(600)));
+        sleeper.abort();
+        let aborted = sleeper.await.expect_err("an aborted task has no output");
+        assert!(aborted.is_cancelled());
+        let panicked = baton::spawn(async { panic!("boom") }).await;
+        assert!(panicked.is_err_and(|err| err.is_panic()));
+    });
+    Ok(())
+}
