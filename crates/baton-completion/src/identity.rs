@@ -14,6 +14,8 @@
 use crate::sync::{AtomicU64, Mutex, Ordering};
 use std::fmt;
 use std::num::NonZeroU32;
+// `std`'s `Arc` on purpose: it is the public ownership handle other crates pass around; the
+// allocator's shared state goes through `crate::sync` (see that module).
 use std::sync::Arc;
 
 /// Identifies one runtime for the whole life of the process (never reused).

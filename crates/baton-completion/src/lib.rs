@@ -43,12 +43,14 @@
 //!    enqueues, and hands a rejected submission back. The [`BlockingPool`] has its own rules
 //!    in [`pool`].
 //! 10. [`WaitTable::settle`] routes by the full identity (runtime, wait, generation,
-//!     operation): another runtime's completion is `Foreign`, a cancelled, settled, discarded
-//!     or older-generation one is `Stale`; both are counted and dropped.
+//!     operation, kind): another runtime's completion is `Foreign`; a cancelled, settled,
+//!     discarded or older-generation one, or one whose operation or kind differs from the
+//!     wait's, is `Stale`; both are counted and dropped.
 //! 11. The wait table never wakes a waker itself; it returns it.
 //! 12. `WaitTable::cancel` runs the cancel state machine: cancel before start settles the wait
 //!     as cancelled; a started interruptible job gets its hook called once; a quarantined job
-//!     reports its bound.
+//!     reports its bound. `WaitTable::discard` does the same for a pending wait and hands a
+//!     started interruptible job back as an [`InterruptedJob`] to reap.
 //! 13. A quarantined wait still pending after its deadline bound is settled with
 //!     `BoundExceeded` and counted, checked against an `Instant` the caller passes in.
 //!

@@ -2,8 +2,8 @@
 //!
 //! # Rules
 //!
-//! 1. `submit` reserves capacity first (refusing a closed pool, a detached runtime and a full
-//!    lane), then arms the submission, then enqueues it. A refusal hands the submission back
+//! 1. `submit` reserves capacity first (refusing another runtime's submission, a detached
+//!    lease, a closed pool and a full lane), then arms the submission, then enqueues it. A refusal hands the submission back
 //!    unarmed: nothing is delivered.
 //! 2. A job is counted as accepted and queued the moment it is accepted — when its
 //!    reservation succeeds, or, for a job that needs a new thread, when that thread started —

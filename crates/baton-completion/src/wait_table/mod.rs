@@ -501,18 +501,18 @@ impl WaitTable {
             _ => None,
         };
         let mut interrupted = None;
-        if cancel == Some(CancelBeforeStart::AlreadyRunning) {
-            if let Some(mut resource) = entry.resource.take() {
-                // Rule 12: a started interruptible job is interrupted once, then reapable.
-                match resource.cancel() {
-                    Some(first) => {
-                        interrupted = Some(InterruptedJob {
-                            first,
-                            resource: Some(resource),
-                        });
-                    }
-                    None => entry.resource = Some(resource),
+        if cancel == Some(CancelBeforeStart::AlreadyRunning)
+            && let Some(mut resource) = entry.resource.take()
+        {
+            // Rule 12: a started interruptible job is interrupted once, then reapable.
+            match resource.cancel() {
+                Some(first) => {
+                    interrupted = Some(InterruptedJob {
+                        first,
+                        resource: Some(resource),
+                    });
                 }
+                None => entry.resource = Some(resource),
             }
         }
         let _ = ContainedDrop::drop_value(entry);
