@@ -87,6 +87,11 @@ pub use metrics::RuntimeMetrics;
 pub use runtime::{Runtime, ShutdownReport};
 pub use task::{JoinError, JoinHandle, spawn, spawn_local};
 
+/// The README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 /// The owned-buffer operation future of the driver, for embedders that build their own
 /// requests with [`baton_uring::ops`].
 pub use baton_uring::Op;
