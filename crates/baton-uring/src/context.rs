@@ -24,8 +24,18 @@ pub(crate) struct Entered {
     inner: *const Inner,
 }
 
-crate::sync::thread_local! {
+#[cfg(not(loom))]
+std::thread_local! {
     static CURRENT: Cell<Option<Entered>> = const { Cell::new(None) };
+}
+
+// Loom's macro has no `const` form; loom threads share an OS thread, so they need loom's.
+#[cfg(loom)]
+loom::thread_local! {
+    static CURRENT: Cell<Option<Entered>> = Cell::new(None);
+}
+
+crate::sync::thread_local! {
     static TOKEN: u64 = next_token();
 }
 

@@ -48,6 +48,8 @@ mod inbox;
 mod key;
 #[cfg(all(test, not(loom)))]
 mod lifecycle_model;
+#[cfg(all(test, loom))]
+mod loom_forwarding;
 mod mailbox;
 mod op;
 mod op_data;

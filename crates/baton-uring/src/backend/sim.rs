@@ -55,6 +55,7 @@ impl SimRing {
     }
 
     /// Requests the driver still counts as in flight: submitted, or completed but not reaped.
+    #[cfg(not(loom))]
     pub(crate) fn unreaped_requests(&self) -> usize {
         let state = lock(&self.state);
         let reaped_later = state
