@@ -80,15 +80,15 @@ async fn join<A: std::future::Future, B: std::future::Future>(
     let mut b = std::pin::pin!(b);
     let (mut out_a, mut out_b) = (None, None);
     std::future::poll_fn(|cx| {
-        if out_a.is_none() {
-            if let std::task::Poll::Ready(v) = a.as_mut().poll(cx) {
-                out_a = Some(v);
-            }
+        if out_a.is_none()
+            && let std::task::Poll::Ready(v) = a.as_mut().poll(cx)
+        {
+            out_a = Some(v);
         }
-        if out_b.is_none() {
-            if let std::task::Poll::Ready(v) = b.as_mut().poll(cx) {
-                out_b = Some(v);
-            }
+        if out_b.is_none()
+            && let std::task::Poll::Ready(v) = b.as_mut().poll(cx)
+        {
+            out_b = Some(v);
         }
         if out_a.is_some() && out_b.is_some() {
             std::task::Poll::Ready(())
