@@ -23,6 +23,7 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Mutex;
 use std::task::{Context, Poll};
 
 use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
@@ -33,7 +34,7 @@ use baton_uring::{Waits, with_current_waits};
 
 use crate::context;
 use crate::error::BlockingError;
-use crate::handle::Handle;
+use crate::handle::{Handle, lock};
 use crate::task::{CancelReason, JoinError, JoinHandle};
 
 /// The completion kind of an interruptible blocking job.
@@ -62,7 +63,9 @@ fn kind(raw: u32) -> CompletionKind {
 /// # }
 /// ```
 ///
-/// Outside a runtime the handle resolves to [`BlockingError::NotInRuntime`].
+/// Called outside a runtime (for example as the argument of `rt.block_on(...)`), the job is
+/// queued when the handle is first polled, on the runtime polling it; polled outside any
+/// runtime, the handle resolves to [`BlockingError::NotInRuntime`].
 pub fn spawn_blocking<F, T>(f: F) -> BlockingHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
@@ -70,7 +73,7 @@ where
 {
     match context::current() {
         Some(handle) => handle.spawn_blocking(f),
-        None => BlockingHandle::failed(BlockingError::NotInRuntime),
+        None => BlockingHandle::deferred(Box::new(move |handle| start(handle, None, f))),
     }
 }
 
@@ -79,7 +82,8 @@ where
 /// starve interruptible ones; one that outlives a deadline bound is reported as
 /// [`BlockingError::BoundExceeded`].
 ///
-/// Outside a runtime the handle resolves to [`BlockingError::NotInRuntime`].
+/// Outside a runtime, the job is queued when the handle is first polled, as for
+/// [`spawn_blocking`].
 pub fn spawn_quarantined<F, T>(bound: QuarantineBound, f: F) -> BlockingHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
@@ -87,7 +91,7 @@ where
 {
     match context::current() {
         Some(handle) => handle.spawn_quarantined(bound, f),
-        None => BlockingHandle::failed(BlockingError::NotInRuntime),
+        None => BlockingHandle::deferred(Box::new(move |handle| start(handle, Some(bound), f))),
     }
 }
 
@@ -141,7 +145,13 @@ pub struct BlockingHandle<T> {
     _result: PhantomData<fn() -> T>,
 }
 
+/// Starts a job on the runtime first polling its handle.
+type Deferred<T> = Box<dyn FnOnce(&Handle) -> BlockingHandle<T> + Send>;
+
 enum State<T> {
+    /// Made outside a runtime: the job starts at the first poll, on the runtime polling it;
+    /// `None` once cancelled.
+    Deferred(Mutex<Option<Deferred<T>>>),
     /// The wait is registered in the migratable wait table of `handle`'s worker.
     Waiting { key: WaitKey, handle: Handle },
     /// A relay task on the worker starts and awaits the job.
@@ -153,6 +163,7 @@ enum State<T> {
 impl<T> fmt::Debug for BlockingHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.state {
+            State::Deferred(_) => "deferred",
             State::Waiting { .. } => "waiting",
             State::Relayed(_) => "relayed",
             State::Failed(_) => "finished",
@@ -170,6 +181,13 @@ impl<T: Send + 'static> BlockingHandle<T> {
             _result: PhantomData,
         }
     }
+
+    fn deferred(start: Deferred<T>) -> BlockingHandle<T> {
+        BlockingHandle {
+            state: State::Deferred(Mutex::new(Some(start))),
+            _result: PhantomData,
+        }
+    }
 }
 
 impl<T> BlockingHandle<T> {
@@ -177,6 +195,14 @@ impl<T> BlockingHandle<T> {
     pub fn cancel(&self) -> BlockingCancel {
         match &self.state {
             State::Failed(_) => BlockingCancel::AlreadyFinished,
+            // Never queued: the closure is dropped here and never runs.
+            State::Deferred(start) => match lock(start).take() {
+                Some(start) => {
+                    drop(start);
+                    BlockingCancel::CancelledBeforeStart
+                }
+                None => BlockingCancel::AlreadyCancelled,
+            },
             State::Relayed(join) => {
                 join.abort();
                 BlockingCancel::Requested
@@ -204,7 +230,7 @@ impl<T> BlockingHandle<T> {
         match &self.state {
             State::Failed(_) => true,
             State::Relayed(join) => join.is_finished(),
-            State::Waiting { .. } => false,
+            State::Deferred(_) | State::Waiting { .. } => false,
         }
     }
 }
@@ -213,7 +239,21 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
     type Output = Result<T, BlockingError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let State::Deferred(start) = &self.state {
+            let Some(start) = lock(start).take() else {
+                self.state = State::Failed(None);
+                return Poll::Ready(Err(BlockingError::Cancelled));
+            };
+            let Some(handle) = context::current() else {
+                self.state = State::Failed(None);
+                return Poll::Ready(Err(BlockingError::NotInRuntime));
+            };
+            // The started handle's state moves into this one; what is left behind is inert.
+            let mut started = start(&handle);
+            self.state = std::mem::replace(&mut started.state, State::Failed(None));
+        }
         let polled = match &mut self.state {
+            State::Deferred(_) => unreachable!("a deferred job was started just above"),
             State::Failed(err) => Poll::Ready(Err(err
                 .take()
                 .expect("a BlockingHandle was polled after it completed"))),
@@ -251,7 +291,7 @@ impl<T> Drop for BlockingHandle<T> {
                     });
                 }
             }
-            State::Failed(_) => {}
+            State::Deferred(_) | State::Failed(_) => {}
             State::Relayed(join) => join.abort(),
         }
     }

@@ -1,0 +1,231 @@
+//! End to end: blocking jobs through the facade — registrar, pool, the worker's inbox — with
+//! cancel before start, drop before start, panics, a full queue, quarantined jobs, jobs
+//! started and awaited off the worker, and the metrics that count them.
+
+use std::future::Future;
+use std::io;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
+
+use baton::BlockingError;
+use baton::blocking::{BlockingCancel, spawn_blocking, spawn_quarantined};
+use baton_cancel::QuarantineBound;
+use baton_completion::RejectReason;
+
+/// A job that blocks its pool thread until `release` is sent, and says when it started.
+fn gate() -> (
+    mpsc::Sender<()>,
+    mpsc::Receiver<()>,
+    impl FnOnce() + Send + 'static,
+) {
+    let (release, wait) = mpsc::channel::<()>();
+    let (started_tx, started) = mpsc::channel::<()>();
+    let wait = Mutex::new(wait);
+    let job = move || {
+        let _ = started_tx.send(());
+        let _ = wait.lock().map(|wait| wait.recv());
+    };
+    (release, started, job)
+}
+
+fn one_thread_runtime() -> io::Result<baton::Runtime> {
+    baton::Builder::new()
+        .blocking_threads(1)
+        .blocking_queue_capacity(1)
+        .build()
+}
+
+#[test]
+fn cancel_before_start_never_runs_the_body() -> io::Result<()> {
+    let rt = one_thread_runtime()?;
+    let ran = Arc::new(AtomicBool::new(false));
+    rt.block_on(async {
+        let (release, started, job) = gate();
+        let busy = spawn_blocking(job);
+        started.recv().map_err(io::Error::other)?;
+        let queued = spawn_blocking({
+            let ran = Arc::clone(&ran);
+            move || ran.store(true, Ordering::SeqCst)
+        });
+        assert_eq!(queued.cancel(), BlockingCancel::CancelledBeforeStart);
+        assert_eq!(queued.cancel(), BlockingCancel::AlreadyFinished);
+        assert_eq!(queued.await, Err(BlockingError::Cancelled));
+        release.send(()).map_err(io::Error::other)?;
+        assert_eq!(busy.await, Ok(()));
+        io::Result::Ok(())
+    })?;
+    assert!(
+        !ran.load(Ordering::SeqCst),
+        "a job cancelled before start never runs"
+    );
+    Ok(())
+}
+
+#[test]
+fn cancel_after_start_lets_the_job_finish() -> io::Result<()> {
+    let rt = one_thread_runtime()?;
+    rt.block_on(async {
+        let (release, started, job) = gate();
+        let running = spawn_blocking(move || {
+            job();
+            "finished"
+        });
+        started.recv().map_err(io::Error::other)?;
+        assert_eq!(running.cancel(), BlockingCancel::AlreadyStarted);
+        release.send(()).map_err(io::Error::other)?;
+        assert_eq!(running.await, Ok("finished"));
+        io::Result::Ok(())
+    })
+}
+
+#[test]
+fn dropping_a_queued_handle_cancels_the_job() -> io::Result<()> {
+    let rt = one_thread_runtime()?;
+    let ran = Arc::new(AtomicBool::new(false));
+    rt.block_on(async {
+        let (release, started, job) = gate();
+        let busy = spawn_blocking(job);
+        started.recv().map_err(io::Error::other)?;
+        drop(spawn_blocking({
+            let ran = Arc::clone(&ran);
+            move || ran.store(true, Ordering::SeqCst)
+        }));
+        release.send(()).map_err(io::Error::other)?;
+        busy.await.map_err(io::Error::other)?;
+        // The next job runs after the dropped one would have: if it had run, it ran by now.
+        spawn_blocking(|| ()).await.map_err(io::Error::other)
+    })?;
+    assert!(!ran.load(Ordering::SeqCst));
+    Ok(())
+}
+
+#[test]
+fn a_panicking_job_is_reported_and_the_pool_keeps_working() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    rt.block_on(async {
+        let panicked = spawn_blocking(|| -> u8 { panic!("job exploded") }).await;
+        match panicked {
+            Err(BlockingError::Panicked { message }) => assert!(message.contains("job exploded")),
+            other => panic!("expected a panic report, got {other:?}"),
+        }
+        assert_eq!(spawn_blocking(|| 3).await, Ok(3));
+    });
+    Ok(())
+}
+
+#[test]
+fn a_full_queue_rejects_with_capacity() -> io::Result<()> {
+    let rt = one_thread_runtime()?;
+    rt.block_on(async {
+        let (release, started, job) = gate();
+        let busy = spawn_blocking(job);
+        started.recv().map_err(io::Error::other)?;
+        let queued = spawn_blocking(|| 1);
+        let refused = spawn_blocking(|| 2).await;
+        assert!(
+            matches!(
+                refused,
+                Err(BlockingError::Rejected {
+                    reason: RejectReason::Capacity { capacity: 1 }
+                })
+            ),
+            "{refused:?}"
+        );
+        release.send(()).map_err(io::Error::other)?;
+        busy.await.map_err(io::Error::other)?;
+        assert_eq!(queued.await, Ok(1));
+        io::Result::Ok(())
+    })
+}
+
+#[test]
+fn quarantined_jobs_run_on_their_own_lane() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let bound = QuarantineBound::FiniteWork {
+        units: 1000,
+        unit: "items",
+    };
+    let sum = rt.block_on(spawn_quarantined(bound, || (0..1000u64).sum::<u64>()));
+    assert_eq!(sum, Ok(499_500));
+    Ok(())
+}
+
+/// Polls `future` to completion on a thread with no runtime.
+fn poll_here<F: Future>(future: F) -> F::Output {
+    struct Unpark(Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        thread::park();
+    }
+}
+
+#[test]
+fn jobs_started_or_awaited_off_the_worker_are_relayed() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let from_foreign = thread::spawn(move || poll_here(handle.spawn_blocking(|| 7)))
+        .join()
+        .map_err(|_| io::Error::other("the foreign thread panicked"))?;
+    assert_eq!(from_foreign, Ok(7));
+    let started_inside = rt.block_on(async { spawn_blocking(|| 9) });
+    let awaited_outside = thread::spawn(move || poll_here(started_inside))
+        .join()
+        .map_err(|_| io::Error::other("the foreign thread panicked"))?;
+    assert_eq!(awaited_outside, Ok(9));
+    assert_eq!(
+        poll_here(spawn_blocking(|| 1)),
+        Err(BlockingError::NotInRuntime)
+    );
+    // Made outside, polled inside: it starts on the runtime that polls it.
+    assert_eq!(rt.block_on(spawn_blocking(|| 2)), Ok(2));
+    let cancelled = spawn_blocking(|| 3);
+    assert_eq!(cancelled.cancel(), BlockingCancel::CancelledBeforeStart);
+    assert_eq!(rt.block_on(cancelled), Err(BlockingError::Cancelled));
+    Ok(())
+}
+
+#[test]
+fn metrics_count_tasks_io_and_blocking_jobs() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    rt.block_on(async {
+        for n in 0..10u64 {
+            assert_eq!(spawn_blocking(move || n).await, Ok(n));
+        }
+        for _ in 0..5 {
+            baton::spawn(baton::time::sleep(Duration::from_millis(1)))
+                .await
+                .map_err(io::Error::other)?;
+        }
+        io::Result::Ok(())
+    })?;
+    let waited = Instant::now();
+    let metrics = loop {
+        let metrics = rt.metrics();
+        if metrics.worker_counters_fresh || waited.elapsed() > Duration::from_secs(10) {
+            break metrics;
+        }
+    };
+    assert!(metrics.worker_counters_fresh, "{metrics:?}");
+    assert!(metrics.tasks.spawned >= 5, "{metrics:?}");
+    assert_eq!(metrics.tasks.live, 0, "{metrics:?}");
+    assert_eq!(metrics.blocking.completed, 10, "{metrics:?}");
+    assert_eq!(metrics.blocking.queued, 0, "{metrics:?}");
+    assert!(metrics.inbox.settled >= 10, "{metrics:?}");
+    assert_eq!(metrics.active_block_ons, 0, "{metrics:?}");
+    Ok(())
+}
