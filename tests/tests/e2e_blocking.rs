@@ -182,7 +182,12 @@ fn jobs_started_or_awaited_off_the_worker_are_relayed() -> io::Result<()> {
         .join()
         .map_err(|_| io::Error::other("the foreign thread panicked"))?;
     assert_eq!(from_foreign, Ok(7));
-    let started_inside = rt.block_on(async { spawn_blocking(|| 9) });
+    // Started on the worker inside `block_on`, handed out unawaited.
+    let mut job = Some(|| 9);
+    let started_inside = rt.block_on(std::future::poll_fn(|_| {
+        Poll::Ready(job.take().map(spawn_blocking))
+    }));
+    let started_inside = started_inside.ok_or_else(|| io::Error::other("polled twice"))?;
     let awaited_outside = thread::spawn(move || poll_here(started_inside))
         .join()
         .map_err(|_| io::Error::other("the foreign thread panicked"))?;
