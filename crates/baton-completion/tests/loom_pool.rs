@@ -1,4 +1,5 @@
-//! Loom models of the blocking pool's submit/shutdown protocol (pool rules 1, 2 and 5).
+//! Loom models of the blocking pool's submit/shutdown protocol (pool rules 1, 2 and 5) and
+//! of its recovery from a refused thread spawn (rule 4).
 #![cfg(loom)]
 
 use baton_cancel::{HookOutcome, Interruptible};
@@ -7,7 +8,7 @@ use baton_completion::{
     IdentityAllocator, InterruptibleThreads, IoExecutor, PreparedOperation, Registrar, RuntimeId,
     ShutdownReport, ThreadSpawner, from_fn,
 };
-use loom::sync::Mutex;
+use loom::sync::{Condvar, Mutex};
 use std::sync::Arc;
 use std::time::Duration;
 use web_time::Instant;
@@ -149,4 +150,145 @@ fn loom_pool_submit_vs_shutdown_never_drained_with_job_queued() {
 #[test]
 fn loom_pool_shutdown_waits_for_accepted_job() {
     loom::model(|| submit_vs_shutdown(false));
+}
+
+/// A sink that lets the model wait for a number of deliveries (a lost delivery deadlocks the
+/// model, which loom reports).
+#[derive(Debug, Default)]
+struct WaitableSink {
+    received: Mutex<usize>,
+    changed: Condvar,
+}
+
+impl CompletionSender for WaitableSink {
+    fn deliver(&self, _completion: ExternalCompletion) -> DeliveryOutcome {
+        *self.received.lock().expect("not poisoned") += 1;
+        self.changed.notify_all();
+        DeliveryOutcome::Delivered
+    }
+}
+
+impl WaitableSink {
+    fn wait_for(&self, count: usize) {
+        let mut received = self.received.lock().expect("not poisoned");
+        while *received < count {
+            received = self.changed.wait(received).expect("not poisoned");
+        }
+    }
+}
+
+/// Refuses the first spawn; later spawns start loom threads when `replacement_ok`, else are
+/// refused too.
+#[derive(Debug)]
+struct FailingSpawner {
+    calls: Mutex<usize>,
+    replacement_ok: bool,
+    inner: LoomSpawner,
+}
+
+impl ThreadSpawner for FailingSpawner {
+    fn spawn(&self, name: String, body: Box<dyn FnOnce() + Send + 'static>) -> std::io::Result<()> {
+        let call = {
+            let mut calls = self.calls.lock().expect("not poisoned");
+            *calls += 1;
+            *calls
+        };
+        if call == 1 || !self.replacement_ok {
+            return Err(std::io::Error::other("refused (injected)"));
+        }
+        self.inner.spawn(name, body)
+    }
+}
+
+/// Two submissions race on a lane of at most one thread whose first spawn is refused; every
+/// accepted one must deliver (waited for before any shutdown), and the counters add up.
+fn refused_spawn_strands_nothing(replacement_ok: bool) {
+    let spawner = Arc::new(FailingSpawner {
+        calls: Mutex::new(0),
+        replacement_ok,
+        inner: LoomSpawner::default(),
+    });
+    let pool = BlockingPool::builder()
+        .queue_capacity(2)
+        .interruptible_threads(InterruptibleThreads::Elastic {
+            max: 1,
+            keep_alive: Duration::from_secs(3600),
+        })
+        .thread_spawner(spawner.clone())
+        .build()
+        .expect("valid pool");
+    let runtime = RuntimeId::allocate().expect("ids available");
+    let sink = Arc::new(WaitableSink::default());
+    let registrar = Registrar::new(IdentityAllocator::new(runtime), sink.clone());
+    let kind = CompletionKind::try_from_raw(1).expect("non-zero");
+    let mut submissions = (0..2_u8).map(|value| {
+        let identity = registrar.issue(kind).expect("ids available");
+        registrar
+            .bind(
+                identity,
+                PreparedOperation::interruptible_blocking(
+                    kind,
+                    from_fn(move || value),
+                    Decoder::identity(),
+                    Interruptible::new("loom", || Ok(HookOutcome::Reaped)),
+                ),
+            )
+            .expect("valid bind")
+            .split()
+            .1
+    });
+    let (first, second) = (
+        submissions.next().expect("two"),
+        submissions.next().expect("two"),
+    );
+    let lease = pool.attach_runtime(runtime).expect("fresh runtime");
+    let other = Arc::clone(&lease);
+    let submitter = loom::thread::spawn(move || match other.submit(first) {
+        Ok(()) => true,
+        Err(rejected) => {
+            let _ = rejected.rollback();
+            false
+        }
+    });
+    let second_accepted = match lease.submit(second) {
+        Ok(()) => true,
+        Err(rejected) => {
+            let _ = rejected.rollback();
+            false
+        }
+    };
+    let first_accepted = submitter.join().expect("submitter does not panic");
+    let accepted = usize::from(first_accepted) + usize::from(second_accepted);
+    assert!(
+        accepted < 2,
+        "the first spawn was refused, so one submission was too"
+    );
+    // Rule 4: no accepted job waits without a thread (a stranded one deadlocks here).
+    sink.wait_for(accepted);
+    let snapshot = pool.snapshot();
+    assert!(snapshot.adds_up(), "{snapshot:?}");
+    assert_eq!(snapshot.accepted as usize, accepted);
+    assert_eq!(snapshot.accepted + snapshot.rejected, 2);
+    let report = pool.shutdown(Instant::now() + Duration::from_secs(3600));
+    assert!(
+        matches!(report, ShutdownReport::Drained { .. }),
+        "{report:?}"
+    );
+    spawner.inner.join_all();
+    assert_eq!(*sink.received.lock().expect("not poisoned"), accepted);
+}
+
+/// Proves pool rule 4 when a replacement thread starts: a job accepted while another
+/// submission's spawn was in flight, and relying on that thread, still runs and delivers
+/// after the spawn is refused.
+#[test]
+fn loom_pool_refused_spawn_gets_a_replacement_thread() {
+    loom::model(|| refused_spawn_strands_nothing(true));
+}
+
+/// Proves pool rule 4 when no thread can start at all: a job that relied on the refused
+/// thread is cancelled (one `Cancelled` delivery, counted) instead of waiting forever.
+#[test]
+fn loom_pool_refused_spawn_without_replacement_cancels_the_stranded_job() {
+    loom::model(|| refused_spawn_strands_nothing(false));
 }
