@@ -431,3 +431,52 @@ fn submission_reports_its_shape() {
     assert_eq!(submission.identity(), half.identity());
     assert!(format!("{submission:?}").contains("Async"));
 }
+
+/// A sink whose `deliver` panics.
+#[derive(Debug)]
+struct PanickingSink;
+
+impl CompletionSender for PanickingSink {
+    fn deliver(&self, _completion: ExternalCompletion) -> DeliveryOutcome {
+        panic!("hostile sink");
+    }
+}
+
+fn bind_to_panicking_sink() -> Submission {
+    let runtime = crate::identity::RuntimeId::allocate().expect("ids");
+    let registrar = crate::registrar::Registrar::new(
+        crate::identity::IdentityAllocator::new(runtime),
+        Arc::new(PanickingSink),
+    );
+    let identity = registrar.issue(kind(1)).expect("ids");
+    let (_half, submission) = registrar
+        .bind(
+            identity,
+            PreparedOperation::interruptible_blocking(
+                kind(1),
+                from_fn(|| 1_u8),
+                Decoder::identity(),
+                interruptible(),
+            ),
+        )
+        .expect("valid bind")
+        .split();
+    submission
+}
+
+#[test]
+fn panicking_sink_is_contained_and_reported_undeliverable() {
+    let report = blocking_dispatch(bind_to_panicking_sink()).run();
+    assert_eq!(report.class, TerminalClass::Completed);
+    assert_eq!(report.delivery, DeliveryOutcome::InboxClosed);
+}
+
+#[test]
+fn panicking_sink_during_an_unwind_does_not_abort() {
+    let dispatch = blocking_dispatch(bind_to_panicking_sink());
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let _dispatch = dispatch;
+        panic!("unwinding with a dispatch in scope");
+    }));
+    assert!(unwound.is_err(), "the first panic propagates, no abort");
+}
