@@ -2,9 +2,9 @@
 //!
 //! Task and blocking-pool counters are read directly (they are atomic). The driver's and the
 //! inbox's counters belong to the worker, which only the thread running it may read, so the
-//! worker adapter publishes them: every [`PUBLISH_EVERY`] turns, whenever a `block_on` gives
-//! the worker back, and on request — [`Runtime::metrics`](crate::Runtime::metrics) asks for a
-//! fresh copy, unparks the worker and waits briefly for it.
+//! worker adapter publishes them: every [`PUBLISH_EVERY`] turns (a `block_on` giving the worker
+//! back counts as one), at shutdown, and on request — [`Runtime::metrics`](crate::Runtime::metrics)
+//! asks for a fresh copy, unparks the worker and waits briefly for the next turn to publish it.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

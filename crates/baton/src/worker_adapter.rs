@@ -142,7 +142,7 @@ impl LoanWorker for WorkerAdapter {
 
     fn leave(&mut self) {
         context::leave();
-        self.handle.shared.metrics.publish(self.worker());
+        self.handle.shared.metrics.publish_if_due(self.worker());
         let guard = self.guards.pop();
         debug_assert!(guard.is_some(), "rule 1: leave pairs with an earlier enter");
         drop(guard);
