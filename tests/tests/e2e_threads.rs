@@ -86,11 +86,12 @@ fn concurrent_block_on_from_four_threads_all_finish() -> io::Result<()> {
         .map(|n| {
             let rt = Arc::clone(&rt);
             thread::spawn(move || {
-                let handle = rt.handle();
+                // All but one of these calls find the worker busy and poll in place: `spawn`
+                // and `spawn_blocking` still reach the runtime.
                 rt.block_on(async move {
                     baton::time::sleep(Duration::from_millis(5)).await;
                     let job = baton::blocking::spawn_blocking(move || n * 10).await;
-                    let task = handle.spawn(async move { n }).await;
+                    let task = baton::spawn(async move { n }).await;
                     job.unwrap_or(0) + task.unwrap_or(0)
                 })
             })
