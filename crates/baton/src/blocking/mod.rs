@@ -26,25 +26,20 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{Context, Poll};
 
-use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
-use baton_completion::{
-    CancelOutcome, CompletionKind, Decoder, PreparedOperation, WaitError, WaitKey, from_fn,
-};
-use baton_uring::{Waits, with_current_waits};
+use baton_cancel::QuarantineBound;
+use baton_completion::WaitKey;
+use baton_uring::with_current_waits;
+
+mod submit;
+mod wait;
+
+use submit::start;
+use wait::{WaitFor, cancel_outcome, flatten_relay, from_wait_error, on_worker};
 
 use crate::context;
 use crate::error::BlockingError;
 use crate::handle::{Handle, lock};
-use crate::task::{CancelReason, JoinError, JoinHandle};
-
-/// The completion kind of an interruptible blocking job.
-const BLOCKING_KIND: u32 = 1;
-/// The completion kind of a quarantined blocking job.
-const QUARANTINED_KIND: u32 = 2;
-
-fn kind(raw: u32) -> CompletionKind {
-    CompletionKind::try_from_raw(raw).expect("the facade's completion kinds are non-zero")
-}
+use crate::task::JoinHandle;
 
 /// Runs `f` on the runtime's blocking pool and returns a handle to await its result.
 ///
@@ -293,196 +288,6 @@ impl<T> Drop for BlockingHandle<T> {
             }
             State::Deferred(_) | State::Failed(_) => {}
             State::Relayed(join) => join.abort(),
-        }
-    }
-}
-
-/// Runs `f` on the wait table when this thread runs `handle`'s worker; `None` elsewhere.
-fn on_worker<R>(handle: &Handle, f: impl FnOnce(&mut Waits<'_>) -> R) -> Option<R> {
-    let runtime = handle.runtime_id();
-    with_current_waits(|waits| (waits.runtime_id() == runtime).then(|| f(waits)))
-        .ok()
-        .flatten()
-}
-
-fn cancel_outcome(outcome: CancelOutcome) -> BlockingCancel {
-    match outcome {
-        CancelOutcome::CancelledQueued { waker } => {
-            // Woken after the table borrow ended (the table never wakes itself).
-            if let Some(waker) = waker {
-                waker.wake();
-            }
-            BlockingCancel::CancelledBeforeStart
-        }
-        CancelOutcome::AlreadyCancelled => BlockingCancel::AlreadyCancelled,
-        CancelOutcome::Interrupted(_)
-        | CancelOutcome::AlreadyInterrupted
-        | CancelOutcome::Quarantined { .. } => BlockingCancel::AlreadyStarted,
-        CancelOutcome::AlreadySettled | CancelOutcome::Unknown => BlockingCancel::AlreadyFinished,
-    }
-}
-
-/// The relay's future: takes over a registered wait and awaits it on the worker. Dropping it
-/// before the result arrived discards the wait (cancelling a job that has not started).
-struct WaitFor<T> {
-    key: WaitKey,
-    done: bool,
-    _result: PhantomData<fn() -> T>,
-}
-
-impl<T> WaitFor<T> {
-    fn new(key: WaitKey) -> WaitFor<T> {
-        WaitFor {
-            key,
-            done: false,
-            _result: PhantomData,
-        }
-    }
-}
-
-impl<T: 'static> Future for WaitFor<T> {
-    type Output = Result<T, BlockingError>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let key = self.key;
-        match with_current_waits(|waits| waits.poll_wait::<T>(key, cx)) {
-            Ok(Poll::Ready(result)) => {
-                self.done = true;
-                Poll::Ready(result.map_err(from_wait_error))
-            }
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(_) => {
-                self.done = true;
-                Poll::Ready(Err(BlockingError::Closed))
-            }
-        }
-    }
-}
-
-impl<T> Drop for WaitFor<T> {
-    fn drop(&mut self) {
-        if !self.done {
-            let key = self.key;
-            let _ = with_current_waits(|waits| waits.discard(key));
-        }
-    }
-}
-
-fn from_wait_error(err: WaitError) -> BlockingError {
-    match err {
-        WaitError::Cancelled => BlockingError::Cancelled,
-        WaitError::WorkerPanic { message } => BlockingError::Panicked { message },
-        WaitError::BoundExceeded { bound } => BlockingError::BoundExceeded { bound },
-        // The wait was discarded by the worker's shutdown.
-        WaitError::UnknownWait { .. } => BlockingError::Closed,
-        other => BlockingError::Panicked {
-            message: other.to_string(),
-        },
-    }
-}
-
-fn flatten_relay<T>(
-    joined: Result<Result<T, BlockingError>, JoinError>,
-) -> Result<T, BlockingError> {
-    match joined {
-        Ok(result) => result,
-        Err(err) => match err.cancel_reason() {
-            Some(CancelReason::Aborted) => Err(BlockingError::Cancelled),
-            Some(_) => Err(BlockingError::Closed),
-            None => Err(BlockingError::Panicked {
-                message: err.to_string(),
-            }),
-        },
-    }
-}
-
-/// The prepared operation of a job: interruptible (a no-op hook: a running closure cannot be
-/// stopped, only a queued one) or quarantined under `bound`.
-fn prepare<F, T>(bound: Option<QuarantineBound>, f: F) -> PreparedOperation
-where
-    F: FnOnce() -> T + Send + 'static,
-    T: Send + 'static,
-{
-    let job = from_fn(f);
-    match bound {
-        None => {
-            let hook = || -> Result<HookOutcome, String> { Ok(HookOutcome::PendingReap) };
-            PreparedOperation::interruptible_blocking(
-                kind(BLOCKING_KIND),
-                job,
-                Decoder::identity(),
-                Interruptible::new("blocking job", hook),
-            )
-        }
-        Some(bound) => PreparedOperation::quarantined_blocking(
-            kind(QUARANTINED_KIND),
-            job,
-            Decoder::identity(),
-            bound,
-        ),
-    }
-}
-
-/// Starts a job: here when this thread runs `handle`'s worker, through a relay task otherwise.
-fn start<F, T>(handle: &Handle, bound: Option<QuarantineBound>, f: F) -> BlockingHandle<T>
-where
-    F: FnOnce() -> T + Send + 'static,
-    T: Send + 'static,
-{
-    if handle.shared.worker.is_closed() {
-        return BlockingHandle::failed(BlockingError::Closed);
-    }
-    if on_worker(handle, |_| ()).is_some() {
-        let state = match submit(handle, prepare(bound, f)) {
-            Ok(key) => State::Waiting {
-                key,
-                handle: handle.clone(),
-            },
-            Err(err) => State::Failed(Some(err)),
-        };
-        return BlockingHandle {
-            state,
-            _result: PhantomData,
-        };
-    }
-    let relay_handle = handle.clone();
-    let relay = handle.spawn(async move {
-        if on_worker(&relay_handle, |_| ()).is_none() {
-            return Err(BlockingError::Closed);
-        }
-        start(&relay_handle, bound, f).await
-    });
-    BlockingHandle {
-        state: State::Relayed(relay),
-        _result: PhantomData,
-    }
-}
-
-/// Steps 1 and 2 of the module docs, on the thread running the worker.
-fn submit(handle: &Handle, prepared: PreparedOperation) -> Result<WaitKey, BlockingError> {
-    let shared = &handle.shared;
-    let identity = shared.registrar.issue(prepared.kind())?;
-    let binding = shared
-        .registrar
-        .bind(identity, prepared)
-        .expect("the identity was issued by this registrar for the prepared operation's kind");
-    let (half, submission) = binding.split();
-    // SAFETY: the facade's runtime half holds an identity decoder of a `Send` value and a hook
-    // closure that captures nothing, and the decoded value is that `Send` value: all of it may
-    // be used and dropped on any thread, as `register_migratable` requires.
-    let registered = with_current_waits(|waits| unsafe { waits.register_migratable(half) });
-    let key = match registered {
-        Ok(Ok(key)) => key,
-        // The submission was never armed: dropping it delivers nothing.
-        Ok(Err(_)) | Err(_) => return Err(BlockingError::Closed),
-    };
-    match shared.lease.submit(submission) {
-        Ok(()) => Ok(key),
-        Err(rejected) => {
-            let _ = with_current_waits(|waits| waits.discard(key));
-            let reason = rejected.reason.clone();
-            let _ = rejected.rollback();
-            Err(BlockingError::Rejected { reason })
         }
     }
 }

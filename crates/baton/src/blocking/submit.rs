@@ -1,0 +1,118 @@
+//! The submitting side of a blocking job (steps 1 and 2 of the module docs): a prepared
+//! operation bound to an identity, its runtime half in the worker's wait table, its submission
+//! on the executor lease.
+
+use std::marker::PhantomData;
+
+use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
+use baton_completion::{CompletionKind, Decoder, PreparedOperation, WaitKey, from_fn};
+use baton_uring::with_current_waits;
+
+use super::wait::on_worker;
+use super::{BlockingHandle, State};
+use crate::error::BlockingError;
+use crate::handle::Handle;
+
+/// The completion kind of an interruptible blocking job.
+const BLOCKING_KIND: u32 = 1;
+/// The completion kind of a quarantined blocking job.
+const QUARANTINED_KIND: u32 = 2;
+
+fn kind(raw: u32) -> CompletionKind {
+    CompletionKind::try_from_raw(raw).expect("the facade's completion kinds are non-zero")
+}
+
+/// The prepared operation of a job: interruptible (a no-op hook: a running closure cannot be
+/// stopped, only a queued one) or quarantined under `bound`.
+fn prepare<F, T>(bound: Option<QuarantineBound>, f: F) -> PreparedOperation
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let job = from_fn(f);
+    match bound {
+        None => {
+            let hook = || -> Result<HookOutcome, String> { Ok(HookOutcome::PendingReap) };
+            PreparedOperation::interruptible_blocking(
+                kind(BLOCKING_KIND),
+                job,
+                Decoder::identity(),
+                Interruptible::new("blocking job", hook),
+            )
+        }
+        Some(bound) => PreparedOperation::quarantined_blocking(
+            kind(QUARANTINED_KIND),
+            job,
+            Decoder::identity(),
+            bound,
+        ),
+    }
+}
+
+/// Starts a job: here when this thread runs `handle`'s worker, through a relay task otherwise.
+pub(super) fn start<F, T>(
+    handle: &Handle,
+    bound: Option<QuarantineBound>,
+    f: F,
+) -> BlockingHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    if handle.shared.worker.is_closed() {
+        return BlockingHandle::failed(BlockingError::Closed);
+    }
+    if on_worker(handle, |_| ()).is_some() {
+        let state = match submit(handle, prepare(bound, f)) {
+            Ok(key) => State::Waiting {
+                key,
+                handle: handle.clone(),
+            },
+            Err(err) => State::Failed(Some(err)),
+        };
+        return BlockingHandle {
+            state,
+            _result: PhantomData,
+        };
+    }
+    let relay_handle = handle.clone();
+    let relay = handle.spawn(async move {
+        if on_worker(&relay_handle, |_| ()).is_none() {
+            return Err(BlockingError::Closed);
+        }
+        start(&relay_handle, bound, f).await
+    });
+    BlockingHandle {
+        state: State::Relayed(relay),
+        _result: PhantomData,
+    }
+}
+
+/// Steps 1 and 2 of the module docs, on the thread running the worker.
+fn submit(handle: &Handle, prepared: PreparedOperation) -> Result<WaitKey, BlockingError> {
+    let shared = &handle.shared;
+    let identity = shared.registrar.issue(prepared.kind())?;
+    let binding = shared
+        .registrar
+        .bind(identity, prepared)
+        .expect("the identity was issued by this registrar for the prepared operation's kind");
+    let (half, submission) = binding.split();
+    // SAFETY: the facade's runtime half holds an identity decoder of a `Send` value and a hook
+    // closure that captures nothing, and the decoded value is that `Send` value: all of it may
+    // be used and dropped on any thread, as `register_migratable` requires.
+    let registered = with_current_waits(|waits| unsafe { waits.register_migratable(half) });
+    let key = match registered {
+        Ok(Ok(key)) => key,
+        // The submission was never armed: dropping it delivers nothing.
+        Ok(Err(_)) | Err(_) => return Err(BlockingError::Closed),
+    };
+    match shared.lease.submit(submission) {
+        Ok(()) => Ok(key),
+        Err(rejected) => {
+            let _ = with_current_waits(|waits| waits.discard(key));
+            let reason = rejected.reason.clone();
+            let _ = rejected.rollback();
+            Err(BlockingError::Rejected { reason })
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! The waiting side of a blocking job: reaching the worker's wait table from a handle, and the
+//! relay task that takes a wait over when its handle is not on the worker.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use baton_completion::{CancelOutcome, WaitError, WaitKey};
+use baton_uring::{Waits, with_current_waits};
+
+use super::BlockingCancel;
+use crate::error::BlockingError;
+use crate::handle::Handle;
+use crate::task::{CancelReason, JoinError};
+
+/// Runs `f` on the wait table when this thread runs `handle`'s worker; `None` elsewhere.
+pub(super) fn on_worker<R>(handle: &Handle, f: impl FnOnce(&mut Waits<'_>) -> R) -> Option<R> {
+    let runtime = handle.runtime_id();
+    with_current_waits(|waits| (waits.runtime_id() == runtime).then(|| f(waits)))
+        .ok()
+        .flatten()
+}
+
+pub(super) fn cancel_outcome(outcome: CancelOutcome) -> BlockingCancel {
+    match outcome {
+        CancelOutcome::CancelledQueued { waker } => {
+            // Woken after the table borrow ended (the table never wakes itself).
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            BlockingCancel::CancelledBeforeStart
+        }
+        CancelOutcome::AlreadyCancelled => BlockingCancel::AlreadyCancelled,
+        CancelOutcome::Interrupted(_)
+        | CancelOutcome::AlreadyInterrupted
+        | CancelOutcome::Quarantined { .. } => BlockingCancel::AlreadyStarted,
+        CancelOutcome::AlreadySettled | CancelOutcome::Unknown => BlockingCancel::AlreadyFinished,
+    }
+}
+
+/// The relay's future: takes over a registered wait and awaits it on the worker. Dropping it
+/// before the result arrived discards the wait (cancelling a job that has not started).
+pub(super) struct WaitFor<T> {
+    key: WaitKey,
+    done: bool,
+    _result: PhantomData<fn() -> T>,
+}
+
+impl<T> WaitFor<T> {
+    pub(super) fn new(key: WaitKey) -> WaitFor<T> {
+        WaitFor {
+            key,
+            done: false,
+            _result: PhantomData,
+        }
+    }
+}
+
+impl<T: 'static> Future for WaitFor<T> {
+    type Output = Result<T, BlockingError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let key = self.key;
+        match with_current_waits(|waits| waits.poll_wait::<T>(key, cx)) {
+            Ok(Poll::Ready(result)) => {
+                self.done = true;
+                Poll::Ready(result.map_err(from_wait_error))
+            }
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => {
+                self.done = true;
+                Poll::Ready(Err(BlockingError::Closed))
+            }
+        }
+    }
+}
+
+impl<T> Drop for WaitFor<T> {
+    fn drop(&mut self) {
+        if !self.done {
+            let key = self.key;
+            let _ = with_current_waits(|waits| waits.discard(key));
+        }
+    }
+}
+
+pub(super) fn from_wait_error(err: WaitError) -> BlockingError {
+    match err {
+        WaitError::Cancelled => BlockingError::Cancelled,
+        WaitError::WorkerPanic { message } => BlockingError::Panicked { message },
+        WaitError::BoundExceeded { bound } => BlockingError::BoundExceeded { bound },
+        // The wait was discarded by the worker's shutdown.
+        WaitError::UnknownWait { .. } => BlockingError::Closed,
+        other => BlockingError::Panicked {
+            message: other.to_string(),
+        },
+    }
+}
+
+pub(super) fn flatten_relay<T>(
+    joined: Result<Result<T, BlockingError>, JoinError>,
+) -> Result<T, BlockingError> {
+    match joined {
+        Ok(result) => result,
+        Err(err) => match err.cancel_reason() {
+            Some(CancelReason::Aborted) => Err(BlockingError::Cancelled),
+            Some(_) => Err(BlockingError::Closed),
+            None => Err(BlockingError::Panicked {
+                message: err.to_string(),
+            }),
+        },
+    }
+}
