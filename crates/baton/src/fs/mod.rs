@@ -1,5 +1,5 @@
 //! Files on the ring: [`File`], [`OpenOptions`], and the whole-file helpers [`read`],
-//! [`write`] and [`remove_file`].
+//! [`write()`] and [`remove_file`].
 //!
 //! Opens, reads, writes, syncs and closes are io_uring requests on the runtime's worker
 //! (`baton-uring`); `remove_file` has no ring request in the driver and runs on the blocking
