@@ -139,3 +139,36 @@ fn dropping_a_runtime_with_live_tasks_cancels_them() -> io::Result<()> {
     assert!(sleeper.is_finished());
     Ok(())
 }
+
+#[test]
+fn a_long_blocking_job_does_not_cost_the_writes_in_flight() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let (started_tx, started) = std::sync::mpsc::channel::<()>();
+    let (release, wait) = std::sync::mpsc::channel::<()>();
+    let job = rt.spawn_blocking(move || {
+        let _ = started_tx.send(());
+        let _ = wait.recv_timeout(Duration::from_secs(60));
+    });
+    started
+        .recv_timeout(Duration::from_secs(30))
+        .map_err(io::Error::other)?;
+    let path = temp_path("long-job");
+    let file = Arc::new(rt.block_on(File::create(&path))?);
+    rt.block_on(async {
+        for i in 0..64 {
+            poll_once_then_drop(file.write_at(chunk(i), (i * CHUNK) as u64)).await;
+        }
+    });
+    let report = rt.shutdown_timeout(Duration::from_secs(2));
+    let _ = release.send(());
+    drop(job);
+    assert!(report.io_drained, "{report:?}");
+    assert_eq!(report.blocking_drained, Some(false), "{report:?}");
+    assert_eq!(report.blocking_still_running(), 1, "{report:?}");
+    drop(file);
+    let data = std::fs::read(&path)?;
+    std::fs::remove_file(&path)?;
+    assert_eq!(data.len(), 64 * CHUNK);
+    assert!((0..64).all(|i| data[i * CHUNK..(i + 1) * CHUNK] == chunk(i)[..]));
+    Ok(())
+}

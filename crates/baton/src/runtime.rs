@@ -161,11 +161,13 @@ impl Runtime {
 
     /// Shuts the runtime down, waiting at most `timeout`:
     ///
-    /// 1. the blocking executor stops accepting jobs, cancels the queued ones and waits for the
-    ///    running ones (a shared executor is only detached from);
+    /// 1. the blocking executor stops accepting jobs and cancels the queued ones (a shared
+    ///    executor is only detached from);
     /// 2. the worker's inbox closes, every task is cancelled (its future dropped), and
     ///    in-flight I/O is cancelled — except writes and syncs, which are finished;
-    /// 3. the worker waits for the kernel's last completions until the deadline.
+    /// 3. the worker waits for the kernel's last completions until the deadline;
+    /// 4. running blocking jobs get what is left of the deadline (a job still running then
+    ///    finishes on its own; its result is dropped).
     ///
     /// Handles used afterwards get clear errors: spawned tasks resolve cancelled, I/O fails
     /// with [`Error::Closed`](crate::Error::Closed), blocking jobs with
@@ -187,13 +189,14 @@ impl Drop for Runtime {
 fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     let shared = &handle.shared;
     let deadline = Instant::now() + timeout;
-    // Step 1: blocking jobs first, while the worker still settles their completions.
-    let blocking = if shared.owns_executor {
-        Some(shared.executor.shutdown(deadline))
+    // Step 1: the executor refuses new jobs and cancels the queued ones at once; their
+    // `Cancelled` completions reach the still-open inbox. Running jobs are waited for in step 4,
+    // so a long job cannot eat the time the kernel needs to finish writes.
+    if shared.owns_executor {
+        let _now = shared.executor.shutdown(Instant::now());
     } else {
         shared.lease.detach();
-        None
-    };
+    }
     // Steps 2 and 3 run where the worker is dropped (the worker adapter's `Drop`).
     *lock(&shared.shutdown_deadline) = Some(deadline);
     let _first = shared.begin_shutdown();
@@ -202,6 +205,10 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
         WorkerDisposal::DroppedOnReturn => None,
         _ => lock(&shared.worker_report).take(),
     };
+    // Step 4: running blocking jobs get what is left of the deadline.
+    let blocking = shared
+        .owns_executor
+        .then(|| shared.executor.shutdown(deadline));
     ShutdownReport {
         tasks_cancelled: worker.map_or(0, |w| w.tasks.cancelled),
         tasks_leaked: worker.map_or(0, |w| w.tasks.leaked),
