@@ -18,14 +18,14 @@ use crate::{
 
 const HANG_GUARD: Duration = Duration::from_secs(30);
 
-fn runtime() -> (Arc<Loan>, TestHandle) {
+pub(crate) fn runtime() -> (Arc<Loan>, TestHandle) {
     let (worker, unpark, handle) = test_worker();
     let loan = Loan::new(worker, unpark).expect("the test machine can start a thread");
     (Arc::new(loan), handle)
 }
 
 /// Runs `f` on its own thread and fails the test if it does not finish within the hang guard.
-fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+pub(crate) fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
         let _sent = tx.send(f());
@@ -35,7 +35,7 @@ fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
 }
 
 /// Waits (from outside the runtime) until `join` yields its output.
-fn wait_join<T>(join: &TestJoin<T>) -> T {
+pub(crate) fn wait_join<T>(join: &TestJoin<T>) -> T {
     let started = Instant::now();
     loop {
         if let Some(value) = join.try_take() {
@@ -55,7 +55,7 @@ fn wait_until(mut cond: impl FnMut() -> bool) {
 }
 
 #[derive(Debug, PartialEq)]
-struct Payload(u32);
+pub(crate) struct Payload(pub(crate) u32);
 
 #[test]
 fn spawned_during_block_on_runs_on_caller_thread() {

@@ -7,6 +7,7 @@
 //! and puts it back before the outer poll resumes.
 
 use std::cell::RefCell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::slot::{GiveBack, Slot};
 use crate::sync::thread_local;
@@ -149,45 +150,56 @@ pub(crate) enum Origin {
 }
 
 /// A borrowed worker with its context entered. Invariant: the worker is either in `worker` or in
-/// this frame's stack entry (while the root runs); `Drop` leaves the context and returns it to
-/// its origin on every path, unwinding included (STYLE 7).
+/// this frame's stack entry (while the root runs); `Drop` leaves the context (if `enter`
+/// returned) and returns the worker to its origin on every path, unwinding included, even when
+/// the worker's own `enter` or `leave` panics (STYLE 7, rule 13).
 #[derive(Debug)]
 pub(crate) struct Frame<'a> {
     slot: &'a Slot,
     origin: Origin,
     index: usize,
     worker: Option<Box<dyn LoanWorker>>,
+    /// Whether `enter` returned, so `Drop` owes the matching `leave`.
+    entered: bool,
 }
 
 impl<'a> Frame<'a> {
-    /// Pushes an entry for `key` and enters the worker's context.
+    /// Pushes an entry for `key` and enters the worker's context. The frame owns the worker
+    /// before `enter` runs, so a panicking `enter` still pops the entry and returns the worker.
     pub(crate) fn new(
         slot: &'a Slot,
         key: RuntimeKey,
         origin: Origin,
-        mut worker: Box<dyn LoanWorker>,
+        worker: Box<dyn LoanWorker>,
     ) -> Self {
         let index = push(key, ThreadRole::Root);
-        worker.enter();
-        Self {
+        let mut frame = Self {
             slot,
             origin,
             index,
             worker: Some(worker),
-        }
+            entered: false,
+        };
+        frame.worker().enter();
+        frame.entered = true;
+        frame
+    }
+
+    /// The worker, for a call that is neither a dispatch turn nor a root poll.
+    pub(crate) fn worker(&mut self) -> &mut dyn LoanWorker {
+        self.worker
+            .as_deref_mut()
+            .expect("the worker is back in its frame between root polls")
     }
 
     /// Runs `f` on the worker while the entry says "task poll" (rule 11: a `block_on` from a
-    /// task falls back).
+    /// task falls back). The entry says "root" again afterwards, even if `f` unwinds.
     pub(crate) fn dispatch<R>(&mut self, f: impl FnOnce(&mut dyn LoanWorker) -> R) -> R {
-        let worker = self
-            .worker
-            .as_deref_mut()
-            .expect("the worker is back in its frame between root polls");
-        with_entry(self.index, |entry| entry.role = ThreadRole::TaskPoll);
-        let out = f(worker);
-        with_entry(self.index, |entry| entry.role = ThreadRole::Root);
-        out
+        let index = self.index;
+        let worker = self.worker();
+        with_entry(index, |entry| entry.role = ThreadRole::TaskPoll);
+        let _restore = RootRoleOnDrop { index };
+        f(worker)
     }
 
     /// Runs `f` (a root poll or drop) with the worker parked in the entry, so a nested
@@ -199,6 +211,17 @@ impl<'a> Frame<'a> {
         let out = f();
         drop(parked);
         out
+    }
+}
+
+/// Marks the entry at `index` as a root again when a dispatch turn ends, returns or unwinds.
+struct RootRoleOnDrop {
+    index: usize,
+}
+
+impl Drop for RootRoleOnDrop {
+    fn drop(&mut self) {
+        with_entry(self.index, |entry| entry.role = ThreadRole::Root);
     }
 }
 
@@ -220,15 +243,43 @@ impl Drop for ParkedInEntry<'_, '_> {
 
 impl Drop for Frame<'_> {
     fn drop(&mut self) {
-        let mut worker = self
+        let worker = self
             .worker
             .take()
             .or_else(|| with_entry(self.index, |entry| entry.worker.take()));
-        if let Some(worker) = worker.as_deref_mut() {
-            worker.leave();
+        // Pops the entry and returns the worker when it drops, also if `leave` unwinds.
+        let mut home = Homecoming {
+            slot: self.slot,
+            origin: self.origin,
+            index: self.index,
+            worker,
+        };
+        if let (true, Some(worker)) = (self.entered, home.worker.as_deref_mut()) {
+            if std::thread::panicking() {
+                // A second panic escaping a drop during unwinding would abort the process: the
+                // first payload is already on its way, so this one is contained and discarded.
+                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| worker.leave())) {
+                    std::mem::forget(payload);
+                }
+            } else {
+                worker.leave();
+            }
         }
+    }
+}
+
+/// Pops a frame's entry and returns its worker to its origin, on every path.
+struct Homecoming<'a> {
+    slot: &'a Slot,
+    origin: Origin,
+    index: usize,
+    worker: Option<Box<dyn LoanWorker>>,
+}
+
+impl Drop for Homecoming<'_> {
+    fn drop(&mut self) {
         pop(self.index);
-        let Some(worker) = worker else {
+        let Some(worker) = self.worker.take() else {
             return;
         };
         match self.origin {

@@ -49,14 +49,19 @@
 //!     worker available for nesting; then at most `drain_turns` turns run while work is
 //!     runnable, never waiting on timers or I/O.
 //! 13. A panic in the root's poll or destructor is caught, the worker is returned, and the
-//!     original payload is re-raised (the poll's wins).
+//!     original payload is re-raised (the poll's wins). A panicking dispatch turn is caught too:
+//!     the root is still dropped in place in its context, then the turn's payload is re-raised.
+//!     A worker whose `enter` or `leave` panics is still returned and its entry popped.
 //! 14. The root waker sets its flag, then (if the flag was clear) unparks the worker and
 //!     signals the thread; `block_on` clears the flag right before polling, so no wake is lost.
+//! 15. The root is a task for accounting: [`LoanWorker::root_started`] runs before its first
+//!     poll and [`LoanWorker::root_finished`] after it was dropped, on every exit path.
 //!
 //! # How it is tested
 //!
 //! Unit tests drive a small test worker (a run queue with wakers, thread-bound local tasks, a
-//! park/unpark) through every behaviour of SPEC §5; loom models (`loom_*`, under `cfg(loom)`)
+//! park/unpark, and fault injection: panicking `enter`/`leave`/turns, re-entrant destructors)
+//! through every behaviour of SPEC §5; loom models (`loom_*`, under `cfg(loom)`)
 //! check the shipped slot protocol with a background thread, two requesters and shutdown, and the
 //! root waker's wake against park. `examples/loan_bench.rs` measures `block_on` round trips.
 
@@ -78,6 +83,9 @@ mod test_worker;
 
 #[cfg(all(test, not(loom)))]
 mod behaviour_tests;
+
+#[cfg(all(test, not(loom)))]
+mod fault_tests;
 
 #[cfg(all(test, not(loom)))]
 mod nesting_props;

@@ -7,7 +7,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
+use web_time::Instant;
 
 use crate::background;
 use crate::error::LoanError;
@@ -177,8 +177,9 @@ impl Loan {
     /// The future needs neither `Send` nor `'static`. When the worker can be borrowed (rules
     /// 2–6, 11) it is polled in place, interleaved with worker turns (rule 10), dropped in place,
     /// and followed by a bounded drain (rule 12); otherwise it is polled directly with a waker
-    /// that parks this thread. A panic of the future's poll or destructor is re-raised here with
-    /// its original payload after the worker was returned (rule 13).
+    /// that parks this thread. A panic of the future's poll or destructor, or of a worker turn
+    /// run for it, is re-raised here with its original payload after the future was dropped and
+    /// the worker was returned (rule 13).
     ///
     /// A `block_on` inside a task poll of this runtime, or on its background thread, falls back:
     /// it never deadlocks on the slot, but a future that waits for *this* runtime's tasks cannot
@@ -220,7 +221,7 @@ impl Loan {
         }
     }
 
-    /// Drives `future` with the borrowed worker (rules 10, 12, 13).
+    /// Drives `future` with the borrowed worker (rules 10, 12, 13, 15).
     fn drive<F: Future>(
         &self,
         origin: Origin,
@@ -230,43 +231,62 @@ impl Loan {
         let wake = Arc::new(RootWake::new(Arc::clone(&self.unpark)));
         let waker = Waker::from(Arc::clone(&wake));
         let mut cx = Context::from_waker(&waker);
+        // Rule 13: a panicking `enter` unwinds from here; the frame still returns the worker.
         let mut frame = Frame::new(&self.slot, self.key(), origin, worker);
+        // Rule 15: the root counts as a task of the worker until it is dropped.
+        frame.worker().root_started();
         let mut root = pin!(Some(future));
-        let outcome: Result<F::Output, Box<dyn Any + Send>> = loop {
-            if wake.take() {
-                // Rule 10: poll the root in place, its worker parked for nested frames.
-                let polled = frame.with_root(|| {
-                    panic::catch_unwind(AssertUnwindSafe(|| {
-                        root.as_mut()
-                            .as_pin_mut()
-                            .expect("the root is present until it completes")
-                            .poll(&mut cx)
-                    }))
-                });
-                match polled {
-                    Ok(Poll::Ready(output)) => break Ok(output),
-                    Ok(Poll::Pending) => {}
-                    Err(payload) => break Err(payload),
-                }
-                // Rule 10: a self-waking root cannot starve spawned work.
-                let _turn: TurnOutcome = frame.dispatch(|worker| worker.turn());
-            } else {
-                let ran = frame.dispatch(|worker| worker.run_until(&mut || wake.is_woken(), None));
-                if ran == RunOutcome::ShuttingDown {
-                    // The worker runs nothing more: wait for the root's own wake.
-                    wake.wait();
+        // Rule 13: a worker turn may panic too (a wake or drop that fails the runner). That
+        // unwind is caught here, so the root is still dropped in place with its context below
+        // (never during unwinding, where its panicking destructor would abort the process).
+        let ended = panic::catch_unwind(AssertUnwindSafe(|| {
+            loop {
+                if wake.take() {
+                    // Rule 10: poll the root in place, its worker parked for nested frames.
+                    let polled = frame.with_root(|| {
+                        panic::catch_unwind(AssertUnwindSafe(|| {
+                            root.as_mut()
+                                .as_pin_mut()
+                                .expect("the root is present until it completes")
+                                .poll(&mut cx)
+                        }))
+                    });
+                    match polled {
+                        Ok(Poll::Ready(output)) => break Ok(output),
+                        Ok(Poll::Pending) => {}
+                        Err(payload) => break Err(payload),
+                    }
+                    // Rule 10: a self-waking root cannot starve spawned work.
+                    let _turn: TurnOutcome = frame.dispatch(|worker| worker.turn());
+                } else {
+                    let ran =
+                        frame.dispatch(|worker| worker.run_until(&mut || wake.is_woken(), None));
+                    if ran == RunOutcome::ShuttingDown {
+                        // The worker runs nothing more: wait for the root's own wake.
+                        wake.wait();
+                    }
                 }
             }
-        };
+        }));
+        // A turn's payload and a poll's payload both end the root; they cannot both occur.
+        let outcome: Result<F::Output, Box<dyn Any + Send>> = ended.unwrap_or_else(Err);
         // Rule 12: drop the root in place, context installed, worker available for nesting.
         let dropped = frame.with_root(|| panic::catch_unwind(AssertUnwindSafe(|| root.set(None))));
+        frame.worker().root_finished();
         if outcome.is_ok() && dropped.is_ok() {
             self.drain(&mut frame);
         }
         drop(frame);
-        // Rule 13: the poll's payload wins over the destructor's.
+        // Rule 13: the poll's (or turn's) payload wins over the destructor's.
         match (outcome, dropped) {
-            (Err(payload), _) | (Ok(_), Err(payload)) => panic::resume_unwind(payload),
+            (Err(payload), dropped) => {
+                // The losing payload's own destructor may panic: leak it.
+                if let Err(lost) = dropped {
+                    std::mem::forget(lost);
+                }
+                panic::resume_unwind(payload)
+            }
+            (Ok(_), Err(payload)) => panic::resume_unwind(payload),
             (Ok(output), Ok(())) => output,
         }
     }
@@ -298,7 +318,10 @@ impl Loan {
         let background = if self.thread_role() == ThreadRole::Background {
             BackgroundExit::NotJoined
         } else {
-            match sync::lock(&self.background).take() {
+            // Bound first: a guard in the scrutinee would hold the lock across `join`, and a
+            // worker destructor re-entering shutdown from another thread would deadlock on it.
+            let handle = sync::lock(&self.background).take();
+            match handle {
                 Some(handle) => match handle.join() {
                     Ok(()) => BackgroundExit::Joined,
                     Err(_) => BackgroundExit::Panicked,

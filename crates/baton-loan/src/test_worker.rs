@@ -30,7 +30,27 @@ struct Shared {
     pretend_local: AtomicBool,
     drops: AtomicUsize,
     turns: AtomicUsize,
+    /// Fault injection: the next `enter` / `leave` panics (once each).
+    panic_on_enter: AtomicBool,
+    panic_on_leave: AtomicBool,
+    /// Runs once when the worker is dropped (a worker-owned callback, rule 8).
+    on_drop: Mutex<Option<DropHook>>,
+    roots_started: AtomicUsize,
+    roots_finished: AtomicUsize,
 }
+
+/// A callback the worker owns and runs from its destructor.
+struct DropHook(Box<dyn FnOnce() + Send>);
+
+impl std::fmt::Debug for DropHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DropHook").finish_non_exhaustive()
+    }
+}
+
+/// The payload of an injected `enter` / `leave` panic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ContextFault(pub(crate) &'static str);
 
 impl Shared {
     fn unpark(&self) {
@@ -163,6 +183,11 @@ pub(crate) fn test_worker() -> (Box<dyn LoanWorker>, Arc<dyn Unpark>, TestHandle
         pretend_local: AtomicBool::new(false),
         drops: AtomicUsize::new(0),
         turns: AtomicUsize::new(0),
+        panic_on_enter: AtomicBool::new(false),
+        panic_on_leave: AtomicBool::new(false),
+        on_drop: Mutex::new(None),
+        roots_started: AtomicUsize::new(0),
+        roots_finished: AtomicUsize::new(0),
     });
     (
         Box::new(TestWorker {
@@ -231,6 +256,33 @@ impl TestHandle {
     pub(crate) fn begin_shutdown(&self) {
         self.shared.shutting_down.store(true, Ordering::Release);
         self.shared.unpark();
+    }
+
+    /// Makes the worker's next `enter` panic with [`ContextFault`]`("enter")`.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn panic_on_next_enter(&self) {
+        self.shared.panic_on_enter.store(true, Ordering::Release);
+    }
+
+    /// Makes the worker's next `leave` panic with [`ContextFault`]`("leave")`, after it left.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn panic_on_next_leave(&self) {
+        self.shared.panic_on_leave.store(true, Ordering::Release);
+    }
+
+    /// Gives the worker a callback that runs from its destructor.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn on_drop(&self, hook: impl FnOnce() + Send + 'static) {
+        *sync::lock(&self.shared.on_drop) = Some(DropHook(Box::new(hook)));
+    }
+
+    /// How many roots the driver announced as started and as finished on this worker.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn roots(&self) -> (usize, usize) {
+        (
+            self.shared.roots_started.load(Ordering::Acquire),
+            self.shared.roots_finished.load(Ordering::Acquire),
+        )
     }
 
     /// Makes `holds_local_tasks` report true on every thread (loom refusal models).
@@ -340,12 +392,26 @@ impl LoanWorker for TestWorker {
     }
 
     fn enter(&mut self) {
+        if self.shared.panic_on_enter.swap(false, Ordering::AcqRel) {
+            std::panic::panic_any(ContextFault("enter"));
+        }
         CONTEXT.with(|stack| stack.borrow_mut().push(self.shared.key()));
     }
 
     fn leave(&mut self) {
         let left = CONTEXT.with(|stack| stack.borrow_mut().pop());
         assert_eq!(left, Some(self.shared.key()), "enter/leave pairs nest");
+        if self.shared.panic_on_leave.swap(false, Ordering::AcqRel) {
+            std::panic::panic_any(ContextFault("leave"));
+        }
+    }
+
+    fn root_started(&mut self) {
+        self.shared.roots_started.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn root_finished(&mut self) {
+        self.shared.roots_finished.fetch_add(1, Ordering::AcqRel);
     }
 
     fn is_shutting_down(&self) -> bool {
@@ -358,6 +424,10 @@ impl Drop for TestWorker {
         self.shared.drops.fetch_add(1, Ordering::AcqRel);
         let queued = std::mem::take(&mut *sync::lock(&self.shared.queue));
         drop(queued);
+        let hook = sync::lock(&self.shared.on_drop).take();
+        if let Some(DropHook(hook)) = hook {
+            hook();
+        }
     }
 }
 

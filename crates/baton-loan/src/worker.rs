@@ -7,7 +7,7 @@
 //! `&mut self` and only requires `Send`.
 
 use std::fmt;
-use std::time::Instant;
+use web_time::Instant;
 
 /// What one non-blocking dispatch turn did.
 #[must_use = "a turn reports whether it made progress"]
@@ -74,6 +74,17 @@ pub trait LoanWorker: Send {
 
     /// Whether the worker is shutting down.
     fn is_shutting_down(&self) -> bool;
+
+    /// A `block_on` root starts being driven on this worker (rule 15): from now until the
+    /// matching [`root_finished`](Self::root_finished) the runtime is not quiescent. Called on
+    /// the borrowing thread with the context entered, once per root (nested roots nest).
+    /// The default does nothing.
+    fn root_started(&mut self) {}
+
+    /// The root announced by the matching [`root_started`](Self::root_started) was dropped
+    /// (completed, panicked, or abandoned by an unwinding turn). Called on every exit path,
+    /// before the context is left. The default does nothing.
+    fn root_finished(&mut self) {}
 }
 
 impl fmt::Debug for dyn LoanWorker {
