@@ -92,6 +92,9 @@ pub(crate) fn with_core<R>(inner: &Inner, f: impl FnOnce(&mut Core) -> R) -> R {
             .try_borrow_mut()
             .expect("driver state is never borrowed while user code runs");
         let result = f(&mut core);
+        if core.deferred.is_empty() {
+            return result;
+        }
         (result, std::mem::take(&mut core.deferred))
     };
     if let Some(payload) = release(deferred)
@@ -103,7 +106,12 @@ pub(crate) fn with_core<R>(inner: &Inner, f: impl FnOnce(&mut Core) -> R) -> R {
 }
 
 /// Wakes and drops deferred values, catching panics; returns the first payload.
-pub(crate) fn release(deferred: Deferred) -> Option<Box<dyn Any + Send>> {
+pub(crate) fn release(mut deferred: Deferred) -> Option<Box<dyn Any + Send>> {
+    release_in_place(&mut deferred)
+}
+
+/// Like [`release`], but drains `deferred` in place so its buffers keep their capacity.
+pub(crate) fn release_in_place(deferred: &mut Deferred) -> Option<Box<dyn Any + Send>> {
     if deferred.is_empty() {
         return None;
     }
@@ -113,21 +121,21 @@ pub(crate) fn release(deferred: Deferred) -> Option<Box<dyn Any + Send>> {
             first.get_or_insert(payload);
         }
     };
-    let Deferred {
-        wake,
-        drop_wakers,
-        drop_cells,
-        drop_data,
-    } = deferred;
-    for waker in wake {
+    for waker in deferred.wake.drain(..) {
         record(catch_unwind(AssertUnwindSafe(|| waker.wake())));
     }
-    for waker in drop_wakers {
-        record(catch_unwind(AssertUnwindSafe(|| drop(waker))));
+    if !deferred.drop_wakers.is_empty() {
+        for waker in deferred.drop_wakers.drain(..) {
+            record(catch_unwind(AssertUnwindSafe(|| drop(waker))));
+        }
     }
-    for cell in drop_cells {
-        record(catch_unwind(AssertUnwindSafe(|| drop(cell))));
+    if !deferred.drop_cells.is_empty() {
+        for cell in deferred.drop_cells.drain(..) {
+            record(catch_unwind(AssertUnwindSafe(|| drop(cell))));
+        }
     }
-    drop(drop_data);
+    if !deferred.drop_data.is_empty() {
+        deferred.drop_data.clear();
+    }
     first
 }

@@ -194,12 +194,15 @@ pub(crate) struct Core {
     cancel_queue: VecDeque<RequestKey>,
     timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
     durability: Durability,
-    pub(crate) backend: Box<dyn Backend>,
+    backend: Box<dyn Backend>,
     max_in_flight: usize,
     pub(crate) counts: Counts,
     pub(crate) closed: bool,
     wake: WakeRead,
     cqes: Vec<Cqe>,
+    /// Bitmap of supported opcodes, probed once.
+    supported: [u64; 4],
+    unsubmitted: usize,
     pub(crate) deferred: Deferred,
 }
 
@@ -219,7 +222,14 @@ impl Core {
         max_in_flight: usize,
         wake_fd: Option<i32>,
     ) -> Core {
+        let mut supported = [0u64; 4];
+        for code in 0..=u8::MAX {
+            if backend.supports(code) {
+                supported[usize::from(code) / 64] |= 1 << (code % 64);
+            }
+        }
         Core {
+            supported,
             slab: Slab::new(),
             generations: Vec::new(),
             submit_queue: VecDeque::new(),
@@ -236,6 +246,7 @@ impl Core {
                 armed: false,
             },
             cqes: Vec::new(),
+            unsubmitted: 0,
             deferred: Deferred::default(),
         }
     }
@@ -274,14 +285,14 @@ impl Core {
             ));
         }
         if let Some((code, name)) = data.opcode()
-            && !self.backend.supports(code)
+            && self.supported[usize::from(code) / 64] & (1 << (code % 64)) == 0
         {
             let error = Error::Unsupported { opcode: name };
             return Err((Refusal { error, data }, waiter));
         }
         let is_sleep = matches!(data, OpData::Sleep);
-        let now = Instant::now();
-        if !is_sleep && deadline.is_some_and(|d| d <= now) {
+        let now = deadline.map(|_| Instant::now());
+        if !is_sleep && deadline.is_some_and(|d| Some(d) <= now) {
             return Err((
                 Refusal {
                     error: Error::Timeout,
@@ -316,7 +327,7 @@ impl Core {
         });
         if is_sleep {
             match deadline {
-                Some(at) if at > now => {
+                Some(at) if Some(at) > now => {
                     self.set_phase(key, Phase::Sleeping);
                     self.arm_timer(key, at);
                 }
@@ -664,7 +675,11 @@ impl Core {
     }
 
     /// Fires due timers (lifecycle rule 6); returns how many fired.
-    pub(crate) fn fire_timers(&mut self, now: Instant) -> usize {
+    pub(crate) fn fire_timers(&mut self) -> usize {
+        if self.timers.is_empty() {
+            return 0;
+        }
+        let now = Instant::now();
         let mut fired = 0;
         while let Some(&Reverse((at, index, generation))) = self.timers.peek() {
             if at > now {
@@ -713,10 +728,24 @@ impl Core {
 
     fn push(&mut self, entry: &io_uring::squeue::Entry) -> io::Result<bool> {
         if self.backend.push(entry).is_ok() {
+            self.unsubmitted += 1;
             return Ok(true);
         }
-        self.backend.submit(Wait::No)?;
-        Ok(self.backend.push(entry).is_ok())
+        self.submit(Wait::No)?;
+        let pushed = self.backend.push(entry).is_ok();
+        self.unsubmitted += usize::from(pushed);
+        Ok(pushed)
+    }
+
+    /// Submits pushed SQEs, optionally waiting (a timeout or interruption is not an error).
+    pub(crate) fn submit(&mut self, wait: Wait) -> io::Result<()> {
+        self.unsubmitted = 0;
+        self.backend.submit(wait)
+    }
+
+    /// Whether SQEs were pushed since the last submit.
+    pub(crate) fn has_unsubmitted(&self) -> bool {
+        self.unsubmitted > 0
     }
 
     /// Moves cancels, the wake-up read and queued requests into the SQ (lifecycle rules 2, 3).

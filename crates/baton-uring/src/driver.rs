@@ -13,7 +13,7 @@ use web_time::Instant;
 use crate::backend::ring::{KERNEL_MAX_ENTRIES, RingBackend};
 use crate::backend::{Backend, RingFlags, Wait};
 use crate::context::{self, Entered, Inner, with_core};
-use crate::core::Core;
+use crate::core::{Core, Deferred};
 use crate::error::SetupError;
 use crate::handle::{DriverHandle, Unparker};
 use crate::mailbox::Shared;
@@ -162,6 +162,9 @@ pub struct Driver {
     flags: RingFlags,
     max_in_flight: usize,
     finished: bool,
+    /// The released half of the deferred buffers, swapped with the core's each turn so their
+    /// capacity is reused (no allocation per turn).
+    spare: RefCell<Deferred>,
 }
 
 impl std::fmt::Debug for Driver {
@@ -236,6 +239,7 @@ impl Driver {
             flags,
             max_in_flight,
             finished: false,
+            spare: RefCell::new(Deferred::default()),
         }
     }
 
@@ -276,7 +280,11 @@ impl Driver {
         let mut report = TurnReport::default();
         let mut messages = Vec::new();
         let shared = &self.inner.shared;
-        let deferred = {
+        let mut deferred = self
+            .spare
+            .try_borrow_mut()
+            .expect("turn is not re-entered from a wake (wakes run after the spare is returned)");
+        {
             let mut core = self
                 .inner
                 .core
@@ -302,31 +310,36 @@ impl Driver {
             };
             let wait = match idle_wait {
                 Some(deadline) => {
-                    let now = Instant::now();
                     let until = match (deadline, core.next_timer()) {
                         (Some(a), Some(b)) => Some(a.min(b)),
                         (a, b) => a.or(b),
                     };
-                    match until.map(|t| t.saturating_duration_since(now)) {
+                    match until.map(|t| t.saturating_duration_since(Instant::now())) {
                         Some(Duration::ZERO) => Wait::No,
                         timeout => Wait::ForOne(timeout),
                     }
                 }
                 None => Wait::No,
             };
-            let _ = core.backend.submit(wait);
+            let _ = core.submit(wait);
             report.completions += core.reap();
             if matches!(wait, Wait::ForOne(_)) {
                 report.unparked |= shared.take_notified();
                 Self::service(core, shared, &mut messages, &mut report);
             }
-            if core.flush().is_ok() {
-                let _ = core.backend.submit(Wait::No);
+            if core.flush().is_ok() && core.has_unsubmitted() {
+                let _ = core.submit(Wait::No);
             }
-            std::mem::take(&mut core.deferred)
-        };
+            std::mem::swap(&mut *deferred, &mut core.deferred);
+        }
         report.woken = deferred.wake.len();
-        if let Some(payload) = context::release(deferred) {
+        let mut taken = std::mem::take(&mut *deferred);
+        drop(deferred);
+        let panic = context::release_in_place(&mut taken);
+        if let Ok(mut spare) = self.spare.try_borrow_mut() {
+            *spare = taken;
+        }
+        if let Some(payload) = panic {
             resume_unwind(payload);
         }
         report
@@ -339,11 +352,13 @@ impl Driver {
         report: &mut TurnReport,
     ) {
         shared.take_messages(messages);
-        report.messages += messages.len();
-        for msg in messages.drain(..) {
-            core.apply(msg);
+        if !messages.is_empty() {
+            report.messages += messages.len();
+            for msg in messages.drain(..) {
+                core.apply(msg);
+            }
         }
-        report.timers_fired += core.fire_timers(Instant::now());
+        report.timers_fired += core.fire_timers();
     }
 
     /// Wakes the driver from any thread.
@@ -385,7 +400,7 @@ impl Driver {
                 core.apply(msg);
             }
             let _ = core.flush();
-            let _ = core.backend.submit(Wait::No);
+            let _ = core.submit(Wait::No);
         });
     }
 

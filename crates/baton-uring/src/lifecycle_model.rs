@@ -254,13 +254,23 @@ impl Model {
     fn check(&self) {
         let metrics = self.driver.metrics();
         let kernel = self.sim.unreaped_requests();
-        assert_eq!(metrics.in_flight, kernel, "driver and kernel agree on in-flight count");
-        assert!(metrics.in_flight <= self.max_in_flight, "in-flight limit exceeded");
+        assert_eq!(
+            metrics.in_flight, kernel,
+            "driver and kernel agree on in-flight count"
+        );
+        assert!(
+            metrics.in_flight <= self.max_in_flight,
+            "in-flight limit exceeded"
+        );
         let cancels = self.sim.pending_cancels();
         let mut unique = cancels.clone();
         unique.sort_unstable();
         unique.dedup();
-        assert_eq!(unique.len(), cancels.len(), "at most one cancel per request");
+        assert_eq!(
+            unique.len(),
+            cancels.len(),
+            "at most one cancel per request"
+        );
     }
 
     /// Completes everything and checks that every handle resolves and every slot retires.

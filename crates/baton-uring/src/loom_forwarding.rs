@@ -53,7 +53,10 @@ fn drain(driver: &Driver, sim: &SimRing) {
             return;
         }
     }
-    panic!("the driver did not retire every slot: {:?}", driver.metrics());
+    panic!(
+        "the driver did not retire every slot: {:?}",
+        driver.metrics()
+    );
 }
 
 /// Proves forward rules 1–3: whether the foreign thread's `Forward` reaches the owner before or

@@ -140,7 +140,7 @@ impl<T> Op<T> {
         Poll::Ready((self.decode)(outcome, data))
     }
 
-    fn register(&mut self) -> Option<Poll<T>> {
+    fn register(&mut self, cx: &mut Context<'_>) -> Option<Poll<T>> {
         let State::Unregistered { data, bound } = std::mem::replace(&mut self.state, State::Done)
         else {
             unreachable!("register is only called on an unregistered op")
@@ -152,14 +152,22 @@ impl<T> Op<T> {
             (None, None) => return Some(self.fail(Error::NoDriver, Some(data))),
         };
         if let Some(entered) = current.filter(|e| e.id == shared.id) {
+            // Waker hygiene: the waker is cloned before the state is borrowed, so registration
+            // and waker installation take one borrow instead of three.
+            let waker = Waiter::Local(cx.waker().clone());
             let result = with_core(entered.inner(), |core| {
-                core.register(data, self.deadline, Waiter::None)
+                core.register(data, self.deadline, waker)
             });
-            match result {
-                Ok(key) => self.state = State::Local { key, shared },
-                Err((refusal, _)) => return Some(self.fail(refusal.error, Some(refusal.data))),
-            }
-            return None;
+            return match result {
+                Ok(key) => {
+                    self.state = State::Local { key, shared };
+                    Some(Poll::Pending)
+                }
+                Err((refusal, waiter)) => {
+                    drop(waiter);
+                    Some(self.fail(refusal.error, Some(refusal.data)))
+                }
+            };
         }
         if self.deadline.is_some_and(|d| d <= Instant::now()) {
             return Some(self.fail(Error::Timeout, Some(data)));
@@ -225,7 +233,7 @@ impl<T> Future for Op<T> {
                     return this.ready(Err(Failure::Invalid(reason)), Some(data));
                 }
                 State::Unregistered { .. } => {
-                    if let Some(done) = this.register() {
+                    if let Some(done) = this.register(cx) {
                         return done;
                     }
                 }

@@ -125,20 +125,37 @@ fn a_clone_panic_keeps_the_operation_cancellable() {
     let driver = support::driver(2);
     let _entered = driver.enter();
     let (sock, _peer) = pair();
-    let probe = Probe::new();
-    probe.panic_on_clone.store(true, Ordering::SeqCst);
-    let waker = Probe::waker(&probe);
+    let bad = Probe::new();
+    bad.panic_on_clone.store(true, Ordering::SeqCst);
+    let bad_waker = Probe::waker(&bad);
+    // A clone panic at the first poll happens before registration: nothing is submitted.
+    let mut unregistered = ops::recv(sock.clone(), vec![0; 4]);
+    let polled = catch_unwind(AssertUnwindSafe(|| {
+        poll_once(&mut unregistered, &bad_waker)
+    }));
+    assert!(polled.is_err(), "the clone panicked");
+    assert!(unregistered.key().is_none());
+    assert_eq!(driver.metrics().slots, 0);
+    drop(unregistered);
+    // A clone panic while refreshing the waker of a registered op keeps its identity.
+    let good = Probe::new();
+    let good_waker = Probe::waker(&good);
     let mut recv = ops::recv(sock.clone(), vec![0; 4]);
-    let polled = catch_unwind(AssertUnwindSafe(|| poll_once(&mut recv, &waker)));
+    assert!(poll_once(&mut recv, &good_waker).is_pending());
+    let polled = catch_unwind(AssertUnwindSafe(|| poll_once(&mut recv, &bad_waker)));
     assert!(polled.is_err(), "the clone panicked");
     assert!(recv.key().is_some(), "the operation kept its identity");
     let _ = driver.turn(Park::Poll);
     assert_eq!(driver.metrics().in_flight, 1);
     drop(recv);
     turn_until(&driver, || driver.metrics().slots == 0);
-    assert_eq!(driver.metrics().cancelled, 1);
-    drop(waker);
-    assert_eq!(Arc::strong_count(&probe), 1);
+    assert_eq!(
+        driver.metrics().cancelled,
+        1,
+        "the dropped op was cancelled"
+    );
+    drop((bad_waker, good_waker));
+    assert_eq!((Arc::strong_count(&bad), Arc::strong_count(&good)), (1, 1));
     assert_eq!(Arc::strong_count(&sock), 1);
 }
 
