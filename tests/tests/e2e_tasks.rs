@@ -102,3 +102,24 @@ fn abort_and_panic_are_reported_through_join_handles() -> std::io::Result<()> {
     });
     Ok(())
 }
+
+#[test]
+fn the_current_handle_is_the_runtime_everywhere_its_worker_runs() -> std::io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let other = baton::Runtime::new()?;
+    let handle = rt.handle();
+    // In a task on the background thread.
+    let in_task =
+        rt.block_on(rt.spawn(async { baton::Handle::try_current().map(|h| h.runtime_id()) }));
+    assert_eq!(in_task.ok().and_then(Result::ok), Some(handle.runtime_id()));
+    // In the root, and in another runtime's block_on nested inside it.
+    rt.block_on(async {
+        assert!(baton::Handle::current().same_runtime(&handle));
+        other.block_on(async {
+            assert!(baton::Handle::current().same_runtime(&other.handle()));
+        });
+        assert!(baton::Handle::current().same_runtime(&handle));
+    });
+    assert!(baton::Handle::try_current().is_err());
+    Ok(())
+}
