@@ -339,3 +339,21 @@ proptest! {
         prop_assert_eq!(Arc::strong_count(&flag), 1);
     }
 }
+
+#[test]
+fn unsupported_opcode_is_a_clear_error_naming_it() {
+    let (backend, sim) = sim_ring(4);
+    let backend = backend.without(io_uring::opcode::Statx::CODE);
+    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let _entered = driver.enter();
+    let mut op = ops::statx("/");
+    let Poll::Ready(result) =
+        std::pin::Pin::new(&mut op).poll(&mut Context::from_waker(Waker::noop()))
+    else {
+        panic!("refused at registration")
+    };
+    let err = result.expect_err("unsupported");
+    assert_eq!(err.kind(), std::io::ErrorKind::Unsupported);
+    assert!(err.to_string().contains("IORING_OP_STATX"), "{err}");
+    assert!(sim.in_flight().is_empty(), "nothing was submitted");
+}

@@ -28,6 +28,7 @@ struct SimState {
 pub(crate) struct SimBackend {
     state: Arc<Mutex<SimState>>,
     sq_capacity: usize,
+    unsupported: Vec<u8>,
 }
 
 /// The test's control over a simulated ring.
@@ -43,6 +44,7 @@ pub(crate) fn sim_ring(sq_capacity: usize) -> (SimBackend, SimRing) {
         SimBackend {
             state: state.clone(),
             sq_capacity,
+            unsupported: Vec::new(),
         },
         SimRing { state },
     )
@@ -117,6 +119,15 @@ impl SimRing {
     }
 }
 
+impl SimBackend {
+    /// Makes the simulated kernel report `opcode` as unsupported.
+    #[cfg(not(loom))]
+    pub(crate) fn without(mut self, opcode: u8) -> SimBackend {
+        self.unsupported.push(opcode);
+        self
+    }
+}
+
 impl Backend for SimBackend {
     fn push(&mut self, entry: &squeue::Entry) -> Result<(), SqFull> {
         let mut state = lock(&self.state);
@@ -143,8 +154,8 @@ impl Backend for SimBackend {
         out.extend(lock(&self.state).cq.drain(..));
     }
 
-    fn supports(&self, _opcode: u8) -> bool {
-        true
+    fn supports(&self, opcode: u8) -> bool {
+        !self.unsupported.contains(&opcode)
     }
 
     fn flags(&self) -> RingFlags {

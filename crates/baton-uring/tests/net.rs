@@ -1,0 +1,105 @@
+//! TCP (IPv4 and IPv6 loopback) and Unix sockets through the ring.
+
+mod support;
+
+use std::net::{Shutdown, SocketAddr, TcpListener};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixListener;
+use std::sync::Arc;
+
+use baton_uring::ops::{self, ConnectTo};
+use support::{run, serial};
+
+fn tcp_round_trip(listener: TcpListener, domain: i32) {
+    let addr = listener.local_addr().expect("addr");
+    let listener = Arc::new(OwnedFd::from(listener));
+    let driver = support::driver(8);
+    let client = Arc::new(run(&driver, ops::socket(domain, libc::SOCK_STREAM, 0)).expect("socket"));
+    run(&driver, ops::connect(client.clone(), ConnectTo::Ip(addr))).expect("connect");
+    let (server, peer) = run(&driver, ops::accept(listener.clone())).expect("accept");
+    let peer: SocketAddr = peer.expect("an IP peer address");
+    assert!(peer.ip().is_loopback());
+    let server = Arc::new(server);
+    let (n, _) = run(&driver, ops::send(client.clone(), b"ping".to_vec()));
+    assert_eq!(n.expect("send"), 4);
+    let (n, buf) = run(&driver, ops::recv(server.clone(), vec![0; 16]));
+    assert_eq!(&buf[..n.expect("recv")], b"ping");
+    run(&driver, ops::shutdown(client.clone(), Shutdown::Write)).expect("shutdown");
+    let (n, _) = run(&driver, ops::recv(server.clone(), vec![0; 16]));
+    assert_eq!(
+        n.expect("recv after shutdown"),
+        0,
+        "the peer's shutdown reads as EOF"
+    );
+    drop(driver);
+    for fd in [&listener, &client, &server] {
+        assert_eq!(Arc::strong_count(fd), 1);
+    }
+}
+
+#[test]
+fn tcp_v4_loopback_connect_accept_send_recv_shutdown() {
+    let _s = serial();
+    tcp_round_trip(
+        TcpListener::bind("127.0.0.1:0").expect("bind"),
+        libc::AF_INET,
+    );
+}
+
+#[test]
+fn tcp_v6_loopback_connect_accept_send_recv_shutdown() {
+    let _s = serial();
+    let Ok(listener) = TcpListener::bind("[::1]:0") else {
+        eprintln!("SKIPPED: no IPv6 loopback on this machine");
+        return;
+    };
+    tcp_round_trip(listener, libc::AF_INET6);
+}
+
+#[test]
+fn unix_stream_connect_accept_send_recv() {
+    let _s = serial();
+    let path = support::temp_path("unix.sock");
+    let listener = Arc::new(OwnedFd::from(UnixListener::bind(&path).expect("bind unix")));
+    let driver = support::driver(8);
+    let client =
+        Arc::new(run(&driver, ops::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0)).expect("socket"));
+    run(
+        &driver,
+        ops::connect(client.clone(), ConnectTo::Unix(&path)),
+    )
+    .expect("connect");
+    let (server, peer) = run(&driver, ops::accept(listener.clone())).expect("accept");
+    assert!(peer.is_none(), "unix peers have no IP address");
+    let server = Arc::new(server);
+    let (n, _) = run(&driver, ops::send(server.clone(), b"unix".to_vec()));
+    assert_eq!(n.expect("send"), 4);
+    let (n, buf) = run(&driver, ops::recv(client.clone(), vec![0; 8]));
+    assert_eq!(&buf[..n.expect("recv")], b"unix");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn connect_to_a_closed_port_is_refused() {
+    let _s = serial();
+    let addr = {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr")
+    };
+    let driver = support::driver(4);
+    let client =
+        Arc::new(run(&driver, ops::socket(libc::AF_INET, libc::SOCK_STREAM, 0)).expect("socket"));
+    let err = run(&driver, ops::connect(client, ConnectTo::Ip(addr))).expect_err("refused");
+    assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
+}
+
+#[test]
+fn unix_path_too_long_is_invalid_input() {
+    let _s = serial();
+    let driver = support::driver(4);
+    let client =
+        Arc::new(run(&driver, ops::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0)).expect("socket"));
+    let long = std::path::PathBuf::from("x".repeat(200));
+    let err = run(&driver, ops::connect(client, ConnectTo::Unix(&long))).expect_err("too long");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+}
