@@ -54,7 +54,11 @@ fn a_read_polled_on_a_foreign_thread_is_forwarded() -> io::Result<()> {
     let echoed = rt.block_on(async {
         let file = Arc::clone(&file);
         let reader = thread::spawn(move || poll_here(file.read_at(vec![0; 9], 0)).0);
-        baton::time::sleep(Duration::from_millis(20)).await;
+        // Keep the worker turning (never block the root) until the forwarded read is served.
+        let waited = Instant::now();
+        while !reader.is_finished() && waited.elapsed() < Duration::from_secs(30) {
+            baton::time::sleep(Duration::from_millis(1)).await;
+        }
         reader.join().expect("the reader thread does not panic")
     })?;
     assert_eq!(echoed, 9);
