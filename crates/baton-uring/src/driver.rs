@@ -154,6 +154,10 @@ pub struct DriverShutdownReport {
 /// to the guard's thread: entering, turning or dropping it on another thread — possible only if
 /// a guard was leaked with `mem::forget` — aborts the process, because the leaked context would
 /// otherwise point at state another thread now owns.
+///
+/// Dropping a driver that was not [shut down](Driver::shutdown) shuts it down with a 10 s
+/// deadline: in-flight requests are cancelled (retained writes and syncs are awaited), and what
+/// the kernel still owns after the deadline is leaked, never freed.
 pub struct Driver {
     inner: Box<Inner>,
     id: u64,

@@ -41,8 +41,6 @@ struct MailboxState {
 pub(crate) struct Shared {
     pub(crate) id: u64,
     mailbox: Mutex<MailboxState>,
-    /// Set (under the mailbox lock) when a message is queued; lets a turn skip the lock.
-    pending: AtomicBool,
     notified: AtomicBool,
     eventfd: Option<OwnedFd>,
 }
@@ -52,7 +50,6 @@ impl Shared {
         Arc::new(Shared {
             id,
             mailbox: Mutex::new(MailboxState::default()),
-            pending: AtomicBool::new(false),
             notified: AtomicBool::new(false),
             eventfd,
         })
@@ -67,7 +64,6 @@ impl Shared {
                 return Err(msg);
             }
             mailbox.messages.push(msg);
-            self.pending.store(true, Ordering::Release);
         }
         self.unpark();
         Ok(())
@@ -80,9 +76,6 @@ impl Shared {
 
     /// Moves every queued message into `out`.
     pub(crate) fn take_messages(&self, out: &mut Vec<Msg>) {
-        if !self.pending.swap(false, Ordering::AcqRel) {
-            return;
-        }
         let mut mailbox = lock(&self.mailbox);
         if out.is_empty() {
             std::mem::swap(out, &mut mailbox.messages);
