@@ -203,6 +203,8 @@ pub(crate) struct Core {
     /// Bitmap of supported opcodes, probed once.
     supported: [u64; 4],
     unsubmitted: usize,
+    /// Mailbox messages taken so far (see `Shared::take_messages`).
+    pub(crate) messages_taken: usize,
     pub(crate) deferred: Deferred,
 }
 
@@ -247,6 +249,7 @@ impl Core {
             },
             cqes: Vec::new(),
             unsubmitted: 0,
+            messages_taken: 0,
             deferred: Deferred::default(),
         }
     }

@@ -355,7 +355,7 @@ impl Driver {
         messages: &mut Vec<crate::mailbox::Msg>,
         report: &mut TurnReport,
     ) {
-        shared.take_messages(messages);
+        shared.take_messages(&mut core.messages_taken, messages);
         if !messages.is_empty() {
             report.messages += messages.len();
             for msg in messages.drain(..) {

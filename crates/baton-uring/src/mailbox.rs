@@ -8,7 +8,7 @@ use web_time::Instant;
 use crate::forward::ForwardCell;
 use crate::key::RequestKey;
 use crate::op_data::OpData;
-use crate::sync::{Arc, AtomicBool, Mutex, Ordering, lock};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, lock};
 
 /// A message from another thread to the driver.
 #[derive(Debug)]
@@ -41,6 +41,9 @@ struct MailboxState {
 pub(crate) struct Shared {
     pub(crate) id: u64,
     mailbox: Mutex<MailboxState>,
+    /// Messages ever queued; bumped under the mailbox lock after each push, so a turn that has
+    /// taken exactly this many can skip the lock (it never resets, so no message is hidden).
+    sent: AtomicUsize,
     notified: AtomicBool,
     eventfd: Option<OwnedFd>,
 }
@@ -50,6 +53,7 @@ impl Shared {
         Arc::new(Shared {
             id,
             mailbox: Mutex::new(MailboxState::default()),
+            sent: AtomicUsize::new(0),
             notified: AtomicBool::new(false),
             eventfd,
         })
@@ -64,6 +68,7 @@ impl Shared {
                 return Err(msg);
             }
             mailbox.messages.push(msg);
+            self.sent.fetch_add(1, Ordering::Release);
         }
         self.unpark();
         Ok(())
@@ -74,9 +79,14 @@ impl Shared {
         lock(&self.mailbox).closed
     }
 
-    /// Moves every queued message into `out`.
-    pub(crate) fn take_messages(&self, out: &mut Vec<Msg>) {
+    /// Moves every queued message into `out`. `taken` is the caller's count of messages taken
+    /// so far; when it equals the number ever sent, the lock is skipped.
+    pub(crate) fn take_messages(&self, taken: &mut usize, out: &mut Vec<Msg>) {
+        if self.sent.load(Ordering::Acquire) == *taken {
+            return;
+        }
         let mut mailbox = lock(&self.mailbox);
+        *taken = self.sent.load(Ordering::Acquire);
         if out.is_empty() {
             std::mem::swap(out, &mut mailbox.messages);
         } else {

@@ -2,12 +2,12 @@
 //! the shipped mailbox, forwarding and unpark code rather than a copy of it.
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, Ordering};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 #[cfg(loom)]
 pub(crate) use loom::sync::{Arc, Mutex, MutexGuard};
 
