@@ -11,10 +11,22 @@ use crate::mailbox::Shared;
 use crate::sync::Arc;
 
 /// The part of a driver that entered threads reach through the context.
-#[derive(Debug)]
 pub(crate) struct Inner {
     pub(crate) core: RefCell<Core>,
     pub(crate) shared: Arc<Shared>,
+    /// Emptied deferred buffers, swapped with the core's after each borrow so their capacity is
+    /// reused instead of allocating per operation. Taken (left empty) while being released, so a
+    /// re-entrant release never shares it.
+    pub(crate) spare: Cell<Deferred>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("core", &self.core)
+            .field("shared", &self.shared)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A context entry: the driver's id and its heap-pinned inner state.
@@ -86,7 +98,7 @@ pub(crate) fn replace(entry: Option<Entered>) -> Option<Entered> {
 /// (waker hygiene). A panic from a deferred wake or drop is re-raised after all of them ran,
 /// unless the thread is already unwinding.
 pub(crate) fn with_core<R>(inner: &Inner, f: impl FnOnce(&mut Core) -> R) -> R {
-    let (result, deferred) = {
+    let (result, mut deferred) = {
         let mut core = inner
             .core
             .try_borrow_mut()
@@ -95,9 +107,13 @@ pub(crate) fn with_core<R>(inner: &Inner, f: impl FnOnce(&mut Core) -> R) -> R {
         if core.deferred.is_empty() {
             return result;
         }
-        (result, std::mem::take(&mut core.deferred))
+        let mut spare = inner.spare.take();
+        std::mem::swap(&mut spare, &mut core.deferred);
+        (result, spare)
     };
-    if let Some(payload) = release(deferred)
+    let panic = release_in_place(&mut deferred);
+    inner.spare.set(deferred);
+    if let Some(payload) = panic
         && !std::thread::panicking()
     {
         resume_unwind(payload);
@@ -105,12 +121,8 @@ pub(crate) fn with_core<R>(inner: &Inner, f: impl FnOnce(&mut Core) -> R) -> R {
     result
 }
 
-/// Wakes and drops deferred values, catching panics; returns the first payload.
-pub(crate) fn release(mut deferred: Deferred) -> Option<Box<dyn Any + Send>> {
-    release_in_place(&mut deferred)
-}
-
-/// Like [`release`], but drains `deferred` in place so its buffers keep their capacity.
+/// Wakes and drops deferred values, catching panics, and returns the first payload. Drains
+/// `deferred` in place so its buffers keep their capacity.
 pub(crate) fn release_in_place(deferred: &mut Deferred) -> Option<Box<dyn Any + Send>> {
     if deferred.is_empty() {
         return None;

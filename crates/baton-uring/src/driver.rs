@@ -166,9 +166,6 @@ pub struct Driver {
     flags: RingFlags,
     max_in_flight: usize,
     finished: bool,
-    /// The released half of the deferred buffers, swapped with the core's each turn so their
-    /// capacity is reused (no allocation per turn).
-    spare: RefCell<Deferred>,
 }
 
 impl std::fmt::Debug for Driver {
@@ -236,6 +233,7 @@ impl Driver {
             inner: Box::new(Inner {
                 core: RefCell::new(core),
                 shared,
+                spare: std::cell::Cell::new(Deferred::default()),
             }),
             id,
             entered_thread: StdAtomicU64::new(0),
@@ -243,7 +241,6 @@ impl Driver {
             flags,
             max_in_flight,
             finished: false,
-            spare: RefCell::new(Deferred::default()),
         }
     }
 
@@ -284,10 +281,7 @@ impl Driver {
         let mut report = TurnReport::default();
         let mut messages = Vec::new();
         let shared = &self.inner.shared;
-        let mut deferred = self
-            .spare
-            .try_borrow_mut()
-            .expect("turn is not re-entered from a wake (wakes run after the spare is returned)");
+        let mut deferred = self.inner.spare.take();
         {
             let mut core = self
                 .inner
@@ -334,15 +328,11 @@ impl Driver {
             if core.flush().is_ok() && core.has_unsubmitted() {
                 let _ = core.submit(Wait::No);
             }
-            std::mem::swap(&mut *deferred, &mut core.deferred);
+            std::mem::swap(&mut deferred, &mut core.deferred);
         }
         report.woken = deferred.wake.len();
-        let mut taken = std::mem::take(&mut *deferred);
-        drop(deferred);
-        let panic = context::release_in_place(&mut taken);
-        if let Ok(mut spare) = self.spare.try_borrow_mut() {
-            *spare = taken;
-        }
+        let panic = context::release_in_place(&mut deferred);
+        self.inner.spare.set(deferred);
         if let Some(payload) = panic {
             resume_unwind(payload);
         }
