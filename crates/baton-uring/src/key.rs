@@ -2,7 +2,7 @@
 
 /// The identity of one request in the driver's slab.
 ///
-/// Bit layout of the packed `user_data` (see [`RequestKey::user_data`]):
+/// Bit layout of the packed io_uring `user_data`:
 ///
 /// ```text
 ///  63 62 | 61 ........... 32 | 31 ............. 0
