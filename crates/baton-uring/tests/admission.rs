@@ -21,6 +21,9 @@ fn pair() -> (Arc<OwnedFd>, UnixStream) {
 
 #[test]
 fn queued_request_completes_without_further_polls() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
@@ -61,6 +64,9 @@ fn queued_request_completes_without_further_polls() {
 
 #[test]
 fn deadlines_and_sleeps_fire_while_the_ring_is_full_of_untimed_receives() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
@@ -100,6 +106,9 @@ fn deadlines_and_sleeps_fire_while_the_ring_is_full_of_untimed_receives() {
 
 #[test]
 fn in_flight_deadline_cancels_and_times_out() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(2);
     let (sock, _peer) = pair();
@@ -121,6 +130,9 @@ fn in_flight_deadline_cancels_and_times_out() {
 
 #[test]
 fn expired_deadline_does_not_consume_ready_data() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(2);
     let (sock, mut peer) = pair();
@@ -138,6 +150,9 @@ fn expired_deadline_does_not_consume_ready_data() {
 
 #[test]
 fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(2);
     let _entered = driver.enter();
@@ -168,6 +183,9 @@ fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe()
 
 #[test]
 fn dropping_a_queued_recv_retires_it_locally() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
@@ -190,6 +208,9 @@ fn dropping_a_queued_recv_retires_it_locally() {
 
 #[test]
 fn dropped_write_still_lands_on_disk() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let file = TempFile::new("dropwrite", b"");
     let driver = support::driver_limited(1, 1);
@@ -211,6 +232,9 @@ fn dropped_write_still_lands_on_disk() {
 
 #[test]
 fn accept_dropped_before_completion_leaks_no_fd() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(4);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
@@ -241,6 +265,9 @@ fn accept_dropped_before_completion_leaks_no_fd() {
 
 #[test]
 fn open_dropped_before_completion_leaks_no_fd() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let file = TempFile::new("dropopen", b"x");
     let driver = support::driver(4);
@@ -262,6 +289,9 @@ fn open_dropped_before_completion_leaks_no_fd() {
 
 #[test]
 fn explicit_cancel_after_completion_returns_the_completed_result() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(2);
     let _entered = driver.enter();
@@ -285,6 +315,9 @@ fn explicit_cancel_after_completion_returns_the_completed_result() {
 
 #[test]
 fn explicit_cancel_of_an_in_flight_recv_reports_ecanceled() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(2);
     let (sock, _peer) = pair();

@@ -18,6 +18,9 @@ fn pair() -> (Arc<OwnedFd>, UnixStream) {
 
 #[test]
 fn closure_rejects_new_ops_pending_polls_and_detached_syncs_with_closed() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let file = TempFile::new("close", b"data");
     let driver = support::driver_limited(1, 1);
@@ -69,6 +72,9 @@ fn closure_rejects_new_ops_pending_polls_and_detached_syncs_with_closed() {
 
 #[test]
 fn shutdown_cancels_and_drains_everything_and_releases_every_arc() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let file = TempFile::new("shutdown", b"");
     let (sock, _peer) = pair();
@@ -105,6 +111,9 @@ fn shutdown_cancels_and_drains_everything_and_releases_every_arc() {
 
 #[test]
 fn detached_sync_returns_at_once_with_a_full_ring_and_clones_no_waker() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let file = TempFile::new("sync", b"");
     let driver = support::driver_limited(1, 1);
@@ -136,6 +145,9 @@ fn detached_sync_returns_at_once_with_a_full_ring_and_clones_no_waker() {
 
 #[test]
 fn syncs_of_one_file_serialize_and_a_clean_file_syncs_without_submitting() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let file = TempFile::new("permit", b"");
     let driver = support::driver(8);
@@ -176,6 +188,9 @@ fn syncs_of_one_file_serialize_and_a_clean_file_syncs_without_submitting() {
 
 #[test]
 fn unpark_from_another_thread_ends_a_wait() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(2);
     let _entered = driver.enter();

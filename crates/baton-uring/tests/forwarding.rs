@@ -101,21 +101,33 @@ fn foreign_poll_completes_there(stage: Stage) {
 
 #[test]
 fn foreign_poll_of_a_queued_op_completes_there() {
+    if !support::ring_available() {
+        return;
+    }
     foreign_poll_completes_there(Stage::Queued);
 }
 
 #[test]
 fn foreign_poll_of_an_in_flight_op_completes_there() {
+    if !support::ring_available() {
+        return;
+    }
     foreign_poll_completes_there(Stage::InFlight);
 }
 
 #[test]
 fn foreign_poll_of_a_completed_op_completes_there() {
+    if !support::ring_available() {
+        return;
+    }
     foreign_poll_completes_there(Stage::Completed);
 }
 
 #[test]
 fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(2);
     let _entered = driver.enter();
@@ -149,6 +161,9 @@ fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
 
 #[test]
 fn op_polled_on_a_foreign_thread_completes_on_a_third_thread() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(2);
     let _entered = driver.enter();
@@ -169,6 +184,9 @@ fn op_polled_on_a_foreign_thread_completes_on_a_third_thread() {
 
 #[test]
 fn op_built_on_a_foreign_thread_registers_through_the_mailbox() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(2);
     let file = TempFile::new("foreignreg", b"from afar");
@@ -183,6 +201,9 @@ fn op_built_on_a_foreign_thread_registers_through_the_mailbox() {
 
 #[test]
 fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_generation() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
@@ -234,6 +255,9 @@ fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_gene
 
 #[test]
 fn write_dropped_on_a_foreign_thread_still_lands_on_disk() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let file = TempFile::new("foreigndrop", b"");
     let driver = support::driver_limited(1, 1);
@@ -256,6 +280,9 @@ fn write_dropped_on_a_foreign_thread_still_lands_on_disk() {
 
 #[test]
 fn op_that_escaped_its_runner_resolves_to_closed_with_another_executor() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let (sock, _peer) = pair();
     let escaped = {
@@ -279,6 +306,9 @@ fn op_that_escaped_its_runner_resolves_to_closed_with_another_executor() {
 
 #[test]
 fn op_built_for_a_dropped_driver_resolves_to_closed() {
+    if !support::ring_available() {
+        return;
+    }
     let driver = support::driver(2);
     let handle = driver.handle();
     drop(driver);

@@ -39,6 +39,9 @@ fn tcp_round_trip(listener: TcpListener, domain: i32) {
 
 #[test]
 fn tcp_v4_loopback_connect_accept_send_recv_shutdown() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     tcp_round_trip(
         TcpListener::bind("127.0.0.1:0").expect("bind"),
@@ -48,6 +51,9 @@ fn tcp_v4_loopback_connect_accept_send_recv_shutdown() {
 
 #[test]
 fn tcp_v6_loopback_connect_accept_send_recv_shutdown() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let Ok(listener) = TcpListener::bind("[::1]:0") else {
         eprintln!("SKIPPED: no IPv6 loopback on this machine");
@@ -58,6 +64,9 @@ fn tcp_v6_loopback_connect_accept_send_recv_shutdown() {
 
 #[test]
 fn unix_stream_connect_accept_send_recv() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let path = support::temp_path("unix.sock");
     let listener = Arc::new(OwnedFd::from(UnixListener::bind(&path).expect("bind unix")));
@@ -81,6 +90,9 @@ fn unix_stream_connect_accept_send_recv() {
 
 #[test]
 fn connect_to_a_closed_port_is_refused() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let addr = {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -95,6 +107,9 @@ fn connect_to_a_closed_port_is_refused() {
 
 #[test]
 fn unix_path_too_long_is_invalid_input() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(4);
     let client =

@@ -28,6 +28,9 @@ fn reenter_driver() {
 
 #[test]
 fn equivalent_wakers_are_never_recloned() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(2);
     let _entered = driver.enter();
@@ -67,6 +70,9 @@ fn equivalent_wakers_are_never_recloned() {
 
 #[test]
 fn no_clone_wake_or_drop_runs_under_the_internal_borrow() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(4);
     let _entered = driver.enter();
@@ -91,6 +97,9 @@ fn no_clone_wake_or_drop_runs_under_the_internal_borrow() {
 
 #[test]
 fn a_clone_that_registers_and_cancels_other_work_stays_consistent() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(4);
     let _entered = driver.enter();
@@ -121,6 +130,9 @@ fn a_clone_that_registers_and_cancels_other_work_stays_consistent() {
 
 #[test]
 fn a_clone_panic_keeps_the_operation_cancellable() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(2);
     let _entered = driver.enter();
@@ -161,6 +173,9 @@ fn a_clone_panic_keeps_the_operation_cancellable() {
 
 #[test]
 fn a_wake_panic_fails_the_turn_only_after_cleanup() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(4);
     let _entered = driver.enter();
@@ -198,6 +213,9 @@ fn a_wake_panic_fails_the_turn_only_after_cleanup() {
 
 #[test]
 fn a_drop_panic_during_a_turn_fails_it_only_after_cleanup() {
+    if !support::ring_available() {
+        return;
+    }
     let _s = serial();
     let driver = support::driver(4);
     let _entered = driver.enter();

@@ -32,6 +32,23 @@ pub fn fd_count() -> usize {
         .count()
 }
 
+/// Whether this kernel lets us set up an io_uring; prints a loud `SKIPPED` line when not.
+/// Kernel-dependent tests return early on `false`.
+pub fn ring_available() -> bool {
+    static PROBE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    match PROBE.get_or_init(|| {
+        Driver::new(DriverConfig::new().ring_entries(4))
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }) {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("SKIPPED: io_uring is unavailable here: {why}");
+            false
+        }
+    }
+}
+
 pub fn driver(entries: u32) -> Driver {
     Driver::new(DriverConfig::new().ring_entries(entries)).expect("io_uring set-up")
 }
