@@ -18,7 +18,7 @@
 //!    `job.connections` connections, echoes each until end-of-stream, and returns
 //!    `client.join()`: the client's timing is the sample.
 //!
-//! Adding a contender (the Baton column is added this way): write one module implementing
+//! Adding a contender (the Baton column was added this way): write one module implementing
 //! [`Contender`] by these rules, add its crate to `bench/Cargo.toml`, add one [`roster`] line
 //! in column order, drop its [`NOT_BUILT`] entry if it has one, and run this module's smoke test
 //! (`cargo test --release --manifest-path bench/Cargo.toml`), which drives every contender
@@ -32,6 +32,7 @@ use std::io;
 use crate::jobs::{CountJob, EchoJob, FileJob, ForeignJob};
 use crate::sample::Outcome;
 
+mod baton;
 mod monoio_rt;
 mod raw_uring;
 mod tokio_ct;
@@ -44,11 +45,7 @@ pub(crate) const TOKIO: &str = "tokio";
 
 /// Contenders not compiled into this build, with the reason; the report lists them so a missing
 /// column is never silent.
-pub(crate) const NOT_BUILT: &[(&str, &str)] = &[(
-    "Baton",
-    "the facade crate (crates/baton) has not landed yet; its contender module \
-     (src/contenders/baton.rs) arrives with it",
-)];
+pub(crate) const NOT_BUILT: &[(&str, &str)] = &[];
 
 /// One runtime under test.
 pub(crate) trait Contender {
@@ -116,6 +113,7 @@ fn entry<C: Contender + 'static>(name: &'static str, built: io::Result<C>) -> En
 pub(crate) fn roster() -> Vec<Entry> {
     vec![
         entry(RAW, raw_uring::RawUring::new()),
+        entry("Baton", self::baton::Baton::new()),
         entry(TOKIO, tokio_ct::TokioCurrentThread::new()),
         entry("tokio-uring", tokio_uring_rt::TokioUring::new()),
         entry("monoio", monoio_rt::Monoio::new()),

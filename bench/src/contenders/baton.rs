@@ -1,0 +1,277 @@
+//! Baton (the facade crate, `crates/baton`) with `Runtime::new()`'s documented defaults.
+//!
+//! * Files: a `baton::fs::File` opened with Baton's own `OpenOptions`, then `read_at` /
+//!   `write_at` with owned buffers; `depth` tasks spawned with `baton::spawn` share the file
+//!   through an `Arc`, each reusing one buffer for all of its operations.
+//! * Echo: `baton::net::TcpListener`, one spawned task per connection, owned-buffer `read` and
+//!   `write_all` with one buffer per connection, reused (the facade's `with_capacity` idiom).
+//! * Blocking jobs: `baton::blocking::spawn_blocking` on the runtime's own pool (up to 64
+//!   threads, started on demand).
+//! * Foreign poll: the file is opened on the runtime, then moved to a second thread that polls
+//!   each read future with [`park::block_on`](crate::park::block_on) (Baton's operation futures
+//!   may be polled on any thread: they are forwarded to the worker). This thread drives the
+//!   runtime with `block_on` until the foreign thread signals that it is done ([`Finished`]).
+
+use std::future::poll_fn;
+use std::io;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Poll, Waker};
+use std::thread;
+
+use baton::fs::OpenOptions;
+use baton::net::{TcpListener, TcpStream};
+
+use super::Contender;
+use crate::fixture::BLOCK;
+use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob, SERVER_BUFFER};
+use crate::park;
+use crate::sample::{Meter, Outcome, Sample, expect_count, expect_len, join_sample};
+
+/// The Baton runtime, built once.
+#[derive(Debug)]
+pub(crate) struct Baton {
+    rt: baton::Runtime,
+}
+
+impl Baton {
+    /// Builds the runtime with `Runtime::new()` (the documented defaults).
+    pub(crate) fn new() -> io::Result<Self> {
+        Ok(Self {
+            rt: baton::Runtime::new()?,
+        })
+    }
+}
+
+async fn echo(stream: TcpStream) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut buf = Vec::with_capacity(SERVER_BUFFER);
+    loop {
+        // An empty buffer is read into its capacity and comes back holding exactly the bytes
+        // read, which `write_all` sends back.
+        let (read, back) = stream.read(buf).await;
+        if read? == 0 {
+            return Ok(());
+        }
+        let (written, mut back) = stream.write_all(back).await;
+        written?;
+        back.clear();
+        buf = back;
+    }
+}
+
+/// The foreign thread's "done" signal to the future driving the runtime: set when the guard
+/// held by the foreign thread is dropped (on every path, a panic included).
+///
+/// Invariant: `done` only ever goes from `false` to `true`, and the waker stored with
+/// `done == false` is woken by the guard's drop, so the waiting future cannot miss the signal.
+#[derive(Debug, Default)]
+struct Finished {
+    state: Mutex<(bool, Option<Waker>)>,
+}
+
+impl Finished {
+    /// Resolves once [`FinishGuard`] has been dropped.
+    async fn wait(&self) {
+        poll_fn(|cx| {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            if state.0 {
+                return Poll::Ready(());
+            }
+            match &state.1 {
+                Some(waker) if waker.will_wake(cx.waker()) => {}
+                _ => state.1 = Some(cx.waker().clone()),
+            }
+            Poll::Pending
+        })
+        .await;
+    }
+}
+
+/// Held by the foreign thread; dropping it marks [`Finished`] done and wakes its waiter.
+#[derive(Debug)]
+struct FinishGuard(Arc<Finished>);
+
+impl Drop for FinishGuard {
+    fn drop(&mut self) {
+        let waker = {
+            let mut state = self.0.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.0 = true;
+            state.1.take()
+        };
+        // Woken outside the lock, so the waiter's poll can take it.
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl Contender for Baton {
+    fn name(&self) -> &'static str {
+        "Baton"
+    }
+
+    fn setup(&self) -> String {
+        "Baton Runtime::new() defaults: one worker with a 256-entry ring, loaned to block_on \
+         callers; blocking jobs on its own pool (up to 64 threads, started on demand)"
+            .into()
+    }
+
+    fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
+        let sample = self.rt.block_on(async {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(job.file.path())
+                .await?;
+            let file = Arc::new(file);
+            let mut lanes = Vec::with_capacity(job.depth);
+            let meter = Meter::start();
+            for lane in 0..job.depth {
+                let file = Arc::clone(&file);
+                let (ops, mut offsets, mut buf, op) = (
+                    job.lane_ops(lane),
+                    job.lane_offsets(lane),
+                    job.buffer(),
+                    job.op,
+                );
+                lanes.push(baton::spawn(async move {
+                    for _ in 0..ops {
+                        let offset = offsets.next_offset();
+                        let (result, back) = match op {
+                            FileOp::Read => file.read_at(buf, offset).await,
+                            FileOp::Write => file.write_at(buf, offset).await,
+                        };
+                        buf = back;
+                        expect_len("Baton file op", result?, BLOCK)?;
+                    }
+                    Ok::<(), io::Error>(())
+                }));
+            }
+            for lane in lanes {
+                lane.await.map_err(io::Error::other)??;
+            }
+            Ok::<Sample, io::Error>(meter.finish(job.ops))
+        })?;
+        Ok(sample)
+    }
+
+    fn tcp_echo(&mut self, job: &EchoJob) -> Outcome {
+        let client = self.rt.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0")?;
+            let client = job.spawn_client(listener.local_addr()?)?;
+            let mut conns = Vec::with_capacity(job.connections);
+            for _ in 0..job.connections {
+                let (stream, _) = listener.accept().await?;
+                conns.push(baton::spawn(echo(stream)));
+            }
+            for conn in conns {
+                conn.await.map_err(io::Error::other)??;
+            }
+            Ok::<_, io::Error>(client)
+        })?;
+        client.join()
+    }
+
+    fn spawn_join(&mut self, job: &CountJob) -> Outcome {
+        let sample = self.rt.block_on(async {
+            let mut handles = Vec::with_capacity(job.batch as usize);
+            let mut joined = 0_u64;
+            let meter = Meter::start();
+            for size in job.batches() {
+                handles.extend((0..size).map(|i| baton::spawn(async move { i })));
+                for handle in handles.drain(..) {
+                    joined += u64::from(handle.await.map_err(io::Error::other)? < size);
+                }
+            }
+            expect_count("joined tasks", joined, job.count)?;
+            Ok::<Sample, io::Error>(meter.finish(job.count))
+        })?;
+        Ok(sample)
+    }
+
+    fn block_on_round_trip(&mut self, job: &CountJob) -> Outcome {
+        let meter = Meter::start();
+        let mut sum = 0_u64;
+        for i in 0..job.count {
+            sum = sum.wrapping_add(self.rt.block_on(async move { std::hint::black_box(i) }));
+        }
+        let sample = meter.finish(job.count);
+        expect_count("block_on sum", sum, job.sum_below())?;
+        Ok(sample)
+    }
+
+    fn blocking_jobs(&mut self, job: &CountJob) -> Outcome {
+        let sample = self.rt.block_on(async {
+            let mut handles = Vec::with_capacity(job.batch as usize);
+            let mut joined = 0_u64;
+            let meter = Meter::start();
+            for size in job.batches() {
+                handles.extend((0..size).map(|i| baton::blocking::spawn_blocking(move || i)));
+                for handle in handles.drain(..) {
+                    joined += u64::from(handle.await.map_err(io::Error::other)? < size);
+                }
+            }
+            expect_count("joined blocking jobs", joined, job.count)?;
+            Ok::<Sample, io::Error>(meter.finish(job.count))
+        })?;
+        Ok(sample)
+    }
+
+    fn foreign_poll(&mut self, job: &ForeignJob<'_>) -> Outcome {
+        let file = self
+            .rt
+            .block_on(OpenOptions::new().read(true).open(job.file.path()))?;
+        let finished = Arc::new(Finished::default());
+        let guard = FinishGuard(Arc::clone(&finished));
+        let (ops, mut offsets) = (job.ops, job.offsets());
+        let foreign = thread::Builder::new()
+            .name("foreign-poller".into())
+            .spawn(move || {
+                // Dropped on every path (including a panic below), which ends the drive below.
+                let _guard = guard;
+                park::block_on(async {
+                    let mut buf = vec![0_u8; BLOCK];
+                    let meter = Meter::start();
+                    for _ in 0..ops {
+                        let (result, back) = file.read_at(buf, offsets.next_offset()).await;
+                        buf = back;
+                        expect_len("Baton foreign read", result?, BLOCK)?;
+                    }
+                    Ok::<Sample, io::Error>(meter.finish(ops))
+                })
+            })?;
+        // Drive the runtime on its owner thread until the foreign thread is done.
+        self.rt.block_on(finished.wait());
+        join_sample(foreign, "Baton foreign poller")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FinishGuard, Finished};
+    use crate::park;
+    use std::sync::Arc;
+    use std::thread;
+
+    #[test]
+    fn guard_dropped_on_another_thread_wakes_the_waiter() {
+        let finished = Arc::new(Finished::default());
+        let guard = FinishGuard(Arc::clone(&finished));
+        let dropper = thread::spawn(move || drop(guard));
+        park::block_on(finished.wait());
+        dropper.join().expect("the dropping thread finished");
+    }
+
+    #[test]
+    fn guard_dropped_by_a_panic_still_signals() {
+        let finished = Arc::new(Finished::default());
+        let guard = FinishGuard(Arc::clone(&finished));
+        let panicked = thread::spawn(move || {
+            let _guard = guard;
+            panic!("the foreign poller failed");
+        })
+        .join();
+        assert!(panicked.is_err());
+        park::block_on(finished.wait());
+    }
+}
