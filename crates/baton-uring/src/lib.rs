@@ -18,7 +18,7 @@
 //! * Dropped reads are cancelled, dropped writes and syncs finish, late-created fds are closed.
 //! * After closure every pending operation resolves to [`Error::Closed`].
 //!
-//! The rules are numbered in the docs of `core.rs` (request lifecycle), `forward.rs`
+//! The rules are numbered in the docs of `core/` (request lifecycle), `forward.rs`
 //! (forwarding) and `durability.rs` (permits), and drawn in `docs/protocols/uring.md`.
 //!
 //! # The migrating worker

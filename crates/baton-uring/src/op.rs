@@ -1,5 +1,5 @@
 //! [`Op`]: the future every operation returns. It registers lazily on first poll and then
-//! follows the handle side of the lifecycle and forwarding rules (see `core.rs` and
+//! follows the handle side of the lifecycle and forwarding rules (see `core/mod.rs` and
 //! `forward.rs`).
 
 use std::fmt;

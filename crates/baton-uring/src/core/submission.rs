@@ -1,0 +1,205 @@
+//! The kernel side of the lifecycle: timers, pushing SQEs (cancels first), submitting and
+//! reaping (lifecycle rules 2, 3, 4 and 6 of `core`).
+
+use std::cmp::Reverse;
+use std::io;
+
+use io_uring::{opcode, types};
+use web_time::Instant;
+
+use super::{CancelState, Core, Phase};
+use crate::backend::{Cqe, Wait};
+use crate::error::Error;
+use crate::key::{self, RequestKey, Tagged};
+use crate::op_data::{Failure, OpData};
+
+impl Core {
+    /// Fires due timers (lifecycle rule 6); returns how many fired.
+    pub(crate) fn fire_timers(&mut self) -> usize {
+        if self.timers.is_empty() {
+            return 0;
+        }
+        let now = Instant::now();
+        let mut fired = 0;
+        while let Some(&Reverse((at, index, generation))) = self.timers.peek() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            let key = RequestKey { index, generation };
+            let Some(slot) = self.slot_mut(key) else {
+                continue;
+            };
+            if slot.deadline != Some(at) {
+                continue;
+            }
+            slot.deadline = None;
+            self.counts.live_timers -= 1;
+            self.counts.timers_fired += 1;
+            fired += 1;
+            let slot = self.slot_mut(key).expect("checked live just above");
+            match slot.phase {
+                Phase::Sleeping => self.settle(key, Ok(0)),
+                Phase::Queued | Phase::AwaitingPermit => {
+                    self.counts.queued -= 1;
+                    self.settle(key, Err(Failure::Runtime(Error::Timeout)));
+                }
+                Phase::InFlight => {
+                    slot.timed_out = true;
+                    self.request_cancel(key);
+                }
+                Phase::Completed(_) => {}
+            }
+        }
+        fired
+    }
+
+    /// The earliest live timer.
+    pub(crate) fn next_timer(&mut self) -> Option<Instant> {
+        while let Some(&Reverse((at, index, generation))) = self.timers.peek() {
+            let key = RequestKey { index, generation };
+            if self.slot(key).is_some_and(|s| s.deadline == Some(at)) {
+                return Some(at);
+            }
+            self.timers.pop();
+        }
+        None
+    }
+
+    fn push(&mut self, entry: &io_uring::squeue::Entry) -> io::Result<bool> {
+        if self.backend.push(entry).is_ok() {
+            self.unsubmitted += 1;
+            return Ok(true);
+        }
+        self.submit(Wait::No)?;
+        let pushed = self.backend.push(entry).is_ok();
+        self.unsubmitted += usize::from(pushed);
+        Ok(pushed)
+    }
+
+    /// Submits pushed SQEs, optionally waiting (a timeout or interruption is not an error).
+    pub(crate) fn submit(&mut self, wait: Wait) -> io::Result<()> {
+        self.unsubmitted = 0;
+        self.backend.submit(wait)
+    }
+
+    /// Whether SQEs were pushed since the last submit.
+    pub(crate) fn has_unsubmitted(&self) -> bool {
+        self.unsubmitted > 0
+    }
+
+    /// Moves cancels, the wake-up read and queued requests into the SQ (lifecycle rules 2, 3).
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        while let Some(&key) = self.cancel_queue.front() {
+            let live = self.slot(key).is_some_and(|s| {
+                matches!(s.phase, Phase::InFlight) && s.cancel == CancelState::Queued
+            });
+            if !live {
+                self.cancel_queue.pop_front();
+                continue;
+            }
+            let entry = opcode::AsyncCancel::new(key.user_data())
+                .build()
+                .user_data(key.cancel_user_data());
+            if !self.push(&entry)? {
+                return Ok(());
+            }
+            self.cancel_queue.pop_front();
+            if let Some(slot) = self.slot_mut(key) {
+                slot.cancel = CancelState::Submitted;
+            }
+            self.counts.cancels_in_flight += 1;
+            self.counts.cancelled += 1;
+        }
+        if let Some(fd) = self.wake.fd
+            && !self.wake.armed
+            && !self.closed
+        {
+            let entry = opcode::Read::new(types::Fd(fd), (&raw mut *self.wake.buf).cast(), 8)
+                .build()
+                .user_data(RequestKey::WAKE_USER_DATA);
+            if !self.push(&entry)? {
+                return Ok(());
+            }
+            self.wake.armed = true;
+        }
+        while self.counts.in_flight < self.max_in_flight {
+            let Some(&key) = self.submit_queue.front() else {
+                break;
+            };
+            let Some(slot) = self.slab.get_mut(key.index as usize) else {
+                self.submit_queue.pop_front();
+                continue;
+            };
+            if slot.generation != key.generation || !matches!(slot.phase, Phase::Queued) {
+                self.submit_queue.pop_front();
+                continue;
+            }
+            let entry = slot.data.prepare(key.user_data());
+            if !self.push(&entry)? {
+                return Ok(());
+            }
+            self.submit_queue.pop_front();
+            let slot = &mut self.slab[key.index as usize];
+            if let OpData::Fsync { fd, start, .. } = &mut slot.data {
+                *start = Some(self.durability.started(fd));
+            }
+            slot.data.mark_submitted();
+            slot.phase = Phase::InFlight;
+            self.counts.in_flight += 1;
+            self.counts.queued -= 1;
+        }
+        Ok(())
+    }
+
+    /// Reaps every available CQE and settles its request; returns how many.
+    pub(crate) fn reap(&mut self) -> usize {
+        let mut cqes = std::mem::take(&mut self.cqes);
+        self.backend.reap(&mut cqes);
+        let n = cqes.len();
+        for cqe in cqes.drain(..) {
+            self.complete(cqe);
+        }
+        self.cqes = cqes;
+        n
+    }
+
+    fn complete(&mut self, cqe: Cqe) {
+        let key = match key::decode(cqe.user_data) {
+            Tagged::Wake => {
+                self.wake.armed = false;
+                return;
+            }
+            Tagged::Cancel(_) => {
+                self.counts.cancels_in_flight -= 1;
+                return;
+            }
+            Tagged::Request(key) => key,
+        };
+        let closed = self.closed;
+        let Some(slot) = self.slot_mut(key) else {
+            return;
+        };
+        if !matches!(slot.phase, Phase::InFlight) {
+            return;
+        }
+        let timed_out = slot.timed_out;
+        let res = cqe.result;
+        let outcome = if res >= 0 {
+            Ok(res)
+        } else if res == -libc::ECANCELED && timed_out {
+            Err(Failure::Runtime(Error::Timeout))
+        } else if res == -libc::ECANCELED && closed {
+            Err(Failure::Runtime(Error::Closed))
+        } else {
+            Err(Failure::Os(-res))
+        };
+        if let Some(fd) = slot.data.written_file() {
+            let fd = fd.clone();
+            self.durability.write_completed(&fd);
+        }
+        self.counts.in_flight -= 1;
+        self.counts.completed += 1;
+        self.settle(key, outcome);
+    }
+}
