@@ -206,6 +206,11 @@ pub(crate) fn ci_plan() -> Result<Vec<Planned>, String> {
 }
 
 /// AddressSanitizer over the pure crates' unit tests, on the nightly toolchain when present.
+///
+/// LeakSanitizer stays off: SPEC §3 makes the runtime *leak on purpose* a value whose destructor
+/// would run while the thread is already unwinding (a second panic would abort), and the tests
+/// that prove that containment would be reported as leaks. ASan still catches use-after-free,
+/// double free and out-of-bounds access; fd and `Arc` leaks are checked by the tests themselves.
 fn sanitizer_step() -> Planned {
     let name = "address sanitizer (nightly)";
     if std::env::var_os("BATON_SKIP_SANITIZERS").is_some() {
@@ -240,7 +245,7 @@ fn sanitizer_step() -> Planned {
     asan.args(["--lib", "--", "--skip", "prop_"])
         .env("RUSTFLAGS", "-Zsanitizer=address")
         .env("RUSTDOCFLAGS", "-Zsanitizer=address")
-        .env("ASAN_OPTIONS", "detect_leaks=1")
+        .env("ASAN_OPTIONS", "detect_leaks=0")
         .env(
             "CARGO_TARGET_DIR",
             workspace_root().join("target").join("asan"),
