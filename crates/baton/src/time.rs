@@ -41,7 +41,19 @@ use crate::handle::Handle;
 /// When first polled outside any runtime (with a message saying to call it inside
 /// `Runtime::block_on` or a task).
 pub fn sleep(duration: Duration) -> Sleep {
-    sleep_until(Instant::now() + duration)
+    sleep_until(deadline_after(duration))
+}
+
+/// About 30 years: what a duration too long for an [`Instant`] is clamped to.
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// `now + duration`, or a deadline far enough away to never pass when that sum overflows
+/// (`sleep(Duration::MAX)` waits forever instead of panicking).
+fn deadline_after(duration: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(duration)
+        .or_else(|| now.checked_add(FAR_FUTURE))
+        .unwrap_or(now)
 }
 
 /// Waits until `deadline`. A deadline in the past completes at once.
@@ -135,7 +147,7 @@ impl Future for Sleep {
 ///
 /// As [`sleep`], when polled outside any runtime.
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    timeout_at(Instant::now() + duration, future)
+    timeout_at(deadline_after(duration), future)
 }
 
 /// Like [`timeout`], with an absolute deadline.
@@ -218,5 +230,26 @@ impl Elapsed {
 impl From<Elapsed> for io::Error {
     fn from(_: Elapsed) -> io::Error {
         Error::Timeout.into_io()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{sleep, timeout};
+
+    #[test]
+    fn sleep_duration_max_stays_pending_instead_of_overflowing() {
+        let rt = crate::Runtime::new().expect("a runtime with default settings builds");
+        let out = rt.block_on(timeout(Duration::from_millis(10), sleep(Duration::MAX)));
+        assert!(out.is_err(), "a sleep of Duration::MAX never ends");
+    }
+
+    #[test]
+    fn timeout_duration_max_returns_the_inner_output() {
+        let rt = crate::Runtime::new().expect("a runtime with default settings builds");
+        let out = rt.block_on(timeout(Duration::MAX, async { 7 }));
+        assert_eq!(out, Ok(7));
     }
 }
