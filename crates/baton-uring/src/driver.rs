@@ -13,7 +13,7 @@ use web_time::Instant;
 use crate::backend::ring::{KERNEL_MAX_ENTRIES, RingBackend};
 use crate::backend::{Backend, RingFlags, Wait};
 use crate::context::{self, Entered, Inner, with_core};
-use crate::core::{Core, Deferred};
+use crate::core::{Core, Deferred, Undrained};
 use crate::error::SetupError;
 use crate::handle::{DriverHandle, Unparker};
 use crate::mailbox::Shared;
@@ -139,10 +139,14 @@ pub struct DriverMetrics {
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DriverShutdownReport {
-    /// Every outstanding completion arrived.
+    /// Every outstanding completion arrived and every retained request (write, sync) queued at
+    /// closure reached the kernel and completed.
     pub drained: bool,
     /// Requests whose memory was leaked because the kernel might still write it.
     pub leaked: usize,
+    /// Retained requests (writes, syncs) still queued in userspace when the deadline passed:
+    /// they never reached the kernel, so their effect did not happen.
+    pub unsubmitted: usize,
     /// Final CQEs reaped during shutdown.
     pub completed_during_shutdown: u64,
 }
@@ -383,23 +387,29 @@ impl Driver {
     }
 
     /// Closes the driver (lifecycle rule 7): new registrations and messages are refused with
-    /// `Closed`, pending polls fail with `Closed`, in-flight non-retained requests are cancelled.
+    /// `Closed`, pending polls fail with `Closed`, in-flight non-retained requests are cancelled,
+    /// queued non-retained requests are retired, and queued writes and syncs stay queued and are
+    /// submitted as slots free (rule 9).
     /// Turn afterwards (or call [`shutdown`](Self::shutdown)) to drain the kernel's completions.
     pub fn close(&self) {
         self.check_thread();
         let leftovers = self.inner.shared.close();
         with_core(&self.inner, |core| {
-            core.close();
+            // Messages sent before the mailbox closed are applied first, so a write registered
+            // from another thread before closure is retained like a local one (rule 9).
             for msg in leftovers {
                 core.apply(msg);
             }
+            core.close();
             let _ = core.flush();
             let _ = core.submit(Wait::No);
         });
     }
 
-    /// Closes, then waits for every outstanding completion until `deadline`. Memory the kernel
-    /// may still write when the deadline passes is leaked on purpose (lifecycle rule 8).
+    /// Closes, then submits the retained requests still queued and waits for every outstanding
+    /// completion until `deadline` (lifecycle rules 8 and 9). Memory the kernel may still write
+    /// when the deadline passes is leaked on purpose; the report counts it, and the retained
+    /// requests that never reached the kernel, as not drained.
     pub fn shutdown(mut self, deadline: Option<Instant>) -> DriverShutdownReport {
         self.finish(deadline)
     }
@@ -410,7 +420,7 @@ impl Driver {
         let completed_before = with_core(&self.inner, |core| core.counts.completed);
         self.inner.shared.kick();
         loop {
-            let busy = with_core(&self.inner, |core| core.kernel_busy());
+            let busy = with_core(&self.inner, |core| core.draining());
             if !busy {
                 break;
             }
@@ -423,14 +433,15 @@ impl Driver {
             let _ = self.turn(Park::Wait(deadline));
         }
         with_core(&self.inner, |core| {
-            let leaked = if core.kernel_busy() {
-                core.leak_kernel_owned()
+            let undrained = if core.draining() {
+                core.abandon_undrained()
             } else {
-                0
+                Undrained::default()
             };
             DriverShutdownReport {
-                drained: leaked == 0,
-                leaked,
+                drained: undrained.leaked == 0 && undrained.unsubmitted == 0,
+                leaked: undrained.leaked,
+                unsubmitted: undrained.unsubmitted,
                 completed_during_shutdown: core.counts.completed - completed_before,
             }
         })

@@ -10,7 +10,8 @@
 //!   closure;
 //! * a result never comes back while the kernel still owns the request (its buffer);
 //! * the in-flight limit holds, and the driver's in-flight count equals the kernel's;
-//! * dropped in-flight reads get exactly one async cancel; dropped writes still reach the kernel;
+//! * dropped in-flight reads get exactly one async cancel; dropped writes still reach the kernel,
+//!   also when the driver closed while they were queued (lifecycle rule 9);
 //! * at the end, with everything completed, every live handle resolves, every slot retires, and
 //!   every `Arc` (fd, wakers) is back to one strong count.
 
@@ -306,11 +307,22 @@ impl Model {
             self.handles.iter().all(|h| h.op.is_none()),
             "every live handle resolves once the kernel is done"
         );
+        for handle in &self.handles {
+            if let Some(ud) = handle
+                .user_data
+                .filter(|_| handle.write && !handle.cancelled)
+            {
+                assert!(
+                    self.kernel.contains_key(&ud),
+                    "a registered, uncancelled write reached the kernel, closure or not"
+                );
+            }
+        }
         for (ud, retained) in &self.dropped {
             if *retained {
                 assert!(
-                    self.kernel.get(ud).is_some_and(|&r| r >= 0) || self.closed,
-                    "a dropped write still reached the kernel"
+                    self.kernel.get(ud).is_some_and(|&r| r >= 0),
+                    "a dropped write still reached the kernel, closure or not"
                 );
             }
         }

@@ -13,7 +13,9 @@ use std::time::Duration;
 use baton_cancel::{HookOutcome, Interruptible};
 use baton_completion::{CompletionKind, Decoder, PreparedOperation, RuntimeId, from_fn};
 use baton_task::{CancelReason, SpawnError};
-use baton_uring::{Park, Worker, WorkerConfig, WorkerSetupError, ops, with_current_waits};
+use baton_uring::{
+    DriverConfig, Park, Worker, WorkerConfig, WorkerSetupError, ops, with_current_waits,
+};
 use web_time::Instant;
 use worker_support::{deadline, fd_count, poll_once, serial, worker};
 
@@ -146,6 +148,68 @@ fn a_write_in_flight_at_shutdown_still_lands() {
     assert!(report.is_clean(), "{report:?}");
     assert!(matches!(poll_once(writer), Poll::Ready(_)));
     assert_eq!(std::fs::read(&path).expect("read back"), b"durable");
+    assert_eq!(Arc::strong_count(&fd), 1);
+    std::fs::remove_file(&path).expect("remove temp file");
+}
+
+/// The facade's report: with a 4-entry ring, writes registered by tasks and then dropped sit
+/// in the driver's userspace queue at shutdown; every one must still land (lifecycle rule 9).
+#[test]
+fn dropped_writes_queued_behind_a_four_entry_ring_all_land_at_shutdown() {
+    const WRITES: usize = 512;
+    let _serial = serial();
+    let config = WorkerConfig::new().driver(DriverConfig::new().ring_entries(4));
+    let Some(worker) = worker_support::worker_with(config) else {
+        return;
+    };
+    let path = std::env::temp_dir().join(format!("baton-worker-queued-{}", std::process::id()));
+    std::fs::write(&path, vec![0; WRITES * 8]).expect("create temp file");
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .expect("open temp file");
+    let fd = Arc::new(OwnedFd::from(file));
+    let chunk = |i: usize| {
+        [
+            (i as u64).to_le_bytes()[0],
+            (i >> 8) as u8,
+            0x5A,
+            1,
+            2,
+            3,
+            4,
+            5,
+        ]
+    };
+    let writer = worker.handle().spawn({
+        let fd = Arc::clone(&fd);
+        async move {
+            for i in 0..WRITES {
+                let write = ops::write_at(Arc::clone(&fd), chunk(i).to_vec(), (i * 8) as u64);
+                // Poll once (registering the request), then drop the future.
+                let mut write = std::pin::pin!(write);
+                std::future::poll_fn(|cx| {
+                    let _ = write.as_mut().poll(cx);
+                    Poll::Ready(())
+                })
+                .await;
+            }
+        }
+    });
+    let outcome = worker.run_until(&mut || writer.is_finished(), Some(deadline()));
+    assert_eq!(outcome, baton_uring::RunUntil::Satisfied);
+    assert!(
+        worker.metrics().driver.queued > 0,
+        "writes wait in userspace at shutdown"
+    );
+    let report = worker.shutdown(Some(deadline()));
+    assert!(report.is_clean(), "{report:?}");
+    assert_eq!(report.driver.unsubmitted, 0, "{report:?}");
+    let contents = std::fs::read(&path).expect("read back");
+    for i in 0..WRITES {
+        assert_eq!(contents[i * 8..(i + 1) * 8], chunk(i), "write {i} landed");
+    }
     assert_eq!(Arc::strong_count(&fd), 1);
     std::fs::remove_file(&path).expect("remove temp file");
 }

@@ -23,15 +23,22 @@
 //! 6. A deadline firing on a queued request settles it with `Timeout`; on an in-flight request
 //!    it submits an async cancel. The final CQE decides: `-ECANCELED` becomes `Timeout`, any
 //!    other result (the request won the race) is returned as is.
-//! 7. Closure refuses new requests, retires every slot the kernel does not own (queued, sleeping,
-//!    completed-but-unconsumed), detaches in-flight ones (cancelling the non-retained), settles
+//! 7. Closure refuses new requests, retires every slot the kernel does not own (queued
+//!    non-retained, sleeping, completed-but-unconsumed; retained ones follow rule 9), detaches in-flight ones (cancelling the non-retained), settles
 //!    forwarding cells with `Closed`, and wakes every local waiter so its next poll returns
 //!    `Closed`. Once the kernel's completions are drained the driver holds nothing of anyone's.
 //! 8. Everything the kernel can see stays in the slot until the final CQE; shutdown that runs
-//!    out of time leaks those slots rather than freeing memory the kernel may still write.
+//!    out of time leaks those slots rather than freeing memory the kernel may still write, and
+//!    reports them (and any retained request that never reached the kernel) as not drained.
+//! 9. Durability outlives closure: a retained request (write, writev, fsync, fdatasync, close,
+//!    shutdown) still queued or awaiting its durability permit at closure stays queued,
+//!    detached and without deadline, and is submitted as slots free — syncs keep their permit
+//!    order. Shutdown waits for these as for in-flight requests.
 
 mod closure;
 mod submission;
+
+pub(crate) use closure::Undrained;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -578,15 +585,11 @@ impl Core {
                 next = self.durability.release(fd, key, None);
                 continue;
             }
-            if self.closed || grant == Acquire::GrantedClean {
+            // Lifecycle rule 9: after closure the waiting syncs still run, in permit order.
+            if grant == Acquire::GrantedClean {
                 self.counts.queued -= 1;
-                let outcome = if self.closed {
-                    Err(Failure::Runtime(Error::Closed))
-                } else {
-                    Ok(0)
-                };
                 next = self.durability.release(fd, key, None);
-                self.settle_slot(key, outcome);
+                self.settle_slot(key, Ok(0));
             } else {
                 self.set_phase(key, Phase::Queued);
                 self.submit_queue.push_back(key);
