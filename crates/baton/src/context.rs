@@ -1,24 +1,55 @@
 //! The facade's thread context: which runtime [`Handle`] the free functions (`spawn`,
-//! `time::sleep`, `fs::read`, ...) use on this thread.
+//! `time::sleep`, `fs::read`, ...) use on this thread, and — while this thread runs the
+//! runtime's worker — where that worker is.
 //!
 //! The worker adapter pushes its runtime's handle when the worker is entered on a thread (a
 //! `block_on` frame, a background-thread run, a nested `block_on`) and pops it when the worker
 //! leaves, so the stack nests exactly like the loan driver's frames, also across distinct
-//! runtimes nested on one thread.
+//! runtimes nested on one thread. A `block_on` root polled without the worker pushes its handle
+//! alone.
+//!
+//! # Rules
+//!
+//! 1. An entry carries a worker pointer only while the adapter that pushed it holds that
+//!    worker, boxed and in place, on this thread (between its `enter` and `leave`, or for the
+//!    span of a turn); the adapter pops the entry before the worker can move or drop.
+//! 2. The pointer is used only on this thread and only through shared references: the worker's
+//!    own methods that are allowed while a turn runs further up the stack (metrics, the
+//!    driver-only turn of worker rule 10).
 
 use std::cell::RefCell;
 use std::io;
+use std::ptr::NonNull;
+
+use baton_uring::Worker;
 
 use crate::error::Error;
 use crate::handle::Handle;
 
+/// One frame of this thread's context.
+struct Entry {
+    handle: Handle,
+    /// Rule 1: valid while this entry is on the stack.
+    worker: Option<NonNull<Worker>>,
+}
+
 thread_local! {
-    static CURRENT: RefCell<Vec<Handle>> = const { RefCell::new(Vec::new()) };
+    static CURRENT: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Makes `handle` the current thread's runtime until the matching [`leave`].
 pub(crate) fn enter(handle: Handle) {
-    CURRENT.with(|stack| stack.borrow_mut().push(handle));
+    CURRENT.with(|stack| stack.borrow_mut().push(Entry { handle, worker: None }));
+}
+
+/// Like [`enter`], and records that this thread runs `worker` until the matching [`leave`].
+///
+/// # Safety
+///
+/// Rule 1: `worker` stays alive and in place, on this thread, until the matching [`leave`].
+pub(crate) unsafe fn enter_with_worker(handle: Handle, worker: &Worker) {
+    let worker = Some(NonNull::from(worker));
+    CURRENT.with(|stack| stack.borrow_mut().push(Entry { handle, worker }));
 }
 
 /// Restores the runtime that was current before the matching [`enter`].
@@ -30,7 +61,31 @@ pub(crate) fn leave() {
 
 /// The current thread's runtime, if any.
 pub(crate) fn current() -> Option<Handle> {
-    CURRENT.with(|stack| stack.borrow().last().cloned())
+    CURRENT.with(|stack| stack.borrow().last().map(|entry| entry.handle.clone()))
+}
+
+/// Runs `f` with `handle`'s worker when this thread is running it (further up the stack);
+/// `None` otherwise. The context's borrow is released before `f` runs, so `f` may re-enter.
+pub(crate) fn with_worker<R>(handle: &Handle, f: impl FnOnce(&Worker) -> R) -> Option<R> {
+    let worker = CURRENT.with(|stack| {
+        stack
+            .borrow()
+            .iter()
+            .rev()
+            .filter(|entry| entry.handle.same_runtime(handle))
+            .find_map(|entry| entry.worker)
+    })?;
+    // SAFETY: rule 1 — the entry holding this pointer is still on this thread's stack (only
+    // frames above it may have been pushed since), so the worker is alive, in place and on this
+    // thread; rule 2 — only a shared reference is made, and `Worker` is built for shared use
+    // on its thread (interior mutability, re-entrancy checked by the worker itself).
+    let worker = unsafe { worker.as_ref() };
+    Some(f(worker))
+}
+
+/// Whether this thread is running `handle`'s worker further up its stack.
+pub(crate) fn runs_worker(handle: &Handle) -> bool {
+    with_worker(handle, |_| ()).is_some()
 }
 
 /// The current thread's runtime, or an `io::Error` carrying [`Error::NotInRuntime`] that names

@@ -3,18 +3,19 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
 use baton_completion::{ExecutorLease, IoExecutor, Registrar, RuntimeId};
-use baton_loan::Loan;
+use baton_loan::{Loan, ThreadRole};
 use baton_uring::{DriverHandle, WorkerHandle, WorkerShutdownReport};
 use web_time::Instant;
 
 use crate::context;
 use crate::error::Error;
 use crate::metrics::MetricsCell;
+use crate::nested_drive;
 use crate::task::JoinHandle;
 
 /// The runtime's lifecycle, as its handles see it.
@@ -42,10 +43,11 @@ pub(crate) struct Shared {
     pub(crate) worker_report: Mutex<Option<WorkerShutdownReport>>,
     /// The worker's counters, as last published by the worker adapter.
     pub(crate) metrics: MetricsCell,
+    /// `block_on` roots being driven on the worker right now (worker adapter rule 5).
+    pub(crate) roots_active: AtomicUsize,
 }
 
 impl Shared {
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         runtime_id: RuntimeId,
         worker: WorkerHandle,
@@ -65,6 +67,7 @@ impl Shared {
             shutdown_deadline: Mutex::new(None),
             worker_report: Mutex::new(None),
             metrics: MetricsCell::default(),
+            roots_active: AtomicUsize::new(0),
         }
     }
 
@@ -174,13 +177,32 @@ impl Handle {
     }
 
     /// Runs `future` to completion on the calling thread, borrowing the runtime's worker when
-    /// it can (see [`Runtime::block_on`](crate::Runtime::block_on)). After shutdown the future
-    /// is still polled to completion, but its I/O fails with [`Error::Closed`].
+    /// it can (see [`Runtime::block_on`](crate::Runtime::block_on), including its caveat for
+    /// calls from inside a task: only I/O and timers progress there, never other tasks). After
+    /// shutdown the future is still polled to completion, but its I/O fails with
+    /// [`Error::Closed`].
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.shared.loan().block_on(InContext {
+        let future = InContext {
             handle: self,
             future,
-        })
+        };
+        let loan = self.shared.loan();
+        match loan.thread_role() {
+            // Inside a task poll (or the background thread's turn) the loan driver cannot lend
+            // the worker; drive its driver from here (`nested_drive` rules) instead of polling
+            // a future whose timers and I/O nobody would complete.
+            ThreadRole::TaskPoll | ThreadRole::Background if context::runs_worker(self) => {
+                let mut future = Some(future);
+                context::with_worker(self, |worker| {
+                    let future = future.take().expect("taken once, here");
+                    nested_drive::block_on_driver_only(worker, future)
+                })
+                .unwrap_or_else(|| {
+                    loan.block_on(future.take().expect("not taken when no worker was found"))
+                })
+            }
+            _ => loan.block_on(future),
+        }
     }
 
     /// Whether shutdown began.

@@ -74,6 +74,7 @@ pub mod fs;
 mod handle;
 mod io_buf;
 mod metrics;
+mod nested_drive;
 pub mod net;
 mod runtime;
 pub mod task;

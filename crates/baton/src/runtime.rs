@@ -122,10 +122,32 @@ impl Runtime {
     /// The future needs neither `Send` nor `'static`: it is polled in place, on this thread,
     /// while this thread borrows the runtime's worker and runs spawned tasks, I/O completions
     /// and timers between its polls. Calls nest (a `block_on` inside the future drives the same
-    /// worker). When another thread has the worker, or when called from inside a task, the
-    /// future is polled directly instead (its I/O is then forwarded to the worker). Spawned work
-    /// keeps running on the background thread after `block_on` returns. A panic in the future
-    /// is re-raised here, after the worker was given back.
+    /// worker). When another thread has the worker, the future is polled directly instead (its
+    /// I/O is then forwarded to the worker). Spawned work keeps running on the background
+    /// thread after `block_on` returns. A panic in the future is re-raised here, after the
+    /// worker was given back.
+    ///
+    /// # From inside a task
+    ///
+    /// Called from a task poll, `block_on` never deadlocks: it drives only the worker's driver
+    /// (I/O completions, timers, blocking-job completions) between polls of `future`, and runs
+    /// no other task meanwhile. So a future that waits for *another task of this runtime* (its
+    /// `JoinHandle`, a channel a task feeds) cannot progress there and hangs — the same caveat
+    /// as tokio's `block_in_place`. Prefer `.await` inside tasks.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let rt = baton::Runtime::new()?;
+    /// let join = rt.spawn(async {
+    ///     // The nested future's timer fires although this task holds the worker.
+    ///     let nested = baton::time::sleep(std::time::Duration::from_millis(1));
+    ///     baton::Handle::current().block_on(nested);
+    ///     "slept"
+    /// });
+    /// assert_eq!(rt.block_on(join).ok(), Some("slept"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         self.handle.block_on(future)
     }

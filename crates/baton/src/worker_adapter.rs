@@ -13,8 +13,15 @@
 //! 3. The worker is shut down, not merely dropped, when the loan driver drops the adapter: it
 //!    waits for the kernel until the deadline the runtime published, and the report is stored
 //!    where `Runtime::shutdown_timeout` reads it.
+//! 4. Both `enter` and the turn's installation record the worker in the facade's thread
+//!    context (context rule 1), so code running under them on this thread — a `block_on`
+//!    inside a task poll, `Runtime::metrics` — can reach the worker without the loan driver.
+//! 5. `root_started` / `root_finished` count the roots driven on the worker (SPEC §5: the root
+//!    is a real task for accounting); the count is `RuntimeMetrics::roots_active`, and a
+//!    runtime with a live root is not quiescent.
 
 use std::fmt;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use baton_loan::{LoanWorker, RunOutcome, TurnOutcome, Unpark};
@@ -58,8 +65,12 @@ impl fmt::Debug for WorkerAdapter {
 struct Installed;
 
 impl Installed {
-    fn new(handle: &Handle) -> Installed {
-        context::enter(handle.clone());
+    /// Rule 4: records `worker` too; the adapter holds it for the guard's whole life.
+    fn new(handle: &Handle, worker: &Worker) -> Installed {
+        // SAFETY: context rule 1 — `worker` is the adapter's boxed worker, borrowed for the
+        // whole turn that this guard spans; the guard is dropped (popping the entry) before
+        // the turn returns, on this thread.
+        unsafe { context::enter_with_worker(handle.clone(), worker) };
         Installed
     }
 }
@@ -88,8 +99,8 @@ impl WorkerAdapter {
 
 impl LoanWorker for WorkerAdapter {
     fn turn(&mut self) -> TurnOutcome {
-        let _installed = Installed::new(&self.handle);
         let worker = self.worker();
+        let _installed = Installed::new(&self.handle, worker);
         let turn = worker.turn(Park::Poll);
         self.handle.shared.metrics.publish_if_due(worker);
         if turn.progressed() {
@@ -104,9 +115,9 @@ impl LoanWorker for WorkerAdapter {
         until: &mut dyn FnMut() -> bool,
         deadline: Option<Instant>,
     ) -> RunOutcome {
-        let _installed = Installed::new(&self.handle);
         let shared = &self.handle.shared;
         let worker = self.worker();
+        let _installed = Installed::new(&self.handle, worker);
         let mut until_published = || {
             shared.metrics.publish_if_due(worker);
             until()
@@ -137,7 +148,10 @@ impl LoanWorker for WorkerAdapter {
         // lifetime only lets the guard live in this struct next to the box it borrows.
         let guard = unsafe { std::mem::transmute::<WorkerGuard<'_>, WorkerGuard<'static>>(guard) };
         self.guards.push(guard);
-        context::enter(self.handle.clone());
+        // SAFETY: context rule 1 — the boxed worker stays in place and alive until the
+        // matching `leave` pops this entry (type invariant: guards and entries pair up, and
+        // `Drop` pops leftovers before the worker goes).
+        unsafe { context::enter_with_worker(self.handle.clone(), self.worker()) };
     }
 
     fn leave(&mut self) {
@@ -151,12 +165,24 @@ impl LoanWorker for WorkerAdapter {
     fn is_shutting_down(&self) -> bool {
         self.handle.shared.is_shutting_down()
     }
+
+    fn root_started(&mut self) {
+        // Rule 5.
+        self.handle.shared.roots_active.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn root_finished(&mut self) {
+        // Rule 5.
+        self.handle.shared.roots_active.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Drop for WorkerAdapter {
     fn drop(&mut self) {
-        // Type invariant: no guard may outlive the worker it borrows.
+        // Type invariant: no guard, and no context entry naming the worker (rule 4), may
+        // outlive the worker it borrows.
         while let Some(guard) = self.guards.pop() {
+            context::leave();
             drop(guard);
         }
         let Some(worker) = self.worker.take() else {

@@ -177,6 +177,25 @@ impl Worker {
         }
     }
 
+    /// Worker rule 10: a turn of the driver and the inbox only, for a `block_on` that runs
+    /// inside a task poll (or a decoder) and so cannot run a full turn (rule 7). It settles
+    /// inbox completions, reaps I/O and fires timers, and with `Park::Wait` parks in the ring
+    /// until a completion, a timer, an unpark or the deadline; it never polls a task. Tasks it
+    /// wakes run on the next full turn.
+    pub fn turn_driver_only(&self, park: Park) -> WorkerTurn {
+        let _entered = self.enter();
+        let mut report = WorkerTurn::default();
+        self.settle_inbox(&mut report, self.config.inbox_per_turn);
+        let park = match park {
+            Park::Wait(_) if report.progressed() => Park::Poll,
+            other => other,
+        };
+        report.parked = matches!(park, Park::Wait(_));
+        report.absorb(self.driver().turn(park));
+        self.settle_inbox(&mut report, self.config.inbox_per_turn);
+        report
+    }
+
     /// Inbox work or held completions wait on this thread.
     pub(crate) fn ready_besides_tasks(&self) -> bool {
         let local = &*self.local;

@@ -39,6 +39,10 @@
 //! 9. **Quarantine bounds.** A quarantined wait whose bound has a deadline is settled with
 //!    `BoundExceeded` (and counted) by the first turn on its thread after the deadline, after
 //!    that turn's completions were routed; a park ends just after the next such deadline.
+//! 10. **Driver-only turns.** [`Worker::turn_driver_only`] may run where rule 7 refuses a turn
+//!     (inside a task poll): it settles the inbox and turns the driver (reap, timers, park)
+//!     but polls no task, so a `block_on` nested in a task can wait for its own I/O and
+//!     timers without re-entering the scheduler.
 //!
 //! ```text
 //!  turn(park) ── settle inbox (rules 5, 6) ── driver.turn(Poll) ── run_ready(budget) ──┐

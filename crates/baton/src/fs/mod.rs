@@ -20,8 +20,13 @@ use baton_completion::RejectReason;
 use crate::blocking;
 use crate::error::BlockingError;
 
-/// How much [`read`] asks for at once after the first read, which asks for the whole file.
+/// How much [`read`] asks for at once after the first read (which asks for the whole file)
+/// came back short or filled its buffer.
 const READ_CHUNK: usize = 64 * 1024;
+
+/// How much [`read`] asks for to learn whether the file ended where its size said: the common
+/// case reads 0 bytes, so a large buffer would be allocated and zeroed for nothing.
+const EOF_PROBE: usize = 512;
 
 /// Reads the whole file at `path`.
 ///
@@ -49,13 +54,16 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
     let mut offset = res?;
     data.truncate(offset);
     // The file may have grown since its size was read, or the first read may have been short.
+    // Probe with a small buffer first; only a file that keeps going gets full-size chunks.
+    let mut ask = EOF_PROBE;
     loop {
-        let (res, chunk) = file.read_at(vec![0; READ_CHUNK], offset as u64).await;
+        let (res, chunk) = file.read_at(vec![0; ask], offset as u64).await;
         match res? {
             0 => return Ok(data),
             n => {
                 data.extend_from_slice(&chunk[..n]);
                 offset += n;
+                ask = READ_CHUNK;
             }
         }
     }

@@ -1,0 +1,63 @@
+//! `block_on` from inside a task poll (or on the background thread while it runs a task): the
+//! worker is busy polling the very task that called, so the loan driver cannot lend it and a
+//! plain poll loop would wait forever for timers and I/O only the worker can complete.
+//!
+//! # Rules
+//!
+//! 1. The nested future is polled in place whenever its waker fired (initially once).
+//! 2. Between polls, the caller runs driver-only turns of the worker it is already running
+//!    (worker rule 10): settle the inbox, reap the ring, fire timers, park in the ring wait
+//!    until a completion, a timer or an unpark. It never polls another task re-entrantly.
+//! 3. The nested future's waker sets its flag *then* unparks the worker, whose unpark is a token,
+//!    so a wake between the flag check and the park ends the park at once (no lost wake-up).
+//!
+//! Limit: a nested future that waits for *another task of the same runtime* (a `JoinHandle`, a
+//! channel fed by a task) cannot progress here — the worker runs no task until this call
+//! returns. This is the same caveat tokio documents for `block_in_place`.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+
+use baton_uring::{Park, Worker, WorkerHandle};
+
+/// The nested future's waker (rule 3).
+struct NestedWake {
+    woken: AtomicBool,
+    worker: WorkerHandle,
+}
+
+impl Wake for NestedWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.worker.unpark();
+    }
+}
+
+/// Drives `future` to completion on this thread with `worker`'s driver only (rules 1–3).
+pub(crate) fn block_on_driver_only<F: Future>(worker: &Worker, future: F) -> F::Output {
+    let wake = Arc::new(NestedWake {
+        woken: AtomicBool::new(true),
+        worker: worker.handle(),
+    });
+    let waker = Waker::from(Arc::clone(&wake));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if wake.woken.swap(false, Ordering::AcqRel) {
+            // Rule 1.
+            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                return output;
+            }
+        } else {
+            // Rule 2: ends on a completion, a timer, or the waker's unpark (rule 3).
+            let _turn = worker.turn_driver_only(Park::Wait(None));
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! End to end: `Handle::block_on` called from inside a task poll (SPEC §5 "never deadlocks").
+//!
+//! The worker is busy polling the very task that calls `block_on`, so the nested future's
+//! timers and I/O can only progress if that call drives the driver itself. Each scenario runs
+//! on its own thread and reports through a channel with a generous bound, so a regression
+//! fails the test instead of hanging it.
+
+use std::io::{self, Write};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use baton::Handle;
+use baton::net::TcpStream;
+
+/// Far above what any scenario needs; only a hang reaches it.
+const BOUND: Duration = Duration::from_secs(20);
+
+/// Runs `scenario` on a fresh thread and returns its result, or fails when it does not finish
+/// within [`BOUND`] (the stuck thread is left behind; the test reports instead of hanging).
+fn within_bound<T: Send + 'static>(
+    what: &str,
+    scenario: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> T {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _sent = tx.send(scenario());
+    });
+    match rx.recv_timeout(BOUND) {
+        Ok(Ok(value)) => value,
+        Ok(Err(err)) => panic!("{what} failed: {err}"),
+        Err(_) => panic!("{what} did not finish within {BOUND:?}: block_on inside a task hung"),
+    }
+}
+
+#[test]
+fn block_on_sleep_inside_a_task_spawned_from_outside_finishes() {
+    let out = within_bound("sleep in a background task", || {
+        let rt = baton::Runtime::new()?;
+        let (tx, rx) = mpsc::channel();
+        let _join = rt.spawn(async move {
+            Handle::current().block_on(baton::time::sleep(Duration::from_millis(10)));
+            let _sent = tx.send("slept");
+        });
+        let out = rx
+            .recv_timeout(BOUND)
+            .map_err(|_| io::Error::other("the task never finished its nested sleep"))?;
+        let _report = rt.shutdown_timeout(Duration::from_secs(5));
+        Ok(out)
+    });
+    assert_eq!(out, "slept");
+}
+
+#[test]
+fn block_on_sleep_inside_a_task_polled_by_a_block_on_root_finishes() {
+    let out = within_bound("sleep in a task polled by a root", || {
+        let rt = baton::Runtime::new()?;
+        let out = rt.block_on(async {
+            let join = baton::spawn(async {
+                Handle::current().block_on(baton::time::sleep(Duration::from_millis(10)));
+                7
+            });
+            join.await
+        });
+        out.map_err(io::Error::other)
+    });
+    assert_eq!(out, 7);
+}
+
+#[test]
+fn block_on_socket_read_inside_a_task_finishes() {
+    let out = within_bound("socket read in a task", || {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let peer = thread::spawn(move || -> io::Result<()> {
+            let (mut stream, _) = listener.accept()?;
+            thread::sleep(Duration::from_millis(20));
+            stream.write_all(b"ping")
+        });
+        let rt = baton::Runtime::new()?;
+        let join = rt.spawn(async move {
+            Handle::current().block_on(async move {
+                let stream = TcpStream::connect(addr).await?;
+                let (res, buf) = stream.read(Vec::with_capacity(16)).await;
+                res?;
+                Ok::<_, io::Error>(buf)
+            })
+        });
+        let read = rt.block_on(join).map_err(io::Error::other)??;
+        peer.join()
+            .map_err(|_| io::Error::other("the peer thread panicked"))??;
+        Ok(read)
+    });
+    assert_eq!(out, b"ping");
+}
