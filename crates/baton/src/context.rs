@@ -21,6 +21,7 @@ use std::cell::RefCell;
 use std::io;
 use std::ptr::NonNull;
 
+use baton_completion::RuntimeId;
 use baton_uring::Worker;
 
 use crate::error::Error;
@@ -64,15 +65,15 @@ pub(crate) fn current() -> Option<Handle> {
     CURRENT.with(|stack| stack.borrow().last().map(|entry| entry.handle.clone()))
 }
 
-/// Runs `f` with `handle`'s worker when this thread is running it (further up the stack);
+/// Runs `f` with `runtime`'s worker when this thread is running it (further up the stack);
 /// `None` otherwise. The context's borrow is released before `f` runs, so `f` may re-enter.
-pub(crate) fn with_worker<R>(handle: &Handle, f: impl FnOnce(&Worker) -> R) -> Option<R> {
+pub(crate) fn with_worker<R>(runtime: RuntimeId, f: impl FnOnce(&Worker) -> R) -> Option<R> {
     let worker = CURRENT.with(|stack| {
         stack
             .borrow()
             .iter()
             .rev()
-            .filter(|entry| entry.handle.same_runtime(handle))
+            .filter(|entry| entry.handle.shared.runtime_id == runtime)
             .find_map(|entry| entry.worker)
     })?;
     // SAFETY: rule 1 — the entry holding this pointer is still on this thread's stack (only
@@ -83,9 +84,9 @@ pub(crate) fn with_worker<R>(handle: &Handle, f: impl FnOnce(&Worker) -> R) -> O
     Some(f(worker))
 }
 
-/// Whether this thread is running `handle`'s worker further up its stack.
-pub(crate) fn runs_worker(handle: &Handle) -> bool {
-    with_worker(handle, |_| ()).is_some()
+/// Whether this thread is running `runtime`'s worker further up its stack.
+pub(crate) fn runs_worker(runtime: RuntimeId) -> bool {
+    with_worker(runtime, |_| ()).is_some()
 }
 
 /// The current thread's runtime, or an `io::Error` carrying [`Error::NotInRuntime`] that names

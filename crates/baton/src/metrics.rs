@@ -5,6 +5,8 @@
 //! worker adapter publishes them: every [`PUBLISH_EVERY`] turns (a `block_on` giving the worker
 //! back counts as one), at shutdown, and on request — [`Runtime::metrics`](crate::Runtime::metrics)
 //! asks for a fresh copy, unparks the worker and waits briefly for the next turn to publish it.
+//! Called on the thread that runs the worker (inside `block_on` or a task), it reads the worker
+//! directly instead (worker adapter rule 4), without waiting.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -14,6 +16,7 @@ use baton_completion::ExecutorSnapshot;
 use baton_task::TaskCounts;
 use baton_uring::{InboxMetrics, Worker, WorkerMetrics};
 
+use crate::context;
 use crate::handle::{Shared, lock};
 
 /// The worker publishes its counters at least once per this many turns.
@@ -44,11 +47,38 @@ pub struct RuntimeMetrics {
     /// The blocking executor's counters (exact): accepted, queued, running, completed,
     /// cancelled, panicked, rejected.
     pub blocking: ExecutorSnapshot,
-    /// `block_on` calls running right now.
+    /// `block_on` calls running right now (on any thread, with or without the worker).
     pub active_block_ons: usize,
+    /// `block_on` roots driven on the worker right now: each counts as a live task (SPEC §5),
+    /// so a runtime with one is not [quiescent](RuntimeMetrics::is_quiescent).
+    pub roots_active: usize,
     /// Whether the worker's counters above are a copy taken for this call (`false`: the worker
-    /// was busy or on loan to this very thread, and the last published copy is shown).
+    /// was busy on another thread, and the last published copy is shown).
     pub worker_counters_fresh: bool,
+}
+
+impl RuntimeMetrics {
+    /// No live task or root, no I/O queued or in flight, no timer, no external wait, and the
+    /// blocking executor has nothing queued or running.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let rt = baton::Runtime::new()?;
+    /// assert!(!rt.block_on(async { rt.metrics() }).is_quiescent()); // the root is live work
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn is_quiescent(&self) -> bool {
+        self.tasks.live == 0
+            && self.roots_active == 0
+            && self.ops_queued == 0
+            && self.ops_in_flight == 0
+            && self.timers == 0
+            && self.waits == 0
+            && self.blocking.queued == 0
+            && self.blocking.running_interruptible == 0
+            && self.blocking.running_quarantined == 0
+    }
 }
 
 /// Where the worker adapter publishes the worker's counters.
@@ -82,12 +112,17 @@ impl Shared {
     /// Builds a snapshot, asking the worker for a fresh copy of its counters first.
     pub(crate) fn metrics(&self) -> RuntimeMetrics {
         let cell = &self.metrics;
+        // This thread runs the worker further up its stack (a root, a task): read it here,
+        // since no other thread could publish while this one holds it.
+        let held_here = context::with_worker(self.runtime_id, |worker| cell.publish(worker));
+        let mut fresh = held_here.is_some();
         let before = cell.version.load(Ordering::Acquire);
-        cell.requested.store(true, Ordering::Release);
-        self.worker.unpark();
+        if !fresh {
+            cell.requested.store(true, Ordering::Release);
+            self.worker.unpark();
+        }
         let asked = Instant::now();
-        let mut fresh = false;
-        while !self.worker.is_closed() && asked.elapsed() < FRESH_WAIT {
+        while !fresh && !self.worker.is_closed() && asked.elapsed() < FRESH_WAIT {
             if cell.version.load(Ordering::Acquire) != before {
                 fresh = true;
                 break;
@@ -105,7 +140,36 @@ impl Shared {
             waits: worker.map_or(0, |w| w.waits),
             blocking: self.lease.snapshot(),
             active_block_ons: self.loan().active_roots(),
+            roots_active: self.roots_active.load(Ordering::Acquire),
             worker_counters_fresh: fresh,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn metrics_inside_block_on_read_the_worker_this_thread_holds() {
+        let rt = crate::Runtime::new().expect("a runtime with default settings builds");
+        let inside = rt.block_on(async { crate::Handle::current().shared.metrics() });
+        assert!(inside.worker_counters_fresh, "{inside:?}");
+    }
+
+    #[test]
+    fn metrics_inside_a_task_read_the_worker_this_thread_holds() {
+        let rt = crate::Runtime::new().expect("a runtime with default settings builds");
+        let join = rt.spawn(async { crate::Handle::current().shared.metrics() });
+        let inside = rt.block_on(join).expect("the task does not panic");
+        assert!(inside.worker_counters_fresh, "{inside:?}");
+    }
+
+    #[test]
+    fn a_running_root_counts_as_live_work() {
+        let rt = crate::Runtime::new().expect("a runtime with default settings builds");
+        let inside = rt.block_on(async { crate::Handle::current().shared.metrics() });
+        assert_eq!(inside.roots_active, 1, "{inside:?}");
+        assert!(!inside.is_quiescent(), "{inside:?}");
+        let after = rt.metrics();
+        assert_eq!(after.roots_active, 0, "{after:?}");
     }
 }
