@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::{count, io_result, unit};
 use crate::op::Op;
-use crate::op_data::{IoVecs, OpData, Outcome};
+use crate::op_data::{OpData, Outcome, Vectored};
 
 fn buffer(data: Option<OpData>) -> Vec<u8> {
     match data {
@@ -20,7 +20,7 @@ fn buffer(data: Option<OpData>) -> Vec<u8> {
 
 fn buffers(data: Option<OpData>) -> Vec<Vec<u8>> {
     match data {
-        Some(OpData::Readv { bufs, .. } | OpData::Writev { bufs, .. }) => bufs,
+        Some(OpData::Readv { vectored, .. } | OpData::Writev { vectored, .. }) => vectored.bufs,
         _ => Vec::new(),
     }
 }
@@ -61,15 +61,13 @@ pub fn write_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<u
 /// Vectored read at `offset` into each buffer's full length.
 pub fn readv_at(
     fd: Arc<OwnedFd>,
-    mut bufs: Vec<Vec<u8>>,
+    bufs: Vec<Vec<u8>>,
     offset: u64,
 ) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
-    let iovecs = IoVecs::over(&mut bufs);
     let empty = bufs.iter().all(Vec::is_empty);
     let data = OpData::Readv {
         fd,
-        bufs,
-        iovecs,
+        vectored: Vectored::over(bufs),
         offset,
     };
     if empty {
@@ -85,15 +83,13 @@ pub fn readv_at(
 /// Vectored write at `offset`; retained like [`write_at`].
 pub fn writev_at(
     fd: Arc<OwnedFd>,
-    mut bufs: Vec<Vec<u8>>,
+    bufs: Vec<Vec<u8>>,
     offset: u64,
 ) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
-    let iovecs = IoVecs::over(&mut bufs);
     let empty = bufs.iter().all(Vec::is_empty);
     let data = OpData::Writev {
         fd,
-        bufs,
-        iovecs,
+        vectored: Vectored::over(bufs),
         offset,
     };
     if empty {
