@@ -275,6 +275,10 @@ impl<T> Future for Op<T> {
 
 impl<T> Drop for Op<T> {
     fn drop(&mut self) {
+        if matches!(self.state, State::Done) {
+            // The common end of a consumed operation: nothing to hand back or detach.
+            return;
+        }
         match std::mem::replace(&mut self.state, State::Done) {
             State::Unregistered { .. } | State::Invalid { .. } | State::Done => {}
             State::Local { key, shared } => detach(&shared, key),
