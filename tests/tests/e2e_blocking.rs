@@ -53,7 +53,7 @@ fn cancel_before_start_never_runs_the_body() -> io::Result<()> {
             move || ran.store(true, Ordering::SeqCst)
         });
         assert_eq!(queued.cancel(), BlockingCancel::CancelledBeforeStart);
-        assert_eq!(queued.cancel(), BlockingCancel::AlreadyFinished);
+        assert_eq!(queued.cancel(), BlockingCancel::AlreadyCancelled);
         assert_eq!(queued.await, Err(BlockingError::Cancelled));
         release.send(()).map_err(io::Error::other)?;
         assert_eq!(busy.await, Ok(()));
@@ -63,6 +63,71 @@ fn cancel_before_start_never_runs_the_body() -> io::Result<()> {
         !ran.load(Ordering::SeqCst),
         "a job cancelled before start never runs"
     );
+    Ok(())
+}
+
+#[test]
+fn cancel_off_the_worker_before_start_is_resolved_at_once() -> io::Result<()> {
+    let rt = one_thread_runtime()?;
+    let ran = Arc::new(AtomicBool::new(false));
+    let (release, started, job) = gate();
+    let busy = rt.spawn_blocking(job);
+    started.recv().map_err(io::Error::other)?;
+    // Started from this thread (not running the worker): the job goes through a relay task.
+    let relayed = rt.spawn_blocking({
+        let ran = Arc::clone(&ran);
+        move || ran.store(true, Ordering::SeqCst)
+    });
+    assert_eq!(relayed.cancel(), BlockingCancel::CancelledBeforeStart);
+    assert_eq!(relayed.cancel(), BlockingCancel::AlreadyCancelled);
+    // Started on the worker, cancelled from another thread.
+    let mut job = Some({
+        let ran = Arc::clone(&ran);
+        move || ran.store(true, Ordering::SeqCst)
+    });
+    let registered = rt
+        .block_on(std::future::poll_fn(|_| {
+            Poll::Ready(job.take().map(spawn_blocking))
+        }))
+        .ok_or_else(|| io::Error::other("polled twice"))?;
+    let (first, second, registered) = thread::spawn(move || {
+        let first = registered.cancel();
+        (first, registered.cancel(), registered)
+    })
+    .join()
+    .map_err(|_| io::Error::other("the cancelling thread panicked"))?;
+    assert_eq!(first, BlockingCancel::CancelledBeforeStart);
+    assert_eq!(second, BlockingCancel::AlreadyCancelled);
+    release.send(()).map_err(io::Error::other)?;
+    assert_eq!(rt.block_on(busy), Ok(()));
+    assert_eq!(rt.block_on(relayed), Err(BlockingError::Cancelled));
+    assert_eq!(rt.block_on(registered), Err(BlockingError::Cancelled));
+    assert!(
+        !ran.load(Ordering::SeqCst),
+        "a job cancelled before start never runs"
+    );
+    Ok(())
+}
+
+#[test]
+fn is_finished_turns_true_once_the_job_ran() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    rt.block_on(async {
+        let job = spawn_blocking(|| 5);
+        let waited = Instant::now();
+        while !job.is_finished() && waited.elapsed() < Duration::from_secs(30) {
+            baton::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert!(job.is_finished(), "a 5-returning job finished long ago");
+        assert_eq!(job.await, Ok(5));
+    });
+    let outside = rt.spawn_blocking(|| 6);
+    let waited = Instant::now();
+    while !outside.is_finished() && waited.elapsed() < Duration::from_secs(30) {
+        thread::sleep(Duration::from_millis(1));
+    }
+    assert!(outside.is_finished(), "a relayed job finished long ago");
+    assert_eq!(rt.block_on(outside), Ok(6));
     Ok(())
 }
 

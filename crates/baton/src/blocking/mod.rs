@@ -12,6 +12,10 @@
 //!    inbox; the worker checks the full identity, decodes on its own thread and wakes the
 //!    waiting task, which takes the value out of the wait table.
 //!
+//! Each job also has a facade-side cell (`job_cell.rs`, its rules numbered there) shared by the
+//! handle and the body, so [`BlockingHandle::cancel`] decides before-start cancels at once from
+//! any thread and [`BlockingHandle::is_finished`] answers from any thread.
+//!
 //! The facade's decoders, hooks and values are all `Send`, so its waits go to the worker's
 //! *migratable* wait table: they settle, and are taken, on whichever thread runs the worker
 //! (the background thread, or a `block_on` caller that borrowed it). A handle started or
@@ -23,18 +27,20 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use baton_cancel::QuarantineBound;
 use baton_completion::WaitKey;
 use baton_uring::with_current_waits;
 
+mod job_cell;
 mod submit;
 mod wait;
 
 use submit::start;
-use wait::{WaitFor, cancel_outcome, flatten_relay, from_wait_error, on_worker};
+use job_cell::JobCell;
+use wait::{WaitFor, cancel_outcome, flatten_relay, from_body, on_worker};
 
 use crate::context;
 use crate::error::BlockingError;
@@ -123,10 +129,6 @@ pub enum BlockingCancel {
     AlreadyStarted,
     /// The job already finished (or failed to start); the handle resolves to that result.
     AlreadyFinished,
-    /// The handle is not on the thread running the worker, so the cancel was passed on to a
-    /// task there; awaiting the handle tells the outcome ([`BlockingError::Cancelled`] if it
-    /// came in time). Call `cancel` inside the runtime to get the outcome at once.
-    Requested,
 }
 
 /// A blocking job's result, to await: `Ok(value)`, or a [`BlockingError`] saying why there is
@@ -137,6 +139,9 @@ pub enum BlockingCancel {
 #[must_use = "dropping the handle cancels a job that has not started"]
 pub struct BlockingHandle<T> {
     state: State<T>,
+    /// The job's cell (job-cell rules), shared with its body; `None` before the job exists
+    /// (deferred) and for a job that could not start.
+    cell: Option<Arc<JobCell>>,
     _result: PhantomData<fn() -> T>,
 }
 
@@ -173,6 +178,7 @@ impl<T: Send + 'static> BlockingHandle<T> {
     fn failed(err: BlockingError) -> BlockingHandle<T> {
         BlockingHandle {
             state: State::Failed(Some(err)),
+            cell: None,
             _result: PhantomData,
         }
     }
@@ -180,52 +186,104 @@ impl<T: Send + 'static> BlockingHandle<T> {
     fn deferred(start: Deferred<T>) -> BlockingHandle<T> {
         BlockingHandle {
             state: State::Deferred(Mutex::new(Some(start))),
+            cell: None,
             _result: PhantomData,
         }
     }
 }
 
 impl<T> BlockingHandle<T> {
-    /// Cancels the job if it has not started yet (its body then never runs).
+    /// Cancels the job if it has not started yet (its body then never runs), from any thread.
+    ///
+    /// The outcome is decided at once through the job's own cell (job-cell rule 1), also off
+    /// the worker: `CancelledBeforeStart` the first time it wins, `AlreadyCancelled` on every
+    /// later call, `AlreadyStarted` / `AlreadyFinished` when the body got there first. The
+    /// worker is told too, so a waiting handle resolves to [`BlockingError::Cancelled`] without
+    /// waiting for the pool to reach the job.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use baton::blocking::BlockingCancel;
+    /// let rt = baton::Builder::new().blocking_threads(1).build()?;
+    /// let (release, gate) = std::sync::mpsc::channel::<()>();
+    /// let busy = rt.spawn_blocking(move || gate.recv().ok());
+    /// let queued = rt.spawn_blocking(|| unreachable!("cancelled before it starts"));
+    /// # while rt.metrics().blocking.running_interruptible == 0 {
+    /// #     std::thread::sleep(std::time::Duration::from_millis(1));
+    /// # }
+    /// assert_eq!(queued.cancel(), BlockingCancel::CancelledBeforeStart);
+    /// assert_eq!(queued.cancel(), BlockingCancel::AlreadyCancelled);
+    /// release.send(()).ok();
+    /// assert!(rt.block_on(queued).is_err());
+    /// assert_eq!(rt.block_on(busy), Ok(Some(())));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn cancel(&self) -> BlockingCancel {
-        match &self.state {
-            State::Failed(_) => BlockingCancel::AlreadyFinished,
+        let decided = match (&self.state, &self.cell) {
             // Never queued: the closure is dropped here and never runs.
-            State::Deferred(start) => match lock(start).take() {
-                Some(start) => {
-                    drop(start);
-                    BlockingCancel::CancelledBeforeStart
-                }
-                None => BlockingCancel::AlreadyCancelled,
-            },
-            State::Relayed(join) => {
-                join.abort();
-                BlockingCancel::Requested
+            (State::Deferred(start), _) => {
+                return match lock(start).take() {
+                    Some(start) => {
+                        drop(start);
+                        BlockingCancel::CancelledBeforeStart
+                    }
+                    None => BlockingCancel::AlreadyCancelled,
+                };
             }
+            (_, Some(cell)) => cell.cancel(),
+            (_, None) => BlockingCancel::AlreadyFinished,
+        };
+        if decided == BlockingCancel::CancelledBeforeStart {
+            self.tell_worker_cancelled();
+        }
+        decided
+    }
+
+    /// Settles the wait of a job whose cell was just cancelled, so the handle need not wait for
+    /// the pool thread to reach it (job-cell rule 2 would settle it then).
+    fn tell_worker_cancelled(&self) {
+        match &self.state {
+            // The relay's wait is discarded, which cancels the queued job in the table.
+            State::Relayed(join) => join.abort(),
             State::Waiting { key, handle } => {
                 let key = *key;
-                match on_worker(handle, |waits| waits.cancel(key)) {
-                    Some(outcome) => cancel_outcome(outcome),
-                    None => {
-                        let _relay = handle.spawn(async move {
-                            let outcome = with_current_waits(|waits| waits.cancel(key));
-                            if let Ok(outcome) = outcome {
-                                let _ = cancel_outcome(outcome);
-                            }
-                        });
-                        BlockingCancel::Requested
-                    }
+                if let Some(outcome) = on_worker(handle, |waits| waits.cancel(key)) {
+                    let _settled = cancel_outcome(outcome);
+                } else {
+                    let _relay = handle.spawn(async move {
+                        if let Ok(outcome) = with_current_waits(|waits| waits.cancel(key)) {
+                            let _settled = cancel_outcome(outcome);
+                        }
+                    });
                 }
             }
+            State::Deferred(_) | State::Failed(_) => {}
         }
     }
 
-    /// Whether the result is ready to be taken without waiting (a failure to start counts).
+    /// Whether the job is over: its body returned or panicked (the result is on its way to the
+    /// worker; awaiting takes it promptly), a cancel won before it started, or it could not
+    /// start. Answers from any thread. A job that the runtime's shutdown cancelled before it
+    /// started is not reported here; awaiting its handle resolves to an error.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let rt = baton::Runtime::new()?;
+    /// let job = rt.spawn_blocking(|| 5);
+    /// while !job.is_finished() {
+    ///     std::thread::sleep(std::time::Duration::from_millis(1));
+    /// }
+    /// assert_eq!(rt.block_on(job), Ok(5));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_finished(&self) -> bool {
-        match &self.state {
-            State::Failed(_) => true,
-            State::Relayed(join) => join.is_finished(),
-            State::Deferred(_) | State::Waiting { .. } => false,
+        match (&self.state, &self.cell) {
+            (State::Failed(_), _) => true,
+            (State::Deferred(start), _) => lock(start).is_none(),
+            (_, Some(cell)) => cell.is_finished(),
+            (_, None) => false,
         }
     }
 }
@@ -246,6 +304,7 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
             // The started handle's state moves into this one; what is left behind is inert.
             let mut started = start(&handle);
             self.state = std::mem::replace(&mut started.state, State::Failed(None));
+            self.cell = started.cell.take();
         }
         let polled = match &mut self.state {
             State::Deferred(_) => unreachable!("a deferred job was started just above"),
@@ -255,8 +314,8 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
             State::Relayed(join) => Pin::new(join).poll(cx).map(flatten_relay),
             State::Waiting { key, handle } => {
                 let key = *key;
-                match on_worker(handle, |waits| waits.poll_wait::<T>(key, cx)) {
-                    Some(polled) => polled.map(|result| result.map_err(from_wait_error)),
+                match on_worker(handle, |waits| waits.poll_wait::<Option<T>>(key, cx)) {
+                    Some(polled) => polled.map(from_body),
                     None => {
                         // Not on the worker: a relay task there takes the wait over.
                         let mut relay = handle.spawn(WaitFor::<T>::new(key));
@@ -276,6 +335,10 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
 
 impl<T> Drop for BlockingHandle<T> {
     fn drop(&mut self) {
+        // Job-cell rule 1: a job not started yet never will, whichever thread drops this.
+        if let Some(cell) = &self.cell {
+            let _cancelled = cell.cancel();
+        }
         match &self.state {
             State::Waiting { key, handle } => {
                 // A job that has not started is cancelled; a late completion is counted stale.

@@ -3,11 +3,13 @@
 //! on the executor lease.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{CompletionKind, Decoder, PreparedOperation, WaitKey, from_fn};
 use baton_uring::with_current_waits;
 
+use super::job_cell::{Begin, FinishOnDrop, JobCell};
 use super::wait::on_worker;
 use super::{BlockingHandle, State};
 use crate::error::BlockingError;
@@ -59,11 +61,37 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
+    start_with(handle, bound, f, Arc::new(JobCell::default()))
+}
+
+/// [`start`] with the job's cell made by the caller (a relay shares it with the outer handle).
+fn start_with<F, T>(
+    handle: &Handle,
+    bound: Option<QuarantineBound>,
+    f: F,
+    cell: Arc<JobCell>,
+) -> BlockingHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
     if handle.shared.worker.is_closed() {
         return BlockingHandle::failed(BlockingError::Closed);
     }
     if on_worker(handle, |_| ()).is_some() {
-        let state = match submit(handle, prepare(bound, f)) {
+        let body = {
+            let cell = Arc::clone(&cell);
+            move || match cell.begin() {
+                // Job-cell rule 3: finished after the closure returned or unwound.
+                Begin::Run => {
+                    let _finish = FinishOnDrop(&cell);
+                    Some(f())
+                }
+                // Job-cell rule 2.
+                Begin::Cancelled => None,
+            }
+        };
+        let state = match submit(handle, prepare(bound, body)) {
             Ok(key) => State::Waiting {
                 key,
                 handle: handle.clone(),
@@ -72,18 +100,21 @@ where
         };
         return BlockingHandle {
             state,
+            cell: Some(cell),
             _result: PhantomData,
         };
     }
     let relay_handle = handle.clone();
+    let relay_cell = Arc::clone(&cell);
     let relay = handle.spawn(async move {
         if on_worker(&relay_handle, |_| ()).is_none() {
             return Err(BlockingError::Closed);
         }
-        start(&relay_handle, bound, f).await
+        start_with(&relay_handle, bound, f, relay_cell).await
     });
     BlockingHandle {
         state: State::Relayed(relay),
+        cell: Some(cell),
         _result: PhantomData,
     }
 }

@@ -62,10 +62,10 @@ impl<T: 'static> Future for WaitFor<T> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let key = self.key;
-        match with_current_waits(|waits| waits.poll_wait::<T>(key, cx)) {
+        match with_current_waits(|waits| waits.poll_wait::<Option<T>>(key, cx)) {
             Ok(Poll::Ready(result)) => {
                 self.done = true;
-                Poll::Ready(result.map_err(from_wait_error))
+                Poll::Ready(from_body(result))
             }
             Ok(Poll::Pending) => Poll::Pending,
             Err(_) => {
@@ -85,7 +85,17 @@ impl<T> Drop for WaitFor<T> {
     }
 }
 
-pub(super) fn from_wait_error(err: WaitError) -> BlockingError {
+/// A settled wait's value: the body's `Some(output)`, or `None` when a cancel won before the
+/// body ran (job-cell rule 2).
+pub(super) fn from_body<T>(result: Result<Option<T>, WaitError>) -> Result<T, BlockingError> {
+    match result {
+        Ok(Some(output)) => Ok(output),
+        Ok(None) => Err(BlockingError::Cancelled),
+        Err(err) => Err(from_wait_error(err)),
+    }
+}
+
+fn from_wait_error(err: WaitError) -> BlockingError {
     match err {
         WaitError::Cancelled => BlockingError::Cancelled,
         WaitError::WorkerPanic { message } => BlockingError::Panicked { message },
