@@ -30,12 +30,40 @@
 use std::future::Future;
 
 pub use baton_task::{
-    CancelReason, ContextError, JoinError, JoinHandle, PanicPayload, SpawnError, YieldNow,
-    spawn_local, try_spawn_local, yield_now,
+    CancelReason, ContextError, JoinError, JoinHandle, PanicPayload, SpawnError, TaskCounts,
+    YieldNow, try_spawn_local, yield_now,
 };
 
 use crate::context;
 use crate::error::Error;
+
+/// Spawns a `!Send` task on the runtime worker this thread runs; it is only ever polled on this
+/// thread (see the module example).
+///
+/// # Panics
+///
+/// Outside a runtime, with a message saying where to call it. Inside a `block_on` that could
+/// not borrow the worker (another thread is running it, or the call is nested in a task), with
+/// a message saying so: a local task could never be polled there. Use [`spawn`] with a `Send`
+/// future instead, or [`try_spawn_local`] to get the error as a value.
+#[track_caller]
+pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    match try_spawn_local(future) {
+        Ok(join) => join,
+        Err(_) if context::current().is_some() => panic!(
+            "baton::spawn_local: this thread is inside `block_on`, but the runtime's worker runs \
+             on another thread (a concurrent `block_on` or the background thread holds it, or \
+             this call is nested in a task), so a local task could never be polled here; use \
+             `baton::spawn` with a `Send` future, or call `spawn_local` from a `block_on` that \
+             holds the worker (one thread at a time per runtime, not inside a task)"
+        ),
+        Err(err) => panic!("{err}"),
+    }
+}
 
 /// Spawns a `Send` task on the runtime running on this thread.
 ///
@@ -62,5 +90,41 @@ where
                 function: "baton::spawn"
             }
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::mpsc;
+
+    #[test]
+    fn spawn_local_in_a_block_on_without_the_worker_explains_why() {
+        let rt = crate::Runtime::new().expect("a runtime with default settings builds");
+        let (holding_tx, holding) = mpsc::channel::<()>();
+        let (release_tx, release) = mpsc::channel::<()>();
+        let message = std::thread::scope(|scope| {
+            // This thread borrows the worker and keeps it while the other one calls.
+            let rt = &rt;
+            scope.spawn(move || {
+                rt.block_on(async {
+                    let _ = holding_tx.send(());
+                    let _ = release.recv();
+                });
+            });
+            holding.recv().expect("the holding thread starts");
+            let caught = rt.block_on(async {
+                catch_unwind(AssertUnwindSafe(|| super::spawn_local(async {})))
+            });
+            let _ = release_tx.send(());
+            let payload = caught.expect_err("spawn_local cannot work without the worker");
+            payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        });
+        assert!(message.contains("another thread"), "{message}");
+        assert!(message.contains("baton::spawn"), "{message}");
     }
 }
