@@ -13,9 +13,9 @@ use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
 use baton::BlockingError;
+use baton::blocking::QuarantineBound;
+use baton::blocking::RejectReason;
 use baton::blocking::{BlockingCancel, spawn_blocking, spawn_quarantined};
-use baton_cancel::QuarantineBound;
-use baton_completion::RejectReason;
 
 /// A job that blocks its pool thread until `release` is sent, and says when it started.
 fn gate() -> (

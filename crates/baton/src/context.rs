@@ -40,7 +40,12 @@ thread_local! {
 
 /// Makes `handle` the current thread's runtime until the matching [`leave`].
 pub(crate) fn enter(handle: Handle) {
-    CURRENT.with(|stack| stack.borrow_mut().push(Entry { handle, worker: None }));
+    CURRENT.with(|stack| {
+        stack.borrow_mut().push(Entry {
+            handle,
+            worker: None,
+        })
+    });
 }
 
 /// Like [`enter`], and records that this thread runs `worker` until the matching [`leave`].

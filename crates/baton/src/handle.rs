@@ -191,7 +191,9 @@ impl Handle {
             // Inside a task poll (or the background thread's turn) the loan driver cannot lend
             // the worker; drive its driver from here (`nested_drive` rules) instead of polling
             // a future whose timers and I/O nobody would complete.
-            ThreadRole::TaskPoll | ThreadRole::Background if context::runs_worker(self.shared.runtime_id) => {
+            ThreadRole::TaskPoll | ThreadRole::Background
+                if context::runs_worker(self.shared.runtime_id) =>
+            {
                 let mut future = Some(future);
                 context::with_worker(self.shared.runtime_id, |worker| {
                     let future = future.take().expect("taken once, here");

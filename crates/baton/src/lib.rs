@@ -86,7 +86,14 @@ pub use error::{BlockingError, Error};
 pub use handle::Handle;
 pub use metrics::RuntimeMetrics;
 pub use runtime::{Runtime, ShutdownReport};
-pub use task::{JoinError, JoinHandle, spawn, spawn_local};
+pub use task::{JoinError, JoinHandle, TaskCounts, spawn, spawn_local};
+
+/// The blocking executor's counters ([`RuntimeMetrics::blocking`], [`ShutdownReport::blocking`]).
+pub use baton_completion::ExecutorSnapshot;
+/// The runtime's process-unique id ([`Handle::runtime_id`]).
+pub use baton_completion::RuntimeId;
+/// What the worker's own shutdown did ([`ShutdownReport::worker`]).
+pub use baton_uring::WorkerShutdownReport;
 
 /// The README's examples, compiled as doc tests.
 #[cfg(doctest)]

@@ -168,12 +168,18 @@ impl LoanWorker for WorkerAdapter {
 
     fn root_started(&mut self) {
         // Rule 5.
-        self.handle.shared.roots_active.fetch_add(1, Ordering::AcqRel);
+        self.handle
+            .shared
+            .roots_active
+            .fetch_add(1, Ordering::AcqRel);
     }
 
     fn root_finished(&mut self) {
         // Rule 5.
-        self.handle.shared.roots_active.fetch_sub(1, Ordering::AcqRel);
+        self.handle
+            .shared
+            .roots_active
+            .fetch_sub(1, Ordering::AcqRel);
     }
 }
 

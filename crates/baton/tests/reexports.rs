@@ -40,29 +40,133 @@ fn time_instant_is_web_times() {
 
 #[test]
 fn spec_surface_names_resolve() {
-    // Each line names an item of SPEC §6; this test fails to compile if one goes missing.
-    let _ = baton::Runtime::new;
-    let _ = baton::Builder::new;
-    let _ = baton::Handle::current;
-    let _ = baton::Handle::try_current;
-    let _ = baton::time::sleep;
-    let _ = baton::time::sleep_until;
-    let _ = baton::time::timeout::<std::future::Ready<()>>;
-    let _ = baton::blocking::spawn_blocking::<fn() -> u8, u8>;
-    let _ = baton::blocking::spawn_quarantined::<fn() -> u8, u8>;
-    let _ = baton::fs::OpenOptions::new;
+    use std::future::Ready;
+    use std::time::Duration;
+    // One line per item of SPEC §6: this test stops compiling if a name goes missing or
+    // changes shape.
+    let _: fn() -> std::io::Result<baton::Runtime> = baton::Runtime::new;
+    let _: fn() -> baton::Builder = baton::Builder::new;
+    let _: fn(baton::Builder, u32) -> baton::Builder = baton::Builder::ring_entries;
+    let _: fn(baton::Builder, usize) -> baton::Builder = baton::Builder::blocking_threads;
+    let _: fn(baton::Builder) -> std::io::Result<baton::Runtime> = baton::Builder::build;
+    let _: fn(&baton::Runtime, Ready<u8>) -> u8 = baton::Runtime::block_on;
+    let _: fn(&baton::Runtime) -> baton::Handle = baton::Runtime::handle;
+    let _: fn(&baton::Handle, Ready<u8>) -> baton::JoinHandle<u8> = baton::Handle::spawn;
+    let _: fn(&baton::Handle, Ready<u8>) -> u8 = baton::Handle::block_on;
+    let _: fn() -> baton::Handle = baton::Handle::current;
+    let _: fn() -> Result<baton::Handle, baton::Error> = baton::Handle::try_current;
+    let _: fn(Ready<u8>) -> baton::JoinHandle<u8> = baton::spawn;
+    let _: fn(Ready<u8>) -> baton::JoinHandle<u8> = baton::spawn_local;
+    let _: fn() -> baton::task::YieldNow = baton::task::yield_now;
+    let _: fn(&baton::JoinHandle<u8>) = baton::JoinHandle::abort;
+    let _: fn(&baton::JoinHandle<u8>) -> bool = baton::JoinHandle::is_finished;
+    let _: Option<Result<u8, baton::JoinError>> = None;
+    let _: fn(Duration) -> baton::time::Sleep = baton::time::sleep;
+    let _: fn(baton::time::Instant) -> baton::time::Sleep = baton::time::sleep_until;
+    let _: fn(Duration, Ready<u8>) -> baton::time::Timeout<Ready<u8>> = baton::time::timeout;
+    let _: Option<baton::time::Elapsed> = None;
+    let _: fn(fn() -> u8) -> baton::blocking::BlockingHandle<u8> = baton::blocking::spawn_blocking;
+    let _: fn(baton::blocking::QuarantineBound, fn() -> u8) -> baton::blocking::BlockingHandle<u8> =
+        baton::blocking::spawn_quarantined;
+    let _: fn(&baton::blocking::BlockingHandle<u8>) -> baton::blocking::BlockingCancel =
+        baton::blocking::BlockingHandle::cancel;
+    let _: fn(&baton::blocking::BlockingHandle<u8>) -> bool =
+        baton::blocking::BlockingHandle::is_finished;
+    let _: Option<baton::blocking::BlockingError> = None;
+    let _: Option<baton::blocking::RejectReason> = None;
+    let _: fn() -> baton::fs::OpenOptions = baton::fs::OpenOptions::new;
+    let _ = |p: String| baton::fs::File::open(p);
+    let _ = |p: String| baton::fs::File::create(p);
+    let _ = |f: &baton::fs::File| {
+        let _ = f.read_at(Vec::new(), 0);
+    };
+    let _ = |f: &baton::fs::File| {
+        let _ = f.write_at(Vec::new(), 0);
+    };
+    let _ = |f: &baton::fs::File| {
+        let _ = f.write_all_at(Vec::new(), 0);
+    };
+    let _ = |f: &baton::fs::File| {
+        let _ = f.sync_all();
+    };
+    let _ = |f: &baton::fs::File| {
+        let _ = f.sync_data();
+    };
+    let _ = |f: &baton::fs::File| {
+        let _ = f.start_sync();
+    };
     let _ = |p: String| baton::fs::read(p);
     let _ = |p: String| baton::fs::write(p, b"");
     let _ = |p: String| baton::fs::remove_file(p);
     let _ = |a: &str| baton::net::TcpListener::bind(a);
+    let _ = |l: &baton::net::TcpListener| {
+        let _ = l.accept();
+    };
     let _ = |a: std::net::SocketAddr| baton::net::TcpStream::connect(a);
+    let _ = |s: &baton::net::TcpStream| {
+        let _ = s.read(Vec::new());
+    };
+    let _ = |s: &baton::net::TcpStream| {
+        let _ = s.write(Vec::new());
+    };
+    let _ = |s: &baton::net::TcpStream| {
+        let _ = s.write_all(Vec::new());
+    };
+    let _ = |s: &baton::net::TcpStream| {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    };
     let _ = baton::net::UnixStream::pair;
     let _ = |p: &str| baton::net::UnixListener::bind(p);
     let _ = |p: String| baton::net::UnixStream::connect(p);
-    let _: Option<&baton::Error> = None;
-    let _: Option<baton::time::Elapsed> = None;
-    let _: Option<baton::ShutdownReport> = None;
-    let _: Option<baton::RuntimeMetrics> = None;
+    let _ = |s: &baton::net::UnixStream| {
+        let _ = s.read(Vec::new());
+    };
+    let _ = |s: &baton::net::UnixStream| {
+        let _ = s.write_all(Vec::new());
+    };
+    let _ = |s: &baton::net::UnixStream| {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    };
+    let _: fn(baton::Runtime, Duration) -> baton::ShutdownReport = baton::Runtime::shutdown_timeout;
+    let _: fn(&baton::Runtime) -> baton::RuntimeMetrics = baton::Runtime::metrics;
+    let _: Option<baton::Error> = None;
+    // Types the reports and metrics expose, nameable without the lower crates.
+    let _: Option<baton::TaskCounts> = None;
+    let _: Option<baton::ExecutorSnapshot> = None;
+    let _: Option<baton::WorkerShutdownReport> = None;
+    let _: Option<baton::RuntimeId> = None;
+}
+
+#[test]
+fn report_types_are_the_lower_crates() {
+    assert_eq!(
+        TypeId::of::<baton::blocking::QuarantineBound>(),
+        TypeId::of::<baton_cancel::QuarantineBound>()
+    );
+    assert_eq!(
+        TypeId::of::<baton::blocking::RejectReason>(),
+        TypeId::of::<baton_completion::RejectReason>()
+    );
+    assert_eq!(
+        TypeId::of::<baton::TaskCounts>(),
+        TypeId::of::<baton_task::TaskCounts>()
+    );
+    assert_eq!(
+        TypeId::of::<baton::ExecutorSnapshot>(),
+        TypeId::of::<baton_completion::ExecutorSnapshot>()
+    );
+    assert_eq!(
+        TypeId::of::<baton::WorkerShutdownReport>(),
+        TypeId::of::<baton_uring::WorkerShutdownReport>()
+    );
+    assert_eq!(
+        TypeId::of::<baton::RuntimeId>(),
+        TypeId::of::<baton_completion::RuntimeId>()
+    );
+    assert_eq!(
+        TypeId::of::<baton::blocking::BlockingError>(),
+        TypeId::of::<baton::BlockingError>()
+    );
 }
 
 #[test]

@@ -30,7 +30,6 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use baton_cancel::QuarantineBound;
 use baton_completion::WaitKey;
 use baton_uring::with_current_waits;
 
@@ -38,12 +37,18 @@ mod job_cell;
 mod submit;
 mod wait;
 
-use submit::start;
 use job_cell::JobCell;
+use submit::start;
 use wait::{WaitFor, cancel_outcome, flatten_relay, from_body, on_worker};
 
+/// The bound a quarantined job declares ([`spawn_quarantined`]); from `baton-cancel`.
+pub use baton_cancel::QuarantineBound;
+/// Why the pool refused a job ([`BlockingError::Rejected`]); from `baton-completion`.
+pub use baton_completion::RejectReason;
+
+pub use crate::error::BlockingError;
+
 use crate::context;
-use crate::error::BlockingError;
 use crate::handle::{Handle, lock};
 use crate::task::JoinHandle;
 
