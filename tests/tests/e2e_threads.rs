@@ -141,10 +141,12 @@ fn timeout_cancels_a_read_that_never_completes() -> io::Result<()> {
         let elapsed = read.expect_err("nothing is ever written");
         let as_io: io::Error = elapsed.into();
         assert!(baton::Error::is_timeout(&as_io));
-        // The socket is still usable after the cancelled read.
-        let (res, _) = _b.write_all(b"x".to_vec()).await;
+        // The socket is still usable after the cancelled read. Bounded: if the timed-out read
+        // had not been cancelled it would take the byte, and this read would never complete.
+        let bound = Duration::from_secs(10);
+        let (res, _) = baton::time::timeout(bound, _b.write_all(b"x".to_vec())).await?;
         res?;
-        let (res, _) = a.read(vec![0; 1]).await;
+        let (res, _) = baton::time::timeout(bound, a.read(vec![0; 1])).await?;
         assert_eq!(res?, 1);
         io::Result::Ok(())
     })
