@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::io;
 use std::marker::PhantomData;
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::panic::resume_unwind;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicU64 as StdAtomicU64, AtomicUsize as StdAtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -337,7 +337,11 @@ impl Driver {
         report.woken = deferred.wake.len();
         let panic = context::release_in_place(&mut deferred);
         self.inner.spare.set(deferred);
-        if let Some(payload) = panic {
+        // Re-raising while the thread already unwinds (a turn run from `Drop`) would abort the
+        // process (SPEC §3/§4); the first panic keeps propagating instead.
+        if let Some(payload) = panic
+            && !std::thread::panicking()
+        {
             resume_unwind(payload);
         }
         report
@@ -414,9 +418,19 @@ impl Driver {
         self.finish(deadline)
     }
 
+    /// Shutdown's steps. A panic from any step (a waker woken by closure or a turn, or dropped
+    /// when a slot retires) is contained so the remaining steps still run — the drain, and the
+    /// leak of whatever the kernel may still write (lifecycle rule 8) — and the first payload is
+    /// re-raised afterwards, unless the thread is already unwinding.
     fn finish(&mut self, deadline: Option<Instant>) -> DriverShutdownReport {
         self.finished = true;
-        self.close();
+        let mut first_panic = None;
+        let mut contain = |step: &mut dyn FnMut()| {
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(step)) {
+                first_panic.get_or_insert(payload);
+            }
+        };
+        contain(&mut || self.close());
         let completed_before = with_core(&self.inner, |core| core.counts.completed);
         self.inner.shared.kick();
         loop {
@@ -430,21 +444,38 @@ impl Driver {
             if with_core(&self.inner, |core| core.wake_armed()) {
                 self.inner.shared.kick();
             }
-            let _ = self.turn(Park::Wait(deadline));
+            contain(&mut || {
+                let _ = self.turn(Park::Wait(deadline));
+            });
         }
-        with_core(&self.inner, |core| {
-            let undrained = if core.draining() {
-                core.abandon_undrained()
-            } else {
-                Undrained::default()
-            };
-            DriverShutdownReport {
-                drained: undrained.leaked == 0 && undrained.unsubmitted == 0,
-                leaked: undrained.leaked,
-                unsubmitted: undrained.unsubmitted,
-                completed_during_shutdown: core.counts.completed - completed_before,
-            }
-        })
+        // If releasing what this step deferred panics, the report was already written.
+        let mut report = DriverShutdownReport {
+            drained: false,
+            leaked: 0,
+            unsubmitted: 0,
+            completed_during_shutdown: 0,
+        };
+        contain(&mut || {
+            with_core(&self.inner, |core| {
+                let undrained = if core.draining() {
+                    core.abandon_undrained()
+                } else {
+                    Undrained::default()
+                };
+                report = DriverShutdownReport {
+                    drained: undrained.leaked == 0 && undrained.unsubmitted == 0,
+                    leaked: undrained.leaked,
+                    unsubmitted: undrained.unsubmitted,
+                    completed_during_shutdown: core.counts.completed - completed_before,
+                };
+            });
+        });
+        if let Some(payload) = first_panic
+            && !std::thread::panicking()
+        {
+            resume_unwind(payload);
+        }
+        report
     }
 
     /// Counters and the ring flags in effect.

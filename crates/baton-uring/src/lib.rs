@@ -56,6 +56,8 @@ mod mailbox;
 mod op;
 mod op_data;
 pub mod ops;
+#[cfg(all(test, not(loom)))]
+mod shutdown_unwind;
 mod sync;
 mod worker;
 

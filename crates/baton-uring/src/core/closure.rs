@@ -69,7 +69,11 @@ impl Core {
                     if slot.deadline.is_some() {
                         self.counts.live_timers -= 1;
                     }
-                    self.deferred.drop_data.push(slot.data);
+                    match slot.phase {
+                        // Rule 4: an unconsumed result is disposed of (a created fd is closed).
+                        Phase::Completed(outcome) => self.dispose(outcome, Some(slot.data)),
+                        _ => self.deferred.drop_data.push(slot.data),
+                    }
                 }
             }
         }
@@ -133,9 +137,25 @@ impl Core {
         undrained
     }
 
+    /// Lifecycle rule 8, last resort: leaks what the kernel may still write when the core is
+    /// dropped without a completed shutdown (one that unwound part-way).
+    fn leak_if_kernel_busy(&mut self) {
+        if self.kernel_busy() {
+            let _ = self.abandon_undrained();
+        }
+    }
+
     /// The wake-up read's eventfd (for shutdown to complete the read).
     pub(crate) fn wake_armed(&self) -> bool {
         self.wake.armed
+    }
+}
+
+impl Drop for Core {
+    /// The ring closes only after the fields drop, and the kernel may write a request's buffers
+    /// until its final CQE: rule 8 holds even if shutdown never ran its leak step.
+    fn drop(&mut self) {
+        self.leak_if_kernel_busy();
     }
 }
 
@@ -167,6 +187,29 @@ mod tests {
             assert!(std::pin::Pin::new(&mut write).poll(&mut cx).is_pending());
         }
         let _ = driver.turn(Park::Poll);
+    }
+
+    #[test]
+    fn core_dropped_without_shutdown_leaks_the_in_flight_read() {
+        let (backend, sim) = sim_ring(4);
+        let mut core = super::Core::new(Box::new(backend), 4, None);
+        let fd = dev_null();
+        let data = crate::op_data::OpData::Read {
+            fd: fd.clone(),
+            buf: vec![0; 4],
+            offset: 0,
+        };
+        let registered = core.register(data, None, super::Waiter::None);
+        assert!(registered.is_ok(), "an open core admits the read");
+        assert!(core.flush().is_ok());
+        assert!(core.submit(crate::backend::Wait::No).is_ok());
+        assert_eq!(sim.in_flight().len(), 1, "the kernel owns the read");
+        drop(core);
+        assert_eq!(
+            Arc::strong_count(&fd),
+            2,
+            "the read the kernel still owns was leaked, not freed"
+        );
     }
 
     #[test]

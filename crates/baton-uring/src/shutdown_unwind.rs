@@ -1,0 +1,144 @@
+//! Shutdown under unwinding: a panicking waker or a turn run from `Drop` during a panic must
+//! never free memory the kernel may still write (lifecycle rule 8) nor abort the process
+//! (SPEC §3/§4), and closure must not drop a created descriptor as a plain number (rule 4).
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Wake, Waker};
+use std::time::Duration;
+
+use web_time::Instant;
+
+use crate::backend::sim::sim_ring;
+use crate::driver::{Driver, Park};
+use crate::ops;
+
+/// A waker whose `wake` panics, standing in for user code that misbehaves.
+struct PanickingWake;
+
+impl Wake for PanickingWake {
+    fn wake(self: Arc<Self>) {
+        panic!("user waker panicked on wake");
+    }
+}
+
+fn panicking_waker() -> Waker {
+    Waker::from(Arc::new(PanickingWake))
+}
+
+fn dev_null() -> Arc<OwnedFd> {
+    Arc::new(OwnedFd::from(
+        std::fs::File::open("/dev/null").expect("open /dev/null"),
+    ))
+}
+
+/// Registers a read of `fd` with a panicking waker and lets the simulated kernel own it.
+fn read_in_flight(driver: &Driver, fd: &Arc<OwnedFd>) {
+    let _entered = driver.enter();
+    let waker = panicking_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut read = ops::read_at(fd.clone(), vec![0; 4], 0);
+    assert!(Pin::new(&mut read).poll(&mut cx).is_pending());
+    let _ = driver.turn(Park::Poll);
+    std::mem::forget(read);
+}
+
+#[test]
+fn shutdown_with_a_panicking_waker_leaks_the_in_flight_read_then_reraises() {
+    let (backend, sim) = sim_ring(4);
+    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let fd = dev_null();
+    read_in_flight(&driver, &fd);
+    assert_eq!(sim.in_flight().len(), 1, "the kernel owns the read");
+    let deadline = Instant::now() + Duration::from_millis(20);
+    let outcome = catch_unwind(AssertUnwindSafe(|| driver.shutdown(Some(deadline))));
+    assert!(
+        outcome.is_err(),
+        "the waker's panic is re-raised after cleanup"
+    );
+    assert_eq!(
+        Arc::strong_count(&fd),
+        2,
+        "the read the kernel still owns was leaked, not freed"
+    );
+}
+
+/// Turns `driver` from a destructor that runs while the thread unwinds.
+struct TurnDuringUnwind<'a>(&'a Driver);
+
+impl Drop for TurnDuringUnwind<'_> {
+    fn drop(&mut self) {
+        let _entered = self.0.enter();
+        let _ = self.0.turn(Park::Poll);
+    }
+}
+
+#[test]
+fn turn_run_while_unwinding_swallows_a_waker_panic_instead_of_aborting() {
+    let (backend, sim) = sim_ring(4);
+    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let fd = dev_null();
+    read_in_flight(&driver, &fd);
+    let in_flight = sim.in_flight();
+    assert!(sim.complete(in_flight[0], 4));
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let _turn = TurnDuringUnwind(&driver);
+        panic!("the thread is already unwinding");
+    }));
+    assert!(outcome.is_err(), "the first panic still propagates");
+    assert_eq!(driver.metrics().completed, 1, "the turn reaped the read");
+    let report = driver.shutdown(Some(Instant::now() + Duration::from_secs(5)));
+    assert!(report.drained, "{report:?}");
+}
+
+#[test]
+fn closure_closes_a_created_fd_nobody_consumed() {
+    let (backend, sim) = sim_ring(4);
+    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let (reader, writer) = pipe();
+    let listener = dev_null();
+    let mut accept = ops::accept(listener);
+    {
+        let _entered = driver.enter();
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(Pin::new(&mut accept).poll(&mut cx).is_pending());
+        let _ = driver.turn(Park::Poll);
+        let in_flight = sim.in_flight();
+        assert_eq!(in_flight.len(), 1);
+        // The "accepted connection" is the pipe's only write end.
+        let accepted = std::os::fd::IntoRawFd::into_raw_fd(writer);
+        assert!(sim.complete(in_flight[0], accepted));
+        let _ = driver.turn(Park::Poll);
+    }
+    driver.close();
+    assert!(
+        pipe_writers_gone(&reader),
+        "the accepted fd was closed at closure"
+    );
+    std::mem::forget(accept);
+    let _ = driver.shutdown(Some(Instant::now() + Duration::from_secs(5)));
+}
+
+fn pipe() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes; the result is checked.
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) };
+    assert_eq!(rc, 0, "pipe2: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just created by pipe2 and have no other owner.
+    unsafe {
+        (
+            std::os::fd::FromRawFd::from_raw_fd(fds[0]),
+            std::os::fd::FromRawFd::from_raw_fd(fds[1]),
+        )
+    }
+}
+
+/// Whether reading the (empty, non-blocking) pipe reports end of file: every write end closed.
+fn pipe_writers_gone(reader: &OwnedFd) -> bool {
+    let mut byte = 0u8;
+    // SAFETY: `reader` is an open descriptor and `byte` is valid for one byte.
+    let n = unsafe { libc::read(reader.as_raw_fd(), (&raw mut byte).cast(), 1) };
+    n == 0
+}
