@@ -172,3 +172,57 @@ fn a_long_blocking_job_does_not_cost_the_writes_in_flight() -> io::Result<()> {
     assert!((0..64).all(|i| data[i * CHUNK..(i + 1) * CHUNK] == chunk(i)[..]));
     Ok(())
 }
+
+/// Writes issued through a ring of 4 entries: almost all of them sit in the driver's queue,
+/// not in the kernel, when their futures go away and shutdown starts.
+const QUEUED_WRITES: usize = 512;
+
+#[test]
+fn shutdown_finishes_queued_writes_of_a_tiny_ring() -> io::Result<()> {
+    let rt = baton::Builder::new().ring_entries(4).build()?;
+    let path = temp_path("tiny-ring");
+    let file = Arc::new(rt.block_on(File::create(&path))?);
+    let half = QUEUED_WRITES / 2;
+    // Registered by the root, then dropped: retained writes, most of them queued.
+    rt.block_on(async {
+        for i in 0..half {
+            poll_once_then_drop(file.write_at(chunk(i), (i * CHUNK) as u64)).await;
+        }
+    });
+    // Registered by tasks that shutdown cancels while their writes are queued or in flight.
+    let started = Arc::new(AtomicUsize::new(0));
+    for i in half..QUEUED_WRITES {
+        let file = Arc::clone(&file);
+        let started = Arc::clone(&started);
+        rt.spawn(async move {
+            let write = file.write_at(chunk(i), (i * CHUNK) as u64);
+            let mut write = pin!(write);
+            std::future::poll_fn(|cx| {
+                let _ = write.as_mut().poll(cx);
+                Poll::Ready(())
+            })
+            .await;
+            started.fetch_add(1, Ordering::Release);
+            baton::time::sleep(Duration::from_secs(600)).await;
+        });
+    }
+    let waited = std::time::Instant::now();
+    while started.load(Ordering::Acquire) < half && waited.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(started.load(Ordering::Acquire), half);
+    let report = rt.shutdown_timeout(Duration::from_secs(30));
+    assert!(report.io_drained, "{report:?}");
+    assert_eq!(report.io_leaked, 0, "{report:?}");
+    drop(file);
+    let data = std::fs::read(&path)?;
+    std::fs::remove_file(&path)?;
+    assert_eq!(data.len(), QUEUED_WRITES * CHUNK, "{report:?}");
+    for i in 0..QUEUED_WRITES {
+        assert!(
+            data[i * CHUNK..(i + 1) * CHUNK] == chunk(i)[..],
+            "write {i} was lost ({report:?})"
+        );
+    }
+    Ok(())
+}
