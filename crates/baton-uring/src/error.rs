@@ -77,12 +77,12 @@ pub enum SetupError {
         "io_uring set-up ran out of locked memory ({source}); raise `ulimit -l` (RLIMIT_MEMLOCK) or use fewer ring_entries"
     )]
     Memlock {
-        /// The OS error (EPERM or ENOMEM).
+        /// The OS error (ENOMEM).
         source: io::Error,
     },
     /// io_uring is disabled or forbidden for this process.
     #[error(
-        "io_uring is disabled for this process ({source}); check the sysctl kernel.io_uring_disabled and seccomp/container policy"
+        "io_uring is disabled or forbidden for this process ({source}); check the seccomp filter or container runtime policy (Docker's default profile blocks io_uring), the sysctl kernel.io_uring_disabled, and membership of the group in kernel.io_uring_group"
     )]
     Disabled {
         /// The OS error (EPERM, ENOSYS or EACCES).
