@@ -58,6 +58,48 @@
 //! * Calling a runtime-only function outside a runtime fails with a message saying to call it
 //!   inside `Runtime::block_on` or a task.
 //!
+//! # Where Baton differs from tokio
+//!
+//! * **Owned buffers.** I/O takes the buffer by value and hands it back with the result —
+//!   `file.read_at(buf, off).await` is `(io::Result<usize>, Vec<u8>)` — because the kernel
+//!   owns it until the request completes (as in tokio-uring and monoio). An empty `Vec` with
+//!   capacity is read into its capacity.
+//! * **Empty buffers are an error.** A read or write of a buffer with neither length nor
+//!   capacity fails with [`io::ErrorKind::InvalidInput`](std::io::ErrorKind::InvalidInput)
+//!   instead of returning `Ok(0)`, which would be indistinguishable from end of file.
+//! * **`bind` is synchronous.** [`net::TcpListener::bind`] and [`net::UnixListener::bind`]
+//!   return at once (the socket, bind and listen calls do not block), as in tokio-uring and
+//!   monoio; `connect` and `accept` are async.
+//! * **Quarantined jobs declare a bound.** [`blocking::spawn_quarantined`] takes
+//!   `(bound, f)`: the [`blocking::QuarantineBound`] comes first.
+//! * **Cancelling blocking jobs.** [`blocking::BlockingHandle::cancel`] returns what it
+//!   achieved ([`blocking::BlockingCancel`]); only a job that has not started can be cancelled.
+//! * **`block_on` nests and borrows.** [`Runtime::block_on`] accepts `!Send`, non-`'static`
+//!   futures and nests; inside a task it drives I/O and timers but no other task (see its
+//!   docs).
+//! * **Dropped writes still happen.** Dropping a write or sync future does not cancel it;
+//!   shutdown finishes it.
+//!
+//! ```
+//! # fn main() -> std::io::Result<()> {
+//! let rt = baton::Runtime::new()?;
+//! rt.block_on(async {
+//!     let (a, b) = baton::net::UnixStream::pair()?;
+//!     let (res, _empty) = a.write(Vec::new()).await;
+//!     assert_eq!(res.map_err(|e| e.kind()), Err(std::io::ErrorKind::InvalidInput));
+//!     let (res, _sent) = a.write_all(b"owned".to_vec()).await; // the buffer comes back
+//!     res?;
+//!     let (res, got) = b.read(Vec::with_capacity(16)).await; // read into its capacity
+//!     assert_eq!(&got[..res?], b"owned");
+//!     Ok(())
+//! })
+//! # }
+//! ```
+//!
+//! The facade's own protocols (shutdown order, the worker adapter and loan roles, nested
+//! `block_on`, blocking-handle states) are numbered in the files that implement them and drawn
+//! in `docs/protocols/facade.md`.
+//!
 //! # How it is tested
 //!
 //! Every public item has a doc example that runs as a doc test; unit tests sit next to the code
