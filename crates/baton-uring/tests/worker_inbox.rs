@@ -626,3 +626,42 @@ fn a_thousand_blocking_jobs_from_foreign_spawners_all_settle_exactly_once() {
     assert!(report.snapshot().adds_up());
     assert!(worker.shutdown(Some(deadline())).is_clean());
 }
+
+/// Turns the worker from a destructor, which runs while the thread unwinds.
+struct TurnOnDrop<'a>(&'a Worker);
+
+impl Drop for TurnOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.turn(Park::Poll);
+    }
+}
+
+#[test]
+fn a_panicking_waker_woken_by_a_turn_during_unwinding_does_not_abort() {
+    let _serial = serial();
+    let Some(worker) = worker() else { return };
+    let registrar = worker.handle().registrar();
+    let (key, submission) = {
+        let _entered = worker.enter();
+        let (key, submission) = register_job(&registrar, 1);
+        let panicky = Waker::from(Arc::new(PanicOnWake));
+        with_current_waits(|waits| {
+            let mut cx = Context::from_waker(&panicky);
+            assert!(waits.poll_wait::<u32>(key, &mut cx).is_pending());
+        })
+        .expect("entered");
+        (key, submission)
+    };
+    run_here(submission);
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _turn = TurnOnDrop(&worker);
+        panic!("the thread is already unwinding");
+    }));
+    assert!(unwound.is_err(), "the first panic still propagates");
+    assert_eq!(worker.metrics().inbox.settled, 1, "the turn settled the job");
+    {
+        let _entered = worker.enter();
+        assert_eq!(poll_wait(key), Poll::Ready(Ok(2)));
+    }
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}

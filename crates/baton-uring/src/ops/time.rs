@@ -20,7 +20,28 @@ pub fn sleep_until(at: Instant) -> Op<io::Result<()>> {
     Op::new(OpData::Sleep, unit).with_deadline(at)
 }
 
-/// Completes after `duration` (see [`sleep_until`]).
+/// How far ahead a deadline past the clock's range is clamped: about 30 years, never reached.
+const FAR_FUTURE: Duration = Duration::from_secs(60 * 60 * 24 * 365 * 30);
+
+/// Completes after `duration` (see [`sleep_until`]); a duration past the clock's range sleeps
+/// until a far-future instant instead of overflowing.
 pub fn sleep(duration: Duration) -> Op<io::Result<()>> {
-    sleep_until(Instant::now() + duration)
+    let now = Instant::now();
+    let at = now
+        .checked_add(duration)
+        .unwrap_or_else(|| now + FAR_FUTURE);
+    sleep_until(at)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::time::Duration;
+
+    use super::sleep;
+
+    #[test]
+    fn sleep_for_a_duration_past_the_clock_range_does_not_overflow() {
+        let op = sleep(Duration::MAX);
+        drop(op);
+    }
 }

@@ -253,7 +253,11 @@ impl Worker {
             wakers.extend(check.wakers);
             local.counts.set(counts);
         }
-        if let Some(payload) = wake_all(wakers) {
+        // Re-raising while the thread already unwinds (a turn from `Drop`) would abort the
+        // process (SPEC §3/§4); the first panic keeps propagating instead.
+        if let Some(payload) = wake_all(wakers)
+            && !std::thread::panicking()
+        {
             resume_unwind(payload);
         }
     }

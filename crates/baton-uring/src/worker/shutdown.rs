@@ -6,6 +6,7 @@ use web_time::Instant;
 
 use super::Worker;
 use super::dispatch::WorkerTurn;
+use super::waits::ClosedWaits;
 use crate::driver::{DriverShutdownReport, Park};
 
 /// What [`Worker::shutdown`] did.
@@ -63,12 +64,13 @@ impl Worker {
             // writes and syncs already issued are retained rather than retired unsubmitted.
             turn.absorb(self.driver().turn(Park::Poll));
             let tasks = self.scheduler.shutdown();
-            let waits = self
-                .local
-                .waits
-                .try_borrow_mut()
-                .expect("shutdown never runs inside a with_current_waits closure")
-                .close();
+            // The table is borrowed only inside a `with_current_waits` closure of this worker,
+            // which cannot move or drop it; should that ever happen, the table is left to drop
+            // with the worker rather than panicking here.
+            let waits = match self.local.waits.try_borrow_mut() {
+                Ok(mut waits) => waits.close(),
+                Err(_) => ClosedWaits::default(),
+            };
             (turn, tasks, waits)
         };
         let driver = self
