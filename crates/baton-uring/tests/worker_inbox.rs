@@ -658,7 +658,11 @@ fn a_panicking_waker_woken_by_a_turn_during_unwinding_does_not_abort() {
         panic!("the thread is already unwinding");
     }));
     assert!(unwound.is_err(), "the first panic still propagates");
-    assert_eq!(worker.metrics().inbox.settled, 1, "the turn settled the job");
+    assert_eq!(
+        worker.metrics().inbox.settled,
+        1,
+        "the turn settled the job"
+    );
     {
         let _entered = worker.enter();
         assert_eq!(poll_wait(key), Poll::Ready(Ok(2)));
