@@ -102,7 +102,9 @@
 //!
 //! # How it is tested
 //!
-//! Every public item has a doc example that runs as a doc test; unit tests sit next to the code
+//! Every public type, every free function and the methods SPEC §6 names have a doc example
+//! that runs as a doc test (builder setters, `OpenOptions` flags and socket accessors are
+//! covered by their type's example); unit tests sit next to the code
 //! (errors, open flags, buffers); `tests/reexports.rs` checks the re-exports resolve; the
 //! workspace `tests/` crate runs end-to-end scenarios (`e2e_*`: thousands of tasks, files larger
 //! than the ring's buffers, 64 concurrent loopback echoes, shutdown with writes in flight, use

@@ -27,6 +27,21 @@ pub(crate) const PUBLISH_EVERY: u64 = 64;
 const FRESH_WAIT: Duration = Duration::from_millis(20);
 
 /// A snapshot of a runtime's counters.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// let metrics: baton::RuntimeMetrics = rt.block_on(async {
+///     let _timer = baton::spawn(baton::time::sleep(std::time::Duration::from_secs(60)));
+///     baton::task::yield_now().await;
+///     baton::Handle::current().block_on(async {}); // nested roots count too
+///     rt.metrics()
+/// });
+/// assert_eq!(metrics.roots_active, 1);
+/// assert!(metrics.tasks.live >= 1);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RuntimeMetrics {

@@ -52,6 +52,17 @@ impl fmt::Debug for Runtime {
 }
 
 /// What [`Runtime::shutdown_timeout`] did: what was drained, cancelled, and still running.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// let _task = rt.spawn(baton::time::sleep(std::time::Duration::from_secs(600)));
+/// let report = rt.shutdown_timeout(std::time::Duration::from_secs(5));
+/// assert!(report.io_drained && report.is_clean());
+/// assert_eq!(report.blocking_still_running(), 0);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use = "a shutdown report tells whether anything was left running"]
 #[non_exhaustive]
@@ -177,6 +188,18 @@ impl Runtime {
 
     /// A snapshot of the runtime's counters (tasks, I/O queued and in flight, the inbox, the
     /// blocking pool).
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let rt = baton::Runtime::new()?;
+    /// let join = rt.spawn(async { 1 });
+    /// assert_eq!(rt.block_on(join).ok(), Some(1));
+    /// let metrics = rt.metrics();
+    /// assert_eq!(metrics.tasks.spawned, 1);
+    /// assert_eq!(metrics.blocking.accepted, 0);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn metrics(&self) -> RuntimeMetrics {
         self.handle.shared.metrics()
     }
@@ -194,6 +217,15 @@ impl Runtime {
     /// Handles used afterwards get clear errors: spawned tasks resolve cancelled, I/O fails
     /// with [`Error::Closed`](crate::Error::Closed), blocking jobs with
     /// [`BlockingError::Closed`](crate::BlockingError::Closed).
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let rt = baton::Runtime::new()?;
+    /// let report = rt.shutdown_timeout(std::time::Duration::from_secs(5));
+    /// assert!(report.is_clean(), "{report:?}");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn shutdown_timeout(mut self, timeout: Duration) -> ShutdownReport {
         self.shut_down = true;
         shutdown(&self.handle, timeout)

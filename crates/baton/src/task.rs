@@ -71,6 +71,15 @@ where
 ///
 /// Outside a runtime, with a message saying to call it inside `Runtime::block_on` or a task,
 /// or to use [`Handle::spawn`](crate::Handle::spawn) from other threads.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// let out = rt.block_on(async { baton::spawn(async { 2 + 2 }).await });
+/// assert_eq!(out.ok(), Some(4));
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where

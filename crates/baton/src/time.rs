@@ -61,6 +61,18 @@ fn deadline_after(duration: Duration) -> Instant {
 /// # Panics
 ///
 /// As [`sleep`].
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// rt.block_on(async {
+///     let deadline = baton::time::Instant::now() + std::time::Duration::from_millis(5);
+///     baton::time::sleep_until(deadline).await;
+///     assert!(baton::time::Instant::now() >= deadline);
+/// });
+/// # Ok(())
+/// # }
+/// ```
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         deadline,
@@ -71,6 +83,18 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 
 /// The future of [`sleep`] and [`sleep_until`]. After the runtime shut down, a sleep completes
 /// at once (there is no timer left to wait on).
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// rt.block_on(async {
+///     let sleep = baton::time::sleep(std::time::Duration::from_millis(1));
+///     assert!(!sleep.is_elapsed());
+///     sleep.await;
+/// });
+/// # Ok(())
+/// # }
+/// ```
 #[must_use = "futures do nothing unless awaited"]
 pub struct Sleep {
     deadline: Instant,
@@ -155,6 +179,19 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 /// # Panics
 ///
 /// As [`sleep`], when polled outside any runtime.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// rt.block_on(async {
+///     let deadline = baton::time::Instant::now() + std::time::Duration::from_millis(5);
+///     let never = std::future::pending::<()>();
+///     let elapsed = baton::time::timeout_at(deadline, never).await.unwrap_err();
+///     assert_eq!(elapsed.deadline(), deadline);
+/// });
+/// # Ok(())
+/// # }
+/// ```
 pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
     Timeout {
         future: Some(future.into_future()),
@@ -166,6 +203,15 @@ pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::Int
 ///
 /// Invariant: `future` is structurally pinned — never moved out, only dropped in place (when
 /// the deadline passes, or with the `Timeout`).
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// let out = rt.block_on(baton::time::timeout(std::time::Duration::from_secs(5), async { 3 }));
+/// assert_eq!(out, Ok(3));
+/// # Ok(())
+/// # }
+/// ```
 #[must_use = "futures do nothing unless awaited"]
 pub struct Timeout<F> {
     future: Option<F>,
@@ -214,6 +260,18 @@ impl<F: Future> Future for Timeout<F> {
 /// The error of [`timeout`]: the deadline passed first. Converts into an `io::Error` of kind
 /// `TimedOut` whose inner error is [`baton::Error::Timeout`](crate::Error::Timeout), so `?`
 /// works in functions returning `io::Result`.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// let res: std::io::Result<()> = rt.block_on(async {
+///     baton::time::timeout(std::time::Duration::from_millis(1), std::future::pending()).await?;
+///     Ok(())
+/// });
+/// assert!(baton::Error::is_timeout(&res.unwrap_err()));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("deadline has elapsed")]
 pub struct Elapsed {

@@ -90,6 +90,19 @@ where
 ///
 /// Outside a runtime, the job is queued when the handle is first polled, as for
 /// [`spawn_blocking`].
+///
+/// ```
+/// use baton::blocking::QuarantineBound;
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// let bound = QuarantineBound::FiniteWork { units: 4096, unit: "bytes" };
+/// let out = rt.block_on(async {
+///     baton::blocking::spawn_quarantined(bound, || vec![0u8; 4096].len()).await
+/// });
+/// assert_eq!(out, Ok(4096));
+/// # Ok(())
+/// # }
+/// ```
 pub fn spawn_quarantined<F, T>(bound: QuarantineBound, f: F) -> BlockingHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
@@ -122,6 +135,18 @@ impl Handle {
 }
 
 /// What [`BlockingHandle::cancel`] achieved.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// let job = rt.spawn_blocking(|| 1);
+/// assert_eq!(rt.block_on(job), Ok(1));
+/// let late = rt.spawn_blocking(|| 2);
+/// # while !late.is_finished() { std::thread::sleep(std::time::Duration::from_millis(1)); }
+/// assert_eq!(late.cancel(), baton::blocking::BlockingCancel::AlreadyFinished);
+/// # Ok(())
+/// # }
+/// ```
 #[must_use = "the outcome says whether the job's body will run"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockingCancel {
@@ -141,6 +166,15 @@ pub enum BlockingCancel {
 ///
 /// Dropping the handle cancels a job that has not started; a started job runs to completion and
 /// its result is dropped. `Send` when the result is.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// let handle = rt.spawn_blocking(|| std::fs::metadata("/").is_ok());
+/// assert_eq!(rt.block_on(handle), Ok(true));
+/// # Ok(())
+/// # }
+/// ```
 #[must_use = "dropping the handle cancels a job that has not started"]
 pub struct BlockingHandle<T> {
     state: State<T>,

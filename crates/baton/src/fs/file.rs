@@ -98,6 +98,21 @@ impl File {
 
     /// Reads up to `buf.len()` bytes at `offset` (an empty buffer with capacity reads into its
     /// capacity). Returns the count (0 at end of file) and the buffer.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let rt = baton::Runtime::new()?;
+    /// # let path = std::env::temp_dir().join(format!("baton-doc-read-at-{}", std::process::id()));
+    /// rt.block_on(async {
+    ///     baton::fs::write(&path, b"0123456789").await?;
+    ///     let file = baton::fs::File::open(&path).await?;
+    ///     let (res, buf) = file.read_at(vec![0; 4], 3).await; // the buffer comes back
+    ///     assert_eq!(res?, 4);
+    ///     assert_eq!(buf, b"3456");
+    ///     baton::fs::remove_file(&path).await
+    /// })
+    /// # }
+    /// ```
     pub async fn read_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<usize>, Vec<u8>) {
         let mut target = ReadTarget::new(buf);
         let op = ops::read_at(Arc::clone(&self.fd), target.take(), offset);
@@ -157,6 +172,21 @@ impl File {
     /// # Errors
     ///
     /// `WriteZero` if the kernel accepts no bytes, or the OS error of a write.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let rt = baton::Runtime::new()?;
+    /// # let path = std::env::temp_dir().join(format!("baton-doc-write-all-at-{}", std::process::id()));
+    /// rt.block_on(async {
+    ///     let file = baton::fs::File::create(&path).await?;
+    ///     let (res, _buf) = file.write_all_at(b"abc".to_vec(), 2).await;
+    ///     res?;
+    ///     file.sync_data().await?;
+    ///     assert_eq!(std::fs::read(&path)?, b"\0\0abc");
+    ///     baton::fs::remove_file(&path).await
+    /// })
+    /// # }
+    /// ```
     pub async fn write_all_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<()>, Vec<u8>) {
         if buf.is_empty() {
             return (Ok(()), buf);
@@ -200,6 +230,22 @@ impl File {
 
     /// Starts a detached `fsync` at once and returns its receiver: the sync runs whether or not
     /// the receiver is awaited or dropped. Syncs of one file run one at a time.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let rt = baton::Runtime::new()?;
+    /// # let path = std::env::temp_dir().join(format!("baton-doc-start-sync-{}", std::process::id()));
+    /// rt.block_on(async {
+    ///     let file = baton::fs::File::create(&path).await?;
+    ///     let (res, _buf) = file.write_at(b"durable".to_vec(), 0).await;
+    ///     res?;
+    ///     let sync = file.start_sync(); // runs even if `sync` is dropped
+    ///     file.close().await?;
+    ///     sync.await?;
+    ///     baton::fs::remove_file(&path).await
+    /// })
+    /// # }
+    /// ```
     pub fn start_sync(&self) -> StartedSync {
         StartedSync {
             receiver: self.handle.driver().start_sync(Arc::clone(&self.fd), false),
@@ -243,6 +289,19 @@ fn write_zero() -> io::Error {
 }
 
 /// A detached sync started by [`File::start_sync`]; resolves to the sync's result.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// # let path = std::env::temp_dir().join(format!("baton-doc-started-sync-{}", std::process::id()));
+/// rt.block_on(async {
+///     let file = baton::fs::File::create(&path).await?;
+///     let started: baton::fs::StartedSync = file.start_sync();
+///     started.await?;
+///     baton::fs::remove_file(&path).await
+/// })
+/// # }
+/// ```
 #[derive(Debug)]
 #[must_use = "the sync runs anyway; await this to learn its result"]
 pub struct StartedSync {

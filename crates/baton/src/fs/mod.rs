@@ -75,6 +75,18 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
 ///
 /// The OS error of opening or writing, or [`Error::NotInRuntime`](crate::Error::NotInRuntime)
 /// outside a runtime.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// # let path = std::env::temp_dir().join(format!("baton-doc-write-{}", std::process::id()));
+/// rt.block_on(async {
+///     baton::fs::write(&path, "hello").await?;
+///     assert_eq!(std::fs::read(&path)?, b"hello");
+///     baton::fs::remove_file(&path).await
+/// })
+/// # }
+/// ```
 pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
     let file = File::create(path).await?;
     let (res, _buf) = file.write_all_at(contents.as_ref().to_vec(), 0).await;
@@ -87,6 +99,19 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
 /// # Errors
 ///
 /// The OS error of `unlink(2)`, or an error saying the runtime is missing or shutting down.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// # let path = std::env::temp_dir().join(format!("baton-doc-remove-{}", std::process::id()));
+/// rt.block_on(async {
+///     baton::fs::write(&path, b"x").await?;
+///     baton::fs::remove_file(&path).await?;
+///     assert!(baton::fs::read(&path).await.is_err());
+///     Ok(())
+/// })
+/// # }
+/// ```
 pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
     let path = path.as_ref().to_owned();
     match blocking::spawn_blocking(move || std::fs::remove_file(path)).await {

@@ -105,6 +105,26 @@ impl AsFd for TcpListener {
 ///
 /// Methods take `&self`, so one task may read while another writes (share the stream in an
 /// `Arc`). Dropping the stream closes it once its in-flight requests completed.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// rt.block_on(async {
+///     let listener = baton::net::TcpListener::bind("127.0.0.1:0")?; // synchronous
+///     let addr = listener.local_addr()?;
+///     let client = baton::spawn(async move {
+///         let stream = baton::net::TcpStream::connect(addr).await?;
+///         let (res, _buf) = stream.write_all(b"hi".to_vec()).await;
+///         res?;
+///         stream.shutdown(std::net::Shutdown::Write).await
+///     });
+///     let (server, _peer) = listener.accept().await?;
+///     let (res, buf) = server.read(Vec::with_capacity(8)).await;
+///     assert_eq!(&buf[..res?], b"hi");
+///     client.await.map_err(std::io::Error::other)?
+/// })
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct TcpStream {
     socket: Socket,

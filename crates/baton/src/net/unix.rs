@@ -14,6 +14,24 @@ use crate::error::convert;
 use crate::net::socket::{Socket, stream_socket};
 
 /// A Unix stream socket listening at a path; [`accept`](UnixListener::accept) runs on the ring.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// # let path = std::env::temp_dir().join(format!("baton-doc-unix-{}", std::process::id()));
+/// rt.block_on(async {
+///     let listener = baton::net::UnixListener::bind(&path)?;
+///     let client = baton::net::UnixStream::connect(&path).await?;
+///     let (server, _peer) = listener.accept().await?;
+///     let (res, _buf) = client.write_all(b"ok".to_vec()).await;
+///     res?;
+///     let (res, buf) = server.read(vec![0; 2]).await;
+///     assert_eq!(res?, 2);
+///     assert_eq!(buf, b"ok");
+///     std::fs::remove_file(&path)
+/// })
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct UnixListener {
     socket: Socket,
