@@ -57,6 +57,8 @@ mod op;
 mod op_data;
 pub mod ops;
 #[cfg(all(test, not(loom)))]
+mod retention;
+#[cfg(all(test, not(loom)))]
 mod shutdown_unwind;
 mod sync;
 mod worker;

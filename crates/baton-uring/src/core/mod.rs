@@ -19,7 +19,8 @@
 //!    fd is closed).
 //! 5. Dropping the handle *detaches* it: a queued, non-retained request is retired at once; an
 //!    in-flight read/recv/accept/open/connect gets one async cancel and its slot retires only at
-//!    the final CQE; retained requests (writes, syncs, close, shutdown) run to completion.
+//!    the final CQE; retained requests (writes, syncs, close, shutdown) run to completion and
+//!    lose their deadline, so they are neither timed out nor cancelled.
 //! 6. A deadline firing on a queued request settles it with `Timeout`; on an in-flight request
 //!    it submits an async cancel. The final CQE decides: `-ECANCELED` becomes `Timeout`, any
 //!    other result (the request won the race) is returned as is.
@@ -507,8 +508,13 @@ impl Core {
         slot.attached = false;
         let waiter = std::mem::replace(&mut slot.waiter, Waiter::None);
         let retained = slot.data.is_retained();
+        // A retained request runs to completion once detached: its deadline no longer applies.
+        let dropped_deadline = retained && slot.deadline.take().is_some();
         let timed = slot.deadline.is_some();
         let kind = PhaseKind::of(&slot.phase);
+        if dropped_deadline {
+            self.counts.live_timers -= 1;
+        }
         self.deferred.drop_waiter(waiter);
         match kind {
             PhaseKind::Completed => {

@@ -1,0 +1,49 @@
+//! Retained requests (writes, syncs, close, shutdown) outlive their handles (lifecycle rules 5
+//! and 9): dropping the future neither times them out nor cancels them.
+
+use std::os::fd::OwnedFd;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Waker};
+use std::time::Duration;
+
+use web_time::Instant;
+
+use crate::backend::sim::sim_ring;
+use crate::driver::{Driver, Park};
+use crate::ops;
+
+fn dev_null() -> Arc<OwnedFd> {
+    Arc::new(OwnedFd::from(
+        std::fs::File::open("/dev/null").expect("open /dev/null"),
+    ))
+}
+
+#[test]
+fn dropped_in_flight_write_with_a_deadline_is_neither_timed_out_nor_cancelled() {
+    let (backend, sim) = sim_ring(4);
+    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let fd = dev_null();
+    let _entered = driver.enter();
+    let deadline = Instant::now() + Duration::from_millis(10);
+    let mut write = ops::write_at(fd.clone(), vec![1; 4], 0).with_deadline(deadline);
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(Pin::new(&mut write).poll(&mut cx).is_pending());
+    let _ = driver.turn(Park::Poll);
+    assert_eq!(sim.in_flight().len(), 1, "the kernel owns the write");
+    drop(write);
+    assert_eq!(driver.metrics().timers, 0, "detaching dropped the deadline");
+    while Instant::now() < deadline + Duration::from_millis(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = driver.turn(Park::Poll);
+    assert!(
+        sim.pending_cancels().is_empty(),
+        "the write was not cancelled"
+    );
+    assert_eq!(driver.metrics().timers_fired, 0);
+    let in_flight = sim.in_flight();
+    assert!(sim.complete(in_flight[0], 4));
+    let _ = driver.turn(Park::Poll);
+    assert!(driver.is_idle());
+}
