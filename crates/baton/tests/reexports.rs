@@ -78,54 +78,54 @@ fn spec_surface_names_resolve() {
     let _ = |p: String| baton::fs::File::open(p);
     let _ = |p: String| baton::fs::File::create(p);
     let _ = |f: &baton::fs::File| {
-        let _ = f.read_at(Vec::new(), 0);
+        drop(f.read_at(Vec::new(), 0));
     };
     let _ = |f: &baton::fs::File| {
-        let _ = f.write_at(Vec::new(), 0);
+        drop(f.write_at(Vec::new(), 0));
     };
     let _ = |f: &baton::fs::File| {
-        let _ = f.write_all_at(Vec::new(), 0);
+        drop(f.write_all_at(Vec::new(), 0));
     };
     let _ = |f: &baton::fs::File| {
-        let _ = f.sync_all();
+        drop(f.sync_all());
     };
     let _ = |f: &baton::fs::File| {
-        let _ = f.sync_data();
+        drop(f.sync_data());
     };
     let _ = |f: &baton::fs::File| {
-        let _ = f.start_sync();
+        drop(f.start_sync());
     };
     let _ = |p: String| baton::fs::read(p);
     let _ = |p: String| baton::fs::write(p, b"");
     let _ = |p: String| baton::fs::remove_file(p);
     let _ = |a: &str| baton::net::TcpListener::bind(a);
     let _ = |l: &baton::net::TcpListener| {
-        let _ = l.accept();
+        drop(l.accept());
     };
     let _ = |a: std::net::SocketAddr| baton::net::TcpStream::connect(a);
     let _ = |s: &baton::net::TcpStream| {
-        let _ = s.read(Vec::new());
+        drop(s.read(Vec::new()));
     };
     let _ = |s: &baton::net::TcpStream| {
-        let _ = s.write(Vec::new());
+        drop(s.write(Vec::new()));
     };
     let _ = |s: &baton::net::TcpStream| {
-        let _ = s.write_all(Vec::new());
+        drop(s.write_all(Vec::new()));
     };
     let _ = |s: &baton::net::TcpStream| {
-        let _ = s.shutdown(std::net::Shutdown::Both);
+        drop(s.shutdown(std::net::Shutdown::Both));
     };
     let _ = baton::net::UnixStream::pair;
     let _ = |p: &str| baton::net::UnixListener::bind(p);
     let _ = |p: String| baton::net::UnixStream::connect(p);
     let _ = |s: &baton::net::UnixStream| {
-        let _ = s.read(Vec::new());
+        drop(s.read(Vec::new()));
     };
     let _ = |s: &baton::net::UnixStream| {
-        let _ = s.write_all(Vec::new());
+        drop(s.write_all(Vec::new()));
     };
     let _ = |s: &baton::net::UnixStream| {
-        let _ = s.shutdown(std::net::Shutdown::Both);
+        drop(s.shutdown(std::net::Shutdown::Both));
     };
     let _: fn(baton::Runtime, Duration) -> baton::ShutdownReport = baton::Runtime::shutdown_timeout;
     let _: fn(&baton::Runtime) -> baton::RuntimeMetrics = baton::Runtime::metrics;
