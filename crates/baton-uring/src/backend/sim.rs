@@ -21,6 +21,8 @@ struct SimState {
     /// Submitted async cancels, by their own `user_data`.
     cancels: Vec<u64>,
     cq: VecDeque<Cqe>,
+    /// Submits consume nothing, as when the kernel cannot take SQEs.
+    stalled: bool,
 }
 
 /// The backend half, owned by the driver.
@@ -119,6 +121,14 @@ impl SimRing {
     }
 }
 
+impl SimRing {
+    /// While `stalled`, submits leave every pushed SQE in the SQ.
+    #[cfg(not(loom))]
+    pub(crate) fn stall(&self, stalled: bool) {
+        lock(&self.state).stalled = stalled;
+    }
+}
+
 impl SimBackend {
     /// Makes the simulated kernel report `opcode` as unsupported.
     #[cfg(not(loom))]
@@ -140,6 +150,9 @@ impl Backend for SimBackend {
 
     fn submit(&mut self, _wait: Wait) -> io::Result<()> {
         let mut state = lock(&self.state);
+        if state.stalled {
+            return Ok(());
+        }
         let pushed = std::mem::take(&mut state.sq);
         for user_data in pushed {
             match key::decode(user_data) {

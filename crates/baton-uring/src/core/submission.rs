@@ -88,8 +88,22 @@ impl Core {
         self.unsubmitted > 0
     }
 
-    /// Moves cancels, the wake-up read and queued requests into the SQ (lifecycle rules 2, 3).
+    /// Moves the wake-up read, cancels and queued requests into the SQ (lifecycle rules 2, 3).
+    /// The wake-up read goes first: if the SQ cannot take everything, a following blocking wait
+    /// must still be interruptible by an unpark.
     pub(crate) fn flush(&mut self) -> io::Result<()> {
+        if let Some(fd) = self.wake.fd
+            && !self.wake.armed
+            && !self.closed
+        {
+            let entry = opcode::Read::new(types::Fd(fd), (&raw mut *self.wake.buf).cast(), 8)
+                .build()
+                .user_data(RequestKey::WAKE_USER_DATA);
+            if !self.push(&entry)? {
+                return Ok(());
+            }
+            self.wake.armed = true;
+        }
         while let Some(&key) = self.cancel_queue.front() {
             let live = self.slot(key).is_some_and(|s| {
                 matches!(s.phase, Phase::InFlight) && s.cancel == CancelState::Queued
@@ -110,18 +124,6 @@ impl Core {
             }
             self.counts.cancels_in_flight += 1;
             self.counts.cancelled += 1;
-        }
-        if let Some(fd) = self.wake.fd
-            && !self.wake.armed
-            && !self.closed
-        {
-            let entry = opcode::Read::new(types::Fd(fd), (&raw mut *self.wake.buf).cast(), 8)
-                .build()
-                .user_data(RequestKey::WAKE_USER_DATA);
-            if !self.push(&entry)? {
-                return Ok(());
-            }
-            self.wake.armed = true;
         }
         while self.counts.in_flight < self.max_in_flight {
             let Some(&key) = self.submit_queue.front() else {
@@ -201,5 +203,64 @@ impl Core {
         self.counts.in_flight -= 1;
         self.counts.completed += 1;
         self.settle(key, outcome);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::os::fd::{AsRawFd, OwnedFd};
+    use std::sync::Arc;
+
+    use super::super::{Core, Waiter};
+    use crate::backend::Wait;
+    use crate::backend::sim::sim_ring;
+    use crate::key::RequestKey;
+    use crate::op_data::OpData;
+
+    fn read_of(fd: &Arc<OwnedFd>) -> OpData {
+        OpData::Read {
+            fd: fd.clone(),
+            buf: vec![0; 4],
+            offset: 0,
+        }
+    }
+
+    #[test]
+    fn wake_read_is_armed_even_when_cancels_cannot_be_pushed() {
+        let (backend, sim) = sim_ring(1);
+        let fd = Arc::new(OwnedFd::from(
+            std::fs::File::open("/dev/null").expect("open /dev/null"),
+        ));
+        let mut core = Core::new(Box::new(backend), 4, Some(fd.as_raw_fd()));
+        let mut keys = Vec::new();
+        for _ in 0..2 {
+            match core.register(read_of(&fd), None, Waiter::None) {
+                Ok(key) => keys.push(key),
+                Err(_) => panic!("an open core admits the read"),
+            }
+        }
+        assert!(core.flush().is_ok());
+        assert!(core.submit(Wait::No).is_ok());
+        assert_eq!(sim.in_flight().len(), 3, "the wake read and both reads");
+        assert!(sim.complete(RequestKey::WAKE_USER_DATA, 8));
+        let _ = core.reap();
+        assert!(!core.wake_armed());
+        sim.stall(true);
+        for key in keys {
+            core.cancel(key);
+        }
+        assert!(core.flush().is_ok());
+        assert!(
+            core.wake_armed(),
+            "a stalled SQ still leaves the unpark path armed for the next wait"
+        );
+        sim.stall(false);
+        assert!(core.flush().is_ok());
+        assert!(core.submit(Wait::No).is_ok());
+        assert_eq!(
+            sim.pending_cancels().len(),
+            2,
+            "both cancels went out later"
+        );
     }
 }
