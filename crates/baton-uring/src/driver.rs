@@ -123,6 +123,9 @@ pub struct DriverMetrics {
     pub timers: usize,
     /// Timers that fired.
     pub timers_fired: u64,
+    /// Entries in the timer heap, live and stale (a deadline cleared before it fired leaves a
+    /// stale entry until the heap is pruned); stays within about twice `timers` plus 64.
+    pub timer_entries: usize,
     /// Results delivered through forwarding cells.
     pub forwarded: u64,
     /// Mailbox messages naming a retired slot (ignored).
@@ -490,6 +493,7 @@ impl Driver {
             cancelled: core.counts.cancelled,
             timers: core.counts.live_timers,
             timers_fired: core.counts.timers_fired,
+            timer_entries: core.timer_entries(),
             forwarded: core.counts.forwarded,
             stale_messages: core.counts.stale_messages,
             flags: self.flags,

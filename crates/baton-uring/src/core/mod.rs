@@ -393,6 +393,7 @@ impl Core {
         if let Some(slot) = self.slot_mut(key) {
             slot.deadline = Some(at);
             self.counts.live_timers += 1;
+            self.prune_stale_timers();
             self.timers.push(Reverse((at, key.index, key.generation)));
         }
     }

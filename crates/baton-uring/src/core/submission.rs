@@ -54,6 +54,26 @@ impl Core {
         fired
     }
 
+    /// Entries in the timer heap, live and stale.
+    pub(crate) fn timer_entries(&self) -> usize {
+        self.timers.len()
+    }
+
+    /// Drops stale heap entries (deadlines cleared before they fired) once they outnumber the
+    /// live ones by more than 64, so the heap stays within about twice the live timers plus 64;
+    /// each prune is paid for by the pushes that made the entries stale.
+    pub(super) fn prune_stale_timers(&mut self) {
+        let live = self.counts.live_timers;
+        let stale = self.timers.len().saturating_sub(live);
+        if stale > live + 64 {
+            let slab = &self.slab;
+            self.timers.retain(|&Reverse((at, index, generation))| {
+                slab.get(index as usize)
+                    .is_some_and(|s| s.generation == generation && s.deadline == Some(at))
+            });
+        }
+    }
+
     /// The earliest live timer.
     pub(crate) fn next_timer(&mut self) -> Option<Instant> {
         while let Some(&Reverse((at, index, generation))) = self.timers.peek() {
@@ -223,6 +243,24 @@ mod tests {
             buf: vec![0; 4],
             offset: 0,
         }
+    }
+
+    #[test]
+    fn many_sleeps_dropped_early_keep_the_timer_heap_small() {
+        let (backend, _sim) = sim_ring(4);
+        let driver = crate::driver::Driver::with_backend(Box::new(backend), 4, None);
+        let _entered = driver.enter();
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        for _ in 0..10_000 {
+            let mut sleep = crate::ops::sleep(std::time::Duration::from_secs(3600));
+            assert!(std::pin::Pin::new(&mut sleep).poll(&mut cx).is_pending());
+        }
+        let metrics = driver.metrics();
+        assert_eq!(metrics.timers, 0, "every sleep was dropped");
+        assert!(
+            metrics.timer_entries <= 200,
+            "stale heap entries are pruned: {metrics:?}"
+        );
     }
 
     #[test]
