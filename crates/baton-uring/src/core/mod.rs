@@ -25,9 +25,10 @@
 //!    it submits an async cancel. The final CQE decides: `-ECANCELED` becomes `Timeout`, any
 //!    other result (the request won the race) is returned as is.
 //! 7. Closure refuses new requests, retires every slot the kernel does not own (queued
-//!    non-retained, sleeping, completed-but-unconsumed; retained ones follow rule 9), detaches in-flight ones (cancelling the non-retained), settles
-//!    forwarding cells with `Closed`, and wakes every local waiter so its next poll returns
-//!    `Closed`. Once the kernel's completions are drained the driver holds nothing of anyone's.
+//!    non-retained, sleeping, completed-but-unconsumed; retained ones follow rule 9), detaches
+//!    in-flight ones (cancelling the non-retained), settles forwarding cells with `Closed`, and
+//!    wakes every local waiter so its next poll returns `Closed`. Once the kernel's completions
+//!    are drained the driver holds nothing of anyone's.
 //! 8. Everything the kernel can see stays in the slot until the final CQE; shutdown that runs
 //!    out of time leaks those slots rather than freeing memory the kernel may still write, and
 //!    reports them (and any retained request that never reached the kernel) as not drained.
