@@ -136,6 +136,8 @@ pub struct DriverMetrics {
     pub max_in_flight: usize,
     /// Whether the driver is closed.
     pub closed: bool,
+    /// The errno of the last failed submit to the ring, if any.
+    pub last_submit_error: Option<i32>,
 }
 
 /// What shutdown did.
@@ -152,6 +154,9 @@ pub struct DriverShutdownReport {
     pub unsubmitted: usize,
     /// Final CQEs reaped during shutdown.
     pub completed_during_shutdown: u64,
+    /// The errno of the last failed submit. A failure other than `ENOMEM` ends the drain at
+    /// once: what the kernel still owns is leaked and reported as not drained.
+    pub submit_error: Option<i32>,
 }
 
 /// An io_uring driver: one ring plus the request slab, queues, timers and mailbox.
@@ -437,7 +442,8 @@ impl Driver {
         let completed_before = with_core(&self.inner, |core| core.counts.completed);
         self.inner.shared.kick();
         loop {
-            let busy = with_core(&self.inner, |core| core.draining());
+            // A ring that refuses submits cannot drain; spinning on it would never end.
+            let busy = with_core(&self.inner, |core| core.draining() && !core.submit_failed());
             if !busy {
                 break;
             }
@@ -457,6 +463,7 @@ impl Driver {
             leaked: 0,
             unsubmitted: 0,
             completed_during_shutdown: 0,
+            submit_error: None,
         };
         contain(&mut || {
             with_core(&self.inner, |core| {
@@ -470,6 +477,7 @@ impl Driver {
                     leaked: undrained.leaked,
                     unsubmitted: undrained.unsubmitted,
                     completed_during_shutdown: core.counts.completed - completed_before,
+                    submit_error: core.submit_error,
                 };
             });
         });
@@ -499,6 +507,7 @@ impl Driver {
             flags: self.flags,
             max_in_flight: self.max_in_flight,
             closed: core.closed,
+            last_submit_error: core.submit_error,
         })
     }
 }

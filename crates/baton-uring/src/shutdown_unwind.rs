@@ -1,6 +1,7 @@
-//! Shutdown under unwinding: a panicking waker or a turn run from `Drop` during a panic must
+//! Shutdown under failure: a panicking waker or a turn run from `Drop` during a panic must
 //! never free memory the kernel may still write (lifecycle rule 8) nor abort the process
-//! (SPEC §3/§4), and closure must not drop a created descriptor as a plain number (rule 4).
+//! (SPEC §3/§4); a ring that refuses submits ends the drain instead of spinning; and closure
+//! must not drop a created descriptor as a plain number (rule 4).
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -141,4 +142,34 @@ fn pipe_writers_gone(reader: &OwnedFd) -> bool {
     // SAFETY: `reader` is an open descriptor and `byte` is valid for one byte.
     let n = unsafe { libc::read(reader.as_raw_fd(), (&raw mut byte).cast(), 1) };
     n == 0
+}
+
+#[test]
+fn shutdown_stops_draining_when_the_ring_refuses_submits_and_reports_the_errno() {
+    let (backend, sim) = sim_ring(4);
+    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let fd = dev_null();
+    let _ = read_in_flight_quiet(&driver, &fd);
+    sim.fail_submits(Some(libc::EBADF));
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(driver.shutdown(None));
+    });
+    let report = receiver
+        .recv_timeout(Duration::from_secs(10))
+        .expect("shutdown without a deadline returns once submits fail fatally");
+    assert_eq!(report.submit_error, Some(libc::EBADF), "{report:?}");
+    assert!(!report.drained && report.leaked == 1, "{report:?}");
+    assert_eq!(Arc::strong_count(&fd), 2, "the in-flight read was leaked");
+}
+
+/// Registers a read of `fd` with a no-op waker and lets the simulated kernel own it.
+fn read_in_flight_quiet(driver: &Driver, fd: &Arc<OwnedFd>) -> usize {
+    let _entered = driver.enter();
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut read = ops::read_at(fd.clone(), vec![0; 4], 0);
+    assert!(Pin::new(&mut read).poll(&mut cx).is_pending());
+    let _ = driver.turn(Park::Poll);
+    std::mem::forget(read);
+    driver.metrics().in_flight
 }

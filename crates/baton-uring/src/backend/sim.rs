@@ -23,6 +23,8 @@ struct SimState {
     cq: VecDeque<Cqe>,
     /// Submits consume nothing, as when the kernel cannot take SQEs.
     stalled: bool,
+    /// Every submit fails with this errno.
+    failing: Option<i32>,
 }
 
 /// The backend half, owned by the driver.
@@ -127,6 +129,12 @@ impl SimRing {
     pub(crate) fn stall(&self, stalled: bool) {
         lock(&self.state).stalled = stalled;
     }
+
+    /// While `Some(errno)`, every submit fails with it and consumes nothing.
+    #[cfg(not(loom))]
+    pub(crate) fn fail_submits(&self, errno: Option<i32>) {
+        lock(&self.state).failing = errno;
+    }
 }
 
 impl SimBackend {
@@ -150,6 +158,9 @@ impl Backend for SimBackend {
 
     fn submit(&mut self, _wait: Wait) -> io::Result<()> {
         let mut state = lock(&self.state);
+        if let Some(errno) = state.failing {
+            return Err(io::Error::from_raw_os_error(errno));
+        }
         if state.stalled {
             return Ok(());
         }

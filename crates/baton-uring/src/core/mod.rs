@@ -213,6 +213,8 @@ pub(crate) struct Core {
     /// Bitmap of supported opcodes, probed once.
     supported: [u64; 4],
     unsubmitted: usize,
+    /// The errno of the last failed submit (timeouts and interruptions are not failures).
+    pub(crate) submit_error: Option<i32>,
     /// Mailbox messages taken so far (see `Shared::take_messages`).
     pub(crate) messages_taken: usize,
     pub(crate) deferred: Deferred,
@@ -259,6 +261,7 @@ impl Core {
             },
             cqes: Vec::new(),
             unsubmitted: 0,
+            submit_error: None,
             messages_taken: 0,
             deferred: Deferred::default(),
         }

@@ -98,9 +98,21 @@ impl Core {
     }
 
     /// Submits pushed SQEs, optionally waiting (a timeout or interruption is not an error).
+    /// A failure is recorded for metrics, the shutdown report and [`Core::submit_failed`].
     pub(crate) fn submit(&mut self, wait: Wait) -> io::Result<()> {
         self.unsubmitted = 0;
-        self.backend.submit(wait)
+        let result = self.backend.submit(wait);
+        if let Err(err) = &result {
+            self.submit_error = Some(err.raw_os_error().unwrap_or(libc::EIO));
+        }
+        result
+    }
+
+    /// Whether a submit failed in a way that retrying cannot fix (anything but `ENOMEM`: the
+    /// backend already absorbs timeouts, interruptions, `EBUSY` and `EAGAIN`). Shutdown stops
+    /// draining then, and leaks what the kernel may still own (lifecycle rule 8).
+    pub(crate) fn submit_failed(&self) -> bool {
+        self.submit_error.is_some_and(|errno| errno != libc::ENOMEM)
     }
 
     /// Whether SQEs were pushed since the last submit.
