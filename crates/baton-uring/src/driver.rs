@@ -157,6 +157,10 @@ pub struct DriverShutdownReport {
     /// The errno of the last failed submit. A failure other than `ENOMEM` ends the drain at
     /// once: what the kernel still owns is leaked and reported as not drained.
     pub submit_error: Option<i32>,
+    /// Retained requests (writes, syncs, close, shutdown) whose handles closure resolved with
+    /// `Closed` — "outcome unknown" — and whose real outcome then was an error. Zero means every
+    /// write and sync that closure hid from its caller succeeded.
+    pub retained_failures: usize,
 }
 
 /// An io_uring driver: one ring plus the request slab, queues, timers and mailbox.
@@ -464,6 +468,7 @@ impl Driver {
             unsubmitted: 0,
             completed_during_shutdown: 0,
             submit_error: None,
+            retained_failures: 0,
         };
         contain(&mut || {
             with_core(&self.inner, |core| {
@@ -478,6 +483,7 @@ impl Driver {
                     unsubmitted: undrained.unsubmitted,
                     completed_during_shutdown: core.counts.completed - completed_before,
                     submit_error: core.submit_error,
+                    retained_failures: core.counts.retained_failures,
                 };
             });
         });

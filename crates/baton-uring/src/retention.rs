@@ -47,3 +47,35 @@ fn dropped_in_flight_write_with_a_deadline_is_neither_timed_out_nor_cancelled() 
     let _ = driver.turn(Park::Poll);
     assert!(driver.is_idle());
 }
+
+#[test]
+fn closure_reports_closed_to_a_waiting_write_and_counts_its_failure_in_the_shutdown_report() {
+    let (backend, sim) = sim_ring(4);
+    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let fd = dev_null();
+    let mut write = ops::write_at(fd.clone(), vec![1; 4], 0);
+    let mut cx = Context::from_waker(Waker::noop());
+    {
+        let _entered = driver.enter();
+        assert!(Pin::new(&mut write).poll(&mut cx).is_pending());
+        let _ = driver.turn(Park::Poll);
+    }
+    driver.close();
+    {
+        let _entered = driver.enter();
+        let std::task::Poll::Ready((result, _)) = Pin::new(&mut write).poll(&mut cx) else {
+            panic!("a pending poll after closure resolves")
+        };
+        let err = result.expect_err("closure hides the write's outcome");
+        assert_eq!(crate::Error::from_io(&err), Some(&crate::Error::Closed));
+    }
+    let in_flight = sim.in_flight();
+    assert_eq!(in_flight.len(), 1, "the write still runs");
+    assert!(sim.complete(in_flight[0], -libc::EIO));
+    let report = driver.shutdown(Some(Instant::now() + Duration::from_secs(5)));
+    assert!(report.drained, "{report:?}");
+    assert_eq!(
+        report.retained_failures, 1,
+        "the write's EIO is reported, not lost: {report:?}"
+    );
+}

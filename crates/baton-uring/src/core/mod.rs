@@ -28,7 +28,9 @@
 //!    non-retained, sleeping, completed-but-unconsumed; retained ones follow rule 9), detaches
 //!    in-flight ones (cancelling the non-retained), settles forwarding cells with `Closed`, and
 //!    wakes every local waiter so its next poll returns `Closed`. Once the kernel's completions
-//!    are drained the driver holds nothing of anyone's.
+//!    are drained the driver holds nothing of anyone's. For a retained request that still runs
+//!    (rule 9), `Closed` means "outcome unknown": the write or sync may have happened; those
+//!    that failed are counted in the shutdown report.
 //! 8. Everything the kernel can see stays in the slot until the final CQE; shutdown that runs
 //!    out of time leaks those slots rather than freeing memory the kernel may still write, and
 //!    reports them (and any retained request that never reached the kernel) as not drained.
@@ -186,6 +188,8 @@ pub(crate) struct Counts {
     pub(crate) timers_fired: u64,
     pub(crate) forwarded: u64,
     pub(crate) stale_messages: u64,
+    /// Retained requests detached by closure whose real outcome was an error (rule 7).
+    pub(crate) retained_failures: usize,
 }
 
 /// The wake-up read kept armed on the unpark eventfd.
@@ -632,6 +636,10 @@ impl Core {
             self.counts.live_timers -= 1;
         }
         if !slot.attached {
+            // Rule 7: closure told this request's handle `Closed`; an error it hid is counted.
+            if self.closed && outcome.is_err() && slot.data.is_retained() {
+                self.counts.retained_failures += 1;
+            }
             let slot = self.slab.remove(key.index as usize);
             self.deferred.drop_waiter(slot.waiter);
             self.dispose(outcome, Some(slot.data));
