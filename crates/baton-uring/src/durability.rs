@@ -51,6 +51,12 @@ pub(crate) enum Acquire {
 #[derive(Debug, Default)]
 pub(crate) struct Durability {
     files: HashMap<usize, FileSync>,
+    /// Table size at which inserting a new file first drops entries of dropped files (at
+    /// least 64); doubles with what survives, so scans are amortized over insertions.
+    prune_at: usize,
+    /// Full scans for dropped files so far (tests check they stay rare).
+    #[cfg(test)]
+    scans: usize,
 }
 
 fn file_key(fd: &Arc<OwnedFd>) -> usize {
@@ -66,10 +72,15 @@ impl Durability {
         if stale {
             self.files.remove(&key);
         }
-        if self.files.len() > 64 {
+        if !self.files.contains_key(&key) && self.files.len() >= self.prune_at.max(64) {
+            #[cfg(test)]
+            {
+                self.scans += 1;
+            }
             self.files.retain(|_, f| {
                 f.file.strong_count() > 0 || f.holder.is_some() || !f.waiting.is_empty()
             });
+            self.prune_at = self.files.len() * 2;
         }
         self.files.entry(key).or_insert_with(|| FileSync {
             file: Arc::downgrade(fd),
@@ -183,6 +194,39 @@ mod tests {
             d.release(&f, key(1), Some(start)),
             Some((key(2), Acquire::GrantedDirty))
         );
+    }
+
+    #[test]
+    fn many_tracked_files_are_not_rescanned_on_every_sync() {
+        let mut d = Durability::default();
+        let files: Vec<Arc<OwnedFd>> = (0..100).map(|_| file()).collect();
+        for (i, f) in files.iter().enumerate() {
+            let k = key(i as u32);
+            assert_eq!(d.acquire(f, k), Acquire::GrantedDirty);
+            assert_eq!(d.release(f, k, None), None);
+        }
+        let before = d.scans;
+        for i in 0..1000 {
+            let k = key(1000 + i);
+            assert_eq!(d.acquire(&files[0], k), Acquire::GrantedDirty);
+            assert_eq!(d.release(&files[0], k, None), None);
+        }
+        assert!(
+            d.scans - before <= 1,
+            "{} scans for syncs of one known file",
+            d.scans - before
+        );
+    }
+
+    #[test]
+    fn dropped_files_are_pruned_as_new_ones_arrive() {
+        let mut d = Durability::default();
+        for i in 0..1000 {
+            let f = file();
+            assert_eq!(d.acquire(&f, key(i)), Acquire::GrantedDirty);
+            assert_eq!(d.release(&f, key(i), None), None);
+        }
+        assert!(d.files.len() <= 130, "{} entries kept", d.files.len());
     }
 
     #[test]
