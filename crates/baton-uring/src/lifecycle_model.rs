@@ -39,7 +39,8 @@ enum Action {
     DropForeign(usize),
     Cancel(usize),
     Complete(usize, i32),
-    ResolveCancel(usize),
+    /// Resolves a pending cancel; `true` posts the cancel's CQE before its target's.
+    ResolveCancel(usize, bool),
     Turn,
     Close,
 }
@@ -54,7 +55,7 @@ fn action() -> impl Strategy<Value = Action> {
         2 => any::<usize>().prop_map(Action::DropForeign),
         2 => any::<usize>().prop_map(Action::Cancel),
         6 => (any::<usize>(), 0..64i32).prop_map(|(i, r)| Action::Complete(i, r)),
-        2 => any::<usize>().prop_map(Action::ResolveCancel),
+        2 => (any::<usize>(), any::<bool>()).prop_map(|(i, first)| Action::ResolveCancel(i, first)),
         6 => Just(Action::Turn),
         1 => Just(Action::Close),
     ]
@@ -230,12 +231,12 @@ impl Model {
                     self.kernel.insert(ud, result);
                 }
             }
-            Action::ResolveCancel(i) => {
+            Action::ResolveCancel(i, cancel_first) => {
                 let cancels = self.sim.pending_cancels();
                 if !cancels.is_empty() {
                     let target = cancels[i % cancels.len()];
                     let was_in_flight = self.sim.in_flight().contains(&target);
-                    assert!(self.sim.resolve_cancel(target));
+                    assert!(self.sim.resolve_cancel_ordered(target, cancel_first));
                     if was_in_flight {
                         self.kernel.insert(target, -libc::ECANCELED);
                     }

@@ -1,7 +1,7 @@
 //! Shutdown under failure: a panicking waker or a turn run from `Drop` during a panic must
 //! never free memory the kernel may still write (lifecycle rule 8) nor abort the process
-//! (SPEC §3/§4); a ring that refuses submits ends the drain instead of spinning; and closure
-//! must not drop a created descriptor as a plain number (rule 4).
+//! (SPEC §3/§4); a ring that refuses submits ends the drain instead of spinning; and neither
+//! closure nor a late completion may drop a created descriptor as a plain number (rule 4).
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -120,6 +120,43 @@ fn closure_closes_a_created_fd_nobody_consumed() {
     );
     std::mem::forget(accept);
     let _ = driver.shutdown(Some(Instant::now() + Duration::from_secs(5)));
+}
+
+/// The deterministic form of `tests/admission.rs`'s real-ring check: the accept completes
+/// before the drop's cancel resolves (the kernel won the race), in both CQE orders.
+#[test]
+fn accept_completing_after_its_future_dropped_has_its_fd_closed() {
+    for cancel_first in [false, true] {
+        let (backend, sim) = sim_ring(4);
+        let driver = Driver::with_backend(Box::new(backend), 4, None);
+        let (reader, writer) = pipe();
+        let _entered = driver.enter();
+        let mut accept = ops::accept(dev_null());
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(Pin::new(&mut accept).poll(&mut cx).is_pending());
+        let _ = driver.turn(Park::Poll);
+        let target = sim.in_flight()[0];
+        drop(accept);
+        let _ = driver.turn(Park::Poll);
+        assert_eq!(
+            sim.pending_cancels(),
+            vec![target],
+            "the drop sent one cancel"
+        );
+        let accepted = std::os::fd::IntoRawFd::into_raw_fd(writer);
+        assert!(sim.complete(target, accepted), "the accept wins the race");
+        assert!(sim.resolve_cancel_ordered(target, cancel_first));
+        let _ = driver.turn(Park::Poll);
+        assert_eq!(
+            driver.metrics().slots,
+            0,
+            "the slot retired at its final CQE"
+        );
+        assert!(
+            pipe_writers_gone(&reader),
+            "the late accept's fd was closed (cancel first: {cancel_first})"
+        );
+    }
 }
 
 fn pipe() -> (OwnedFd, OwnedFd) {

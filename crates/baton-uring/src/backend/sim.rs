@@ -94,7 +94,14 @@ impl SimRing {
 
     /// Resolves the pending cancel aimed at `target`: if the target is still in flight it
     /// completes with `-ECANCELED` and the cancel with 0; otherwise the cancel reports `-ENOENT`.
+    /// The target's CQE is posted first.
     pub(crate) fn resolve_cancel(&self, target: u64) -> bool {
+        self.resolve_cancel_ordered(target, false)
+    }
+
+    /// [`resolve_cancel`](Self::resolve_cancel), posting the cancel's own CQE before the
+    /// target's when `cancel_first` (the kernel gives no order between the two).
+    pub(crate) fn resolve_cancel_ordered(&self, target: u64, cancel_first: bool) -> bool {
         let mut state = lock(&self.state);
         let Some(pos) = state
             .cancels
@@ -104,21 +111,28 @@ impl SimRing {
             return false;
         };
         let cancel = state.cancels.remove(pos);
-        let result = match state.in_flight.iter().position(|&u| u == target) {
+        let (result, target_cqe) = match state.in_flight.iter().position(|&u| u == target) {
             Some(p) => {
                 state.in_flight.remove(p);
-                state.cq.push_back(Cqe {
+                let cqe = Cqe {
                     user_data: target,
                     result: -libc::ECANCELED,
-                });
-                0
+                };
+                (0, Some(cqe))
             }
-            None => -libc::ENOENT,
+            None => (-libc::ENOENT, None),
         };
-        state.cq.push_back(Cqe {
+        let cancel_cqe = Cqe {
             user_data: cancel,
             result,
-        });
+        };
+        if cancel_first {
+            state.cq.push_back(cancel_cqe);
+            state.cq.extend(target_cqe);
+        } else {
+            state.cq.extend(target_cqe);
+            state.cq.push_back(cancel_cqe);
+        }
         true
     }
 }
