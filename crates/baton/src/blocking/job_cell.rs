@@ -1,90 +1,112 @@
 //! [`JobCell`]: the facade's own view of one blocking job, shared by its handle (any thread)
 //! and the job's body (a pool thread), so `cancel` and `is_finished` answer from any thread.
 //!
+//! The cancel-versus-start race is not re-implemented here: it is `baton-cancel`'s queue cell
+//! (`queue_control`, loom-checked there), whose cancel side the handle keeps and whose start
+//! token the body holds. The facade only adds the *finished* flag.
+//!
 //! # Rules (cited as "job-cell rule N")
 //!
-//! 1. The cell starts *queued* and leaves it at most once, by compare-exchange: to *cancelled*
-//!    (the handle's cancel or drop) or to *running* (the pool thread entering the body). The
-//!    two cannot both win, so a body never runs after a cancel reported `CancelledBeforeStart`.
-//! 2. A body that finds the cell cancelled returns without running the closure; its wait then
-//!    settles as cancelled.
+//! 1. The queue cell starts *queued* and leaves it once: to *cancelled* (the handle's cancel or
+//!    drop, from any thread) or to *running* (the body claiming it on a pool thread). The two
+//!    cannot both win, so a body never runs after a cancel reported `CancelledBeforeStart`.
+//! 2. A body whose claim finds the cell cancelled returns without running the closure; its
+//!    wait then settles as cancelled.
 //! 3. *finished* is set after the closure returned or unwound, on the pool thread; from then
 //!    on the result is on its way to the worker's inbox (awaiting takes it promptly).
 //!
 //! ```text
 //!   queued ──cancel (any thread)──> cancelled
 //!     │
-//!     └──pool claims──> running ──closure returned / panicked──> finished
+//!     └──body claims──> running ──closure returned / panicked──> running + finished
 //! ```
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use baton_cancel::{CancelBeforeStart, CancelHandle, ClaimForRun, QueueState, StartToken};
 
 use super::BlockingCancel;
 
-const QUEUED: u8 = 0;
-const RUNNING: u8 = 1;
-const CANCELLED: u8 = 2;
-const FINISHED: u8 = 3;
-
-/// One job's state (see the module rules). Invariant: the state only moves along the arrows
-/// of the diagram above.
-#[derive(Debug, Default)]
+/// One job's state (see the module rules). Invariant: `finished` is only set by the body that
+/// won the claim (rule 3), so it implies the cell is *running*.
+#[derive(Debug)]
 pub(super) struct JobCell {
-    state: AtomicU8,
+    cancel: CancelHandle,
+    finished: AtomicBool,
 }
 
-/// What [`JobCell::begin`] decided on the pool thread.
-#[must_use = "the body runs only when the claim won"]
+/// What [`JobBody::begin`] decided on the pool thread.
+#[must_use = "the closure runs only when the claim won"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Begin {
-    /// Rule 1: the body runs.
+    /// Rule 1: the closure runs.
     Run,
     /// Rule 2: a cancel won first; the closure is dropped unrun.
     Cancelled,
 }
 
+/// The body's side: the start token and the shared cell.
+#[derive(Debug)]
+pub(super) struct JobBody {
+    start: StartToken,
+    cell: Arc<JobCell>,
+}
+
 impl JobCell {
+    /// A fresh *queued* job: the handle's side and the body's side.
+    pub(super) fn new() -> (Arc<JobCell>, JobBody) {
+        let (cancel, start) = baton_cancel::queue_control();
+        let cell = Arc::new(JobCell {
+            cancel,
+            finished: AtomicBool::new(false),
+        });
+        let body = JobBody {
+            start,
+            cell: Arc::clone(&cell),
+        };
+        (cell, body)
+    }
+
     /// Rule 1, the handle's side.
     pub(super) fn cancel(&self) -> BlockingCancel {
-        match self
-            .state
-            .compare_exchange(QUEUED, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => BlockingCancel::CancelledBeforeStart,
-            Err(CANCELLED) => BlockingCancel::AlreadyCancelled,
-            Err(RUNNING) => BlockingCancel::AlreadyStarted,
-            Err(_) => BlockingCancel::AlreadyFinished,
+        match self.cancel.cancel_before_start() {
+            CancelBeforeStart::CancelledQueued => BlockingCancel::CancelledBeforeStart,
+            CancelBeforeStart::AlreadyCancelled => BlockingCancel::AlreadyCancelled,
+            CancelBeforeStart::AlreadyRunning if self.finished.load(Ordering::Acquire) => {
+                BlockingCancel::AlreadyFinished
+            }
+            CancelBeforeStart::AlreadyRunning => BlockingCancel::AlreadyStarted,
         }
     }
 
-    /// Rule 1, the pool thread's side.
-    pub(super) fn begin(&self) -> Begin {
-        match self
-            .state
-            .compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => Begin::Run,
-            Err(_) => Begin::Cancelled,
-        }
-    }
-
-    /// Rule 3.
-    pub(super) fn finish(&self) {
-        self.state.store(FINISHED, Ordering::Release);
-    }
-
-    /// Whether the body ran to its end or a cancel won (rules 1 and 3).
+    /// Whether the closure ran to its end (rule 3) or a cancel won (rule 1).
     pub(super) fn is_finished(&self) -> bool {
-        matches!(self.state.load(Ordering::Acquire), CANCELLED | FINISHED)
+        self.finished.load(Ordering::Acquire) || self.cancel.state() == QueueState::Cancelled
     }
 }
 
-/// Marks the cell finished when the body ends, also when the closure unwinds (rule 3).
-pub(super) struct FinishOnDrop<'a>(pub(super) &'a JobCell);
+impl JobBody {
+    /// Rule 1, the body's side; the returned guard sets *finished* when dropped (rule 3).
+    pub(super) fn begin(&self) -> Begin {
+        match self.start.claim_for_run() {
+            ClaimForRun::Run => Begin::Run,
+            ClaimForRun::CompleteCancelled => Begin::Cancelled,
+        }
+    }
+
+    /// Rule 3: marks the job finished when the returned guard drops, also on unwinding.
+    pub(super) fn finish_on_drop(&self) -> FinishOnDrop<'_> {
+        FinishOnDrop(&self.cell)
+    }
+}
+
+/// Sets *finished* when dropped (rule 3).
+pub(super) struct FinishOnDrop<'a>(&'a JobCell);
 
 impl Drop for FinishOnDrop<'_> {
     fn drop(&mut self) {
-        self.0.finish();
+        self.0.finished.store(true, Ordering::Release);
     }
 }
 
@@ -94,20 +116,20 @@ mod tests {
 
     #[test]
     fn cancel_then_claim() {
-        let cell = JobCell::default();
+        let (cell, body) = JobCell::new();
         assert_eq!(cell.cancel(), BlockingCancel::CancelledBeforeStart);
         assert_eq!(cell.cancel(), BlockingCancel::AlreadyCancelled);
-        assert_eq!(cell.begin(), Begin::Cancelled);
+        assert_eq!(body.begin(), Begin::Cancelled);
         assert!(cell.is_finished());
     }
 
     #[test]
     fn claim_then_cancel_then_finish() {
-        let cell = JobCell::default();
-        assert_eq!(cell.begin(), Begin::Run);
+        let (cell, body) = JobCell::new();
+        assert_eq!(body.begin(), Begin::Run);
         assert_eq!(cell.cancel(), BlockingCancel::AlreadyStarted);
         assert!(!cell.is_finished());
-        cell.finish();
+        drop(body.finish_on_drop());
         assert_eq!(cell.cancel(), BlockingCancel::AlreadyFinished);
         assert!(cell.is_finished());
     }

@@ -9,7 +9,7 @@ use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{CompletionKind, Decoder, PreparedOperation, WaitKey, from_fn};
 use baton_uring::with_current_waits;
 
-use super::job_cell::{Begin, FinishOnDrop, JobCell};
+use super::job_cell::{Begin, JobBody, JobCell};
 use super::wait::on_worker;
 use super::{BlockingHandle, State};
 use crate::error::BlockingError;
@@ -61,7 +61,8 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    start_with(handle, bound, f, Arc::new(JobCell::default()))
+    let (cell, body) = JobCell::new();
+    start_with(handle, bound, f, cell, body)
 }
 
 /// [`start`] with the job's cell made by the caller (a relay shares it with the outer handle).
@@ -70,6 +71,7 @@ fn start_with<F, T>(
     bound: Option<QuarantineBound>,
     f: F,
     cell: Arc<JobCell>,
+    job: JobBody,
 ) -> BlockingHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
@@ -79,17 +81,14 @@ where
         return BlockingHandle::failed(BlockingError::Closed);
     }
     if on_worker(handle, |_| ()).is_some() {
-        let body = {
-            let cell = Arc::clone(&cell);
-            move || match cell.begin() {
-                // Job-cell rule 3: finished after the closure returned or unwound.
-                Begin::Run => {
-                    let _finish = FinishOnDrop(&cell);
-                    Some(f())
-                }
-                // Job-cell rule 2.
-                Begin::Cancelled => None,
+        let body = move || match job.begin() {
+            // Job-cell rule 3: finished after the closure returned or unwound.
+            Begin::Run => {
+                let _finish = job.finish_on_drop();
+                Some(f())
             }
+            // Job-cell rule 2.
+            Begin::Cancelled => None,
         };
         let state = match submit(handle, prepare(bound, body)) {
             Ok(key) => State::Waiting {
@@ -110,7 +109,7 @@ where
         if on_worker(&relay_handle, |_| ()).is_none() {
             return Err(BlockingError::Closed);
         }
-        start_with(&relay_handle, bound, f, relay_cell).await
+        start_with(&relay_handle, bound, f, relay_cell, job).await
     });
     BlockingHandle {
         state: State::Relayed(relay),
