@@ -304,8 +304,21 @@ impl Loan {
     }
 
     /// Closes the protocol (rule 8), drops the worker if it sits in the slot, and joins the
-    /// background thread unless called from it. Idempotent.
+    /// background thread unless called from it. Idempotent: the first call (off the background
+    /// thread) claims the join before closing; a later call returns at once with
+    /// [`BackgroundExit::NotJoined`], so a thread the background thread waits for can re-enter
+    /// shutdown without deadlocking.
     pub fn shutdown(&self) -> ShutdownReport {
+        // The join is claimed before the slot closes: closing can run the worker's destructor
+        // on the background thread, and a helper thread it waits for may re-enter shutdown. That
+        // later call must find the handle gone (and return at once) instead of joining the very
+        // thread that is waiting for it. Bound first: a guard in a scrutinee would hold the lock
+        // across `join`.
+        let join = if self.thread_role() == ThreadRole::Background {
+            None
+        } else {
+            sync::lock(&self.background).take()
+        };
         let worker = match self.slot.close() {
             Close::Taken(worker) => {
                 drop(worker);
@@ -315,19 +328,12 @@ impl Loan {
             Close::OnLoan => WorkerDisposal::DroppedOnReturn,
             Close::AlreadyClosed => WorkerDisposal::AlreadyClosed,
         };
-        let background = if self.thread_role() == ThreadRole::Background {
-            BackgroundExit::NotJoined
-        } else {
-            // Bound first: a guard in the scrutinee would hold the lock across `join`, and a
-            // worker destructor re-entering shutdown from another thread would deadlock on it.
-            let handle = sync::lock(&self.background).take();
-            match handle {
-                Some(handle) => match handle.join() {
-                    Ok(()) => BackgroundExit::Joined,
-                    Err(_) => BackgroundExit::Panicked,
-                },
-                None => BackgroundExit::NotJoined,
-            }
+        let background = match join {
+            Some(handle) => match handle.join() {
+                Ok(()) => BackgroundExit::Joined,
+                Err(_) => BackgroundExit::Panicked,
+            },
+            None => BackgroundExit::NotJoined,
         };
         ShutdownReport { worker, background }
     }
