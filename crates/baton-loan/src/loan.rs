@@ -228,7 +228,7 @@ impl Loan {
         worker: Box<dyn LoanWorker>,
         future: F,
     ) -> F::Output {
-        let wake = Arc::new(RootWake::new(Arc::clone(&self.unpark)));
+        let wake = RootWake::acquire(Arc::clone(&self.unpark));
         let waker = Waker::from(Arc::clone(&wake));
         let mut cx = Context::from_waker(&waker);
         // Rule 13: a panicking `enter` unwinds from here; the frame still returns the worker.
@@ -277,6 +277,8 @@ impl Loan {
             self.drain(&mut frame);
         }
         drop(frame);
+        drop(waker);
+        RootWake::recycle(wake);
         // Rule 13: the poll's (or turn's) payload wins over the destructor's.
         match (outcome, dropped) {
             (Err(payload), dropped) => {

@@ -1,10 +1,11 @@
 //! A thread signal with a stored token, and the wakers built on it: the root waker (rule 14)
 //! and the fallback waker that parks the calling thread (rule 11).
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::task::Wake;
 
-use crate::sync::{self, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::sync::{self, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, thread_local};
 use crate::worker::Unpark;
 
 const EMPTY: usize = 0;
@@ -74,12 +75,22 @@ impl Signal {
 
 /// The waker of a `block_on` root that drives the worker (rule 14).
 ///
-/// Invariant: `woken` is set by wakers and cleared only by the owning `block_on` right before it
-/// polls the root, so a wake that lands during a poll schedules another poll.
+/// Invariants: `woken` is set by wakers and cleared only by the owning `block_on` right before it
+/// polls the root, so a wake that lands during a poll schedules another poll. `unpark` is `None`
+/// only while the waker sits unshared in its thread's spare slot (see [`RootWake::acquire`]),
+/// where no waker can reach it.
 pub(crate) struct RootWake {
     woken: AtomicBool,
-    unpark: Arc<dyn Unpark>,
+    unpark: Option<Arc<dyn Unpark>>,
     signal: Signal,
+}
+
+thread_local! {
+    // loom's `thread_local!` has no `const { }` form; the shim must build both ways.
+    #[allow(clippy::missing_const_for_thread_local)]
+    /// This thread's spare root waker, kept so a `block_on` reuses it instead of allocating.
+    /// Empty while a `block_on` on this thread holds it (a nested one then allocates its own).
+    static SPARE_ROOT: Cell<Option<Arc<RootWake>>> = Cell::new(None);
 }
 
 impl std::fmt::Debug for RootWake {
@@ -92,11 +103,37 @@ impl std::fmt::Debug for RootWake {
 
 impl RootWake {
     /// A root waker that starts woken, so the root is polled first.
-    pub(crate) fn new(unpark: Arc<dyn Unpark>) -> Self {
+    fn new(unpark: Arc<dyn Unpark>) -> Self {
         Self {
             woken: AtomicBool::new(true),
-            unpark,
+            unpark: Some(unpark),
             signal: Signal::new(),
+        }
+    }
+
+    /// A fresh root waker (starts woken, no stored token): this thread's spare one, reset, if
+    /// nothing else holds it; otherwise a new allocation. The spare is taken out of its slot, so
+    /// a nested `block_on` never shares the waker of the one it runs inside.
+    pub(crate) fn acquire(unpark: Arc<dyn Unpark>) -> Arc<Self> {
+        let spare = SPARE_ROOT.try_with(Cell::take).ok().flatten();
+        if let Some(mut wake) = spare
+            && let Some(unshared) = Arc::get_mut(&mut wake)
+        {
+            // No other strong or weak reference exists, so no waker can observe the reset.
+            *unshared = RootWake::new(unpark);
+            return wake;
+        }
+        Arc::new(RootWake::new(unpark))
+    }
+
+    /// Returns a finished `block_on`'s waker to this thread's spare slot, if nothing else holds
+    /// it (a waker clone the root leaked elsewhere keeps it out). Its unpark token is released
+    /// now, so the spare keeps no runtime alive.
+    pub(crate) fn recycle(mut wake: Arc<Self>) {
+        if let Some(unshared) = Arc::get_mut(&mut wake) {
+            unshared.unpark = None;
+            // During thread teardown the slot is gone: the waker is simply freed.
+            let _ = SPARE_ROOT.try_with(|spare| spare.set(Some(wake)));
         }
     }
 
@@ -128,7 +165,9 @@ impl Wake for RootWake {
         // set skips the unpark: whoever set it unparks after setting it, and the flag is only
         // cleared by the poll that will observe this wake's effects.
         if !self.woken.swap(true, Ordering::AcqRel) {
-            self.unpark.unpark();
+            if let Some(unpark) = &self.unpark {
+                unpark.unpark();
+            }
             self.signal.notify();
         }
     }
@@ -160,5 +199,92 @@ impl Wake for ThreadWake {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.signal.notify();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::task::Waker;
+
+    #[derive(Debug, Default)]
+    struct CountingUnpark(std::sync::atomic::AtomicUsize);
+
+    impl Unpark for CountingUnpark {
+        fn unpark(&self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn unpark() -> Arc<CountingUnpark> {
+        Arc::new(CountingUnpark::default())
+    }
+
+    #[test]
+    fn recycled_root_wake_is_reused_reset_and_holds_no_unpark() {
+        let first_unpark = unpark();
+        let first = RootWake::acquire(first_unpark.clone());
+        assert!(first.take(), "a fresh root waker starts woken");
+        Waker::from(Arc::clone(&first)).wake();
+        let address = Arc::as_ptr(&first);
+        RootWake::recycle(first);
+        assert_eq!(
+            Arc::strong_count(&first_unpark),
+            1,
+            "the spare released its unpark"
+        );
+
+        let second_unpark = unpark();
+        let second = RootWake::acquire(second_unpark.clone());
+        assert_eq!(Arc::as_ptr(&second), address, "the spare was reused");
+        assert!(second.take(), "the reused waker starts woken");
+        assert!(!second.take());
+        Waker::from(Arc::clone(&second)).wake_by_ref();
+        assert_eq!(
+            second_unpark.0.load(Ordering::Relaxed),
+            1,
+            "wakes reach the new unpark"
+        );
+        assert_eq!(
+            first_unpark.0.load(Ordering::Relaxed),
+            1,
+            "and not the old one"
+        );
+        second.wait();
+        RootWake::recycle(second);
+    }
+
+    #[test]
+    fn shared_root_wake_is_not_recycled() {
+        let first = RootWake::acquire(unpark());
+        let leaked = Waker::from(Arc::clone(&first));
+        let address = Arc::as_ptr(&first);
+        RootWake::recycle(first);
+        let second = RootWake::acquire(unpark());
+        assert_ne!(
+            Arc::as_ptr(&second),
+            address,
+            "a waker someone holds is never reset"
+        );
+        drop(leaked);
+        RootWake::recycle(second);
+    }
+
+    #[test]
+    fn nested_acquires_get_distinct_wakes() {
+        RootWake::recycle(RootWake::acquire(unpark()));
+        let outer = RootWake::acquire(unpark());
+        let inner = RootWake::acquire(unpark());
+        assert!(!Arc::ptr_eq(&outer, &inner));
+        let inner_address = Arc::as_ptr(&inner);
+        RootWake::recycle(inner);
+        RootWake::recycle(outer);
+        let again = RootWake::acquire(unpark());
+        assert_ne!(
+            Arc::as_ptr(&again),
+            inner_address,
+            "the outer level's waker wins the slot"
+        );
+        RootWake::recycle(again);
     }
 }
