@@ -1,6 +1,6 @@
 //! The [`Driver`]: set-up, entering, turns, closure and shutdown.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io;
 use std::marker::PhantomData;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -16,7 +16,7 @@ use crate::context::{self, Entered, Inner, with_core};
 use crate::core::{Core, Deferred, Undrained};
 use crate::error::SetupError;
 use crate::handle::{DriverHandle, Unparker};
-use crate::mailbox::Shared;
+use crate::mailbox::{Msg, Shared};
 
 /// How a driver is set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,6 +182,10 @@ pub struct Driver {
     flags: RingFlags,
     max_in_flight: usize,
     finished: bool,
+    /// The buffer a turn takes mailbox messages into: drained, never shrunk, and kept across
+    /// turns, so neither it nor the mailbox queue it is swapped with regrows per message. Taken
+    /// (left empty) during a turn.
+    messages: Cell<Vec<Msg>>,
 }
 
 impl std::fmt::Debug for Driver {
@@ -249,7 +253,7 @@ impl Driver {
             inner: Box::new(Inner {
                 core: RefCell::new(core),
                 shared,
-                spare: std::cell::Cell::new(Deferred::default()),
+                spare: Cell::new(Deferred::default()),
             }),
             id,
             entered_thread: StdAtomicU64::new(0),
@@ -257,6 +261,7 @@ impl Driver {
             flags,
             max_in_flight,
             finished: false,
+            messages: Cell::new(Vec::new()),
         }
     }
 
@@ -295,7 +300,7 @@ impl Driver {
     pub fn turn(&self, park: Park) -> TurnReport {
         self.check_thread();
         let mut report = TurnReport::default();
-        let mut messages = Vec::new();
+        let mut messages = self.messages.take();
         let shared = &self.inner.shared;
         let mut deferred = self.inner.spare.take();
         {
@@ -346,6 +351,7 @@ impl Driver {
             }
             std::mem::swap(&mut deferred, &mut core.deferred);
         }
+        self.messages.set(messages);
         report.woken = deferred.wake.len();
         let panic = context::release_in_place(&mut deferred);
         self.inner.spare.set(deferred);
@@ -359,12 +365,7 @@ impl Driver {
         report
     }
 
-    fn service(
-        core: &mut Core,
-        shared: &Shared,
-        messages: &mut Vec<crate::mailbox::Msg>,
-        report: &mut TurnReport,
-    ) {
+    fn service(core: &mut Core, shared: &Shared, messages: &mut Vec<Msg>, report: &mut TurnReport) {
         shared.take_messages(&mut core.messages_taken, messages);
         if !messages.is_empty() {
             report.messages += messages.len();
