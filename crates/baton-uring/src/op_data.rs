@@ -100,6 +100,8 @@ impl Vectored {
 pub(crate) enum OpData {
     Nop,
     Sleep,
+    /// Reads into `buf`'s spare capacity (`buf.len()..buf.capacity()`); `buf.len()` is not
+    /// changed until the decode of the final completion.
     Read {
         fd: Arc<OwnedFd>,
         buf: Vec<u8>,
@@ -155,6 +157,7 @@ pub(crate) enum OpData {
         fd: Arc<OwnedFd>,
         buf: Vec<u8>,
     },
+    /// Receives into `buf`'s spare capacity, like [`OpData::Read`].
     Recv {
         fd: Arc<OwnedFd>,
         buf: Vec<u8>,
@@ -167,6 +170,13 @@ pub(crate) enum OpData {
 
 fn len32(len: usize) -> u32 {
     u32::try_from(len).unwrap_or(u32::MAX)
+}
+
+/// Where a read or recv writes: the buffer's spare capacity, past its current length. The
+/// completion's decode ([`crate::ops`]) then extends the length by the count the kernel returns.
+fn spare(buf: &mut Vec<u8>) -> (*mut u8, u32) {
+    let spare = buf.spare_capacity_mut();
+    (spare.as_mut_ptr().cast(), len32(spare.len()))
 }
 
 impl OpData {
@@ -225,13 +235,12 @@ impl OpData {
     pub(crate) fn prepare(&mut self, user_data: u64) -> squeue::Entry {
         let entry = match self {
             OpData::Nop | OpData::Sleep => opcode::Nop::new().build(),
-            OpData::Read { fd, buf, offset } => opcode::Read::new(
-                types::Fd(fd.as_raw_fd()),
-                buf.as_mut_ptr(),
-                len32(buf.len()),
-            )
-            .offset(*offset)
-            .build(),
+            OpData::Read { fd, buf, offset } => {
+                let (ptr, len) = spare(buf);
+                opcode::Read::new(types::Fd(fd.as_raw_fd()), ptr, len)
+                    .offset(*offset)
+                    .build()
+            }
             OpData::Write { fd, buf, offset } => {
                 opcode::Write::new(types::Fd(fd.as_raw_fd()), buf.as_ptr(), len32(buf.len()))
                     .offset(*offset)
@@ -312,12 +321,10 @@ impl OpData {
                     .flags(libc::MSG_NOSIGNAL)
                     .build()
             }
-            OpData::Recv { fd, buf } => opcode::Recv::new(
-                types::Fd(fd.as_raw_fd()),
-                buf.as_mut_ptr(),
-                len32(buf.len()),
-            )
-            .build(),
+            OpData::Recv { fd, buf } => {
+                let (ptr, len) = spare(buf);
+                opcode::Recv::new(types::Fd(fd.as_raw_fd()), ptr, len).build()
+            }
             OpData::Shutdown { fd, how } => {
                 opcode::Shutdown::new(types::Fd(fd.as_raw_fd()), *how).build()
             }

@@ -40,7 +40,7 @@ fn read_in_flight(driver: &Driver, fd: &Arc<OwnedFd>) {
     let _entered = driver.enter();
     let waker = panicking_waker();
     let mut cx = Context::from_waker(&waker);
-    let mut read = ops::read_at(fd.clone(), vec![0; 4], 0);
+    let mut read = ops::read_at(fd.clone(), crate::backend::sim::zeroed_spare(4), 0);
     assert!(Pin::new(&mut read).poll(&mut cx).is_pending());
     let _ = driver.turn(Park::Poll);
     std::mem::forget(read);
@@ -204,7 +204,7 @@ fn shutdown_stops_draining_when_the_ring_refuses_submits_and_reports_the_errno()
 fn read_in_flight_quiet(driver: &Driver, fd: &Arc<OwnedFd>) -> usize {
     let _entered = driver.enter();
     let mut cx = Context::from_waker(Waker::noop());
-    let mut read = ops::read_at(fd.clone(), vec![0; 4], 0);
+    let mut read = ops::read_at(fd.clone(), crate::backend::sim::zeroed_spare(4), 0);
     assert!(Pin::new(&mut read).poll(&mut cx).is_pending());
     let _ = driver.turn(Park::Poll);
     std::mem::forget(read);

@@ -32,7 +32,7 @@ fn queued_request_completes_without_further_polls() {
     let probe_b = Probe::new();
     let waker_a = Probe::waker(&probe_a);
     let waker_b = Probe::waker(&probe_b);
-    let mut recv = ops::recv(sock.clone(), vec![0; 16]);
+    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(16));
     assert!(poll_once(&mut recv, &waker_a).is_pending());
     let mut nop = ops::nop();
     assert!(poll_once(&mut nop, &waker_b).is_pending());
@@ -74,9 +74,9 @@ fn deadlines_and_sleeps_fire_while_the_ring_is_full_of_untimed_receives() {
     let (sock2, _peer2) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut untimed = ops::recv(sock.clone(), vec![0; 8]);
+    let mut untimed = ops::recv(sock.clone(), Vec::with_capacity(8));
     assert!(poll_once(&mut untimed, &waker).is_pending());
-    let mut timed = ops::recv(sock2.clone(), vec![0; 8])
+    let mut timed = ops::recv(sock2.clone(), Vec::with_capacity(8))
         .with_deadline(Instant::now() + Duration::from_millis(40));
     assert!(poll_once(&mut timed, &waker).is_pending());
     let start = Instant::now();
@@ -114,15 +114,16 @@ fn in_flight_deadline_cancels_and_times_out() {
     let (sock, _peer) = pair();
     let (n, buf) = run(
         &driver,
-        ops::recv(sock.clone(), vec![0; 8])
+        ops::recv(sock.clone(), Vec::with_capacity(8))
             .with_deadline(Instant::now() + Duration::from_millis(30)),
     );
     assert!(Error::is_timeout(&n.expect_err("timeout")));
     assert_eq!(
-        buf.len(),
+        buf.capacity(),
         8,
         "the buffer comes back after the final completion"
     );
+    assert!(buf.is_empty(), "a cancelled recv read nothing into it");
     assert_eq!(driver.metrics().cancelled, 1);
     turn_until(&driver, || driver.metrics().cancels_in_flight == 0);
     assert_eq!(Arc::strong_count(&sock), 1);
@@ -140,11 +141,11 @@ fn expired_deadline_does_not_consume_ready_data() {
     let past = Instant::now() - Duration::from_millis(1);
     let (n, _) = run(
         &driver,
-        ops::recv(sock.clone(), vec![0; 8]).with_deadline(past),
+        ops::recv(sock.clone(), Vec::with_capacity(8)).with_deadline(past),
     );
     assert!(Error::is_timeout(&n.expect_err("already expired")));
     assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
-    let (n, buf) = run(&driver, ops::recv(sock.clone(), vec![0; 8]));
+    let (n, buf) = run(&driver, ops::recv(sock.clone(), Vec::with_capacity(8)));
     assert_eq!(&buf[..n.expect("recv")], b"keep");
 }
 
@@ -159,7 +160,7 @@ fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe()
     let (sock, _peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut recv = ops::recv(sock.clone(), vec![0; 8]);
+    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(8));
     assert!(poll_once(&mut recv, &waker).is_pending());
     let _ = driver.turn(Park::Poll);
     assert_eq!(driver.metrics().in_flight, 1);
@@ -192,9 +193,9 @@ fn dropping_a_queued_recv_retires_it_locally() {
     let (sock, _peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut first = ops::recv(sock.clone(), vec![0; 8]);
+    let mut first = ops::recv(sock.clone(), Vec::with_capacity(8));
     assert!(poll_once(&mut first, &waker).is_pending());
-    let mut queued = ops::recv(sock.clone(), vec![0; 8]);
+    let mut queued = ops::recv(sock.clone(), Vec::with_capacity(8));
     assert!(poll_once(&mut queued, &waker).is_pending());
     let _ = driver.turn(Park::Poll);
     assert_eq!(driver.metrics().queued, 1);
@@ -301,7 +302,7 @@ fn explicit_cancel_after_completion_returns_the_completed_result() {
     let (sock, mut peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut recv = ops::recv(sock.clone(), vec![0; 8]);
+    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(8));
     assert!(poll_once(&mut recv, &waker).is_pending());
     let _ = driver.turn(Park::Poll);
     peer.write_all(b"won").expect("write");
@@ -324,7 +325,7 @@ fn explicit_cancel_of_an_in_flight_recv_reports_ecanceled() {
     let _s = serial();
     let driver = support::driver(2);
     let (sock, _peer) = pair();
-    let mut recv = ops::recv(sock.clone(), vec![0; 8]);
+    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(8));
     let out = run(
         &driver,
         std::future::poll_fn(|cx| {

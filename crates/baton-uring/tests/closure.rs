@@ -28,9 +28,9 @@ fn closure_rejects_new_ops_pending_polls_and_detached_syncs_with_closed() {
     let (sock, _peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut in_flight = ops::recv(sock.clone(), vec![0; 4]);
+    let mut in_flight = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut in_flight, &waker).is_pending());
-    let mut queued = ops::recv(sock.clone(), vec![0; 4]);
+    let mut queued = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut queued, &waker).is_pending());
     let queued_sync = driver.start_sync(file.fd.clone(), false);
     let _ = driver.turn(Park::Poll);
@@ -84,7 +84,7 @@ fn shutdown_cancels_and_drains_everything_and_releases_every_arc() {
     let (recv, write) = {
         let _entered = driver.enter();
         let waker = Probe::waker(&probe);
-        let mut recv = ops::recv(sock.clone(), vec![0; 4]);
+        let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
         assert!(poll_once(&mut recv, &waker).is_pending());
         let mut write = ops::write_at(file.fd.clone(), b"kept".to_vec(), 0);
         assert!(poll_once(&mut write, &waker).is_pending());
@@ -121,7 +121,7 @@ fn detached_sync_returns_at_once_with_a_full_ring_and_clones_no_waker() {
     let (sock, _peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut blocker = ops::recv(sock.clone(), vec![0; 4]);
+    let mut blocker = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut blocker, &waker).is_pending());
     let _ = driver.turn(Park::Poll);
     assert_eq!(driver.metrics().in_flight, 1, "the ring is full");

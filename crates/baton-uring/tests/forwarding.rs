@@ -61,9 +61,9 @@ fn foreign_poll_completes_there(stage: Stage) {
     let (sock, mut peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut first = ops::recv(blocker.clone(), vec![0; 4]);
+    let mut first = ops::recv(blocker.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut first, &waker).is_pending());
-    let mut op = ops::recv(sock.clone(), vec![0; 4]);
+    let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut op, &waker).is_pending());
     let _ = driver.turn(Park::Poll);
     match stage {
@@ -135,7 +135,7 @@ fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
     let owner_probe = Probe::new();
     let owner_waker = Probe::waker(&owner_probe);
     let foreign_probe = Probe::new();
-    let mut op = ops::recv(sock.clone(), vec![0; 4]);
+    let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut op, &owner_waker).is_pending());
     let mut op = poll_on_other_thread(op, &foreign_probe);
     assert!(
@@ -169,7 +169,7 @@ fn op_polled_on_a_foreign_thread_completes_on_a_third_thread() {
     let _entered = driver.enter();
     let (sock, mut peer) = pair();
     let probe = Probe::new();
-    let op = ops::recv(sock.clone(), vec![0; 4]);
+    let op = ops::recv(sock.clone(), Vec::with_capacity(4));
     let waker = Probe::waker(&probe);
     let mut op = op;
     assert!(poll_once(&mut op, &waker).is_pending());
@@ -192,7 +192,9 @@ fn op_built_on_a_foreign_thread_registers_through_the_mailbox() {
     let file = TempFile::new("foreignreg", b"from afar");
     let handle = driver.handle();
     let fd = file.fd.clone();
-    let op = thread::spawn(move || block_on_thread(ops::read_at(fd, vec![0; 4], 5).bind(&handle)));
+    let op = thread::spawn(move || {
+        block_on_thread(ops::read_at(fd, Vec::with_capacity(4), 5).bind(&handle))
+    });
     turn_until(&driver, || op.is_finished());
     let (n, buf) = op.join().expect("thread");
     assert_eq!(&buf[..n.expect("read")], b"afar");
@@ -212,15 +214,15 @@ fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_gene
     let probe = Probe::new();
     let foreign_probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut first = ops::recv(blocker.clone(), vec![0; 4]);
+    let mut first = ops::recv(blocker.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut first, &waker).is_pending());
-    let mut op = ops::recv(sock.clone(), vec![0; 4]);
+    let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut op, &waker).is_pending());
     let old_key = op.key().expect("registered");
     // The foreign poll queues a Forward message; the owner has not turned since.
     let op = poll_on_other_thread(op, &foreign_probe);
     drop(op);
-    let mut next = ops::recv(sock.clone(), vec![0; 4]);
+    let mut next = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut next, &waker).is_pending());
     let new_key = next.key().expect("registered");
     assert_eq!(new_key.index(), old_key.index(), "the slot is reused");
@@ -265,7 +267,7 @@ fn write_dropped_on_a_foreign_thread_still_lands_on_disk() {
     let (blocker, mut blocker_peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut first = ops::recv(blocker.clone(), vec![0; 4]);
+    let mut first = ops::recv(blocker.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut first, &waker).is_pending());
     let mut write = ops::write_at(file.fd.clone(), b"landed".to_vec(), 0);
     assert!(poll_once(&mut write, &waker).is_pending());
@@ -290,7 +292,7 @@ fn op_that_escaped_its_runner_resolves_to_closed_with_another_executor() {
         let _entered = driver.enter();
         let probe = Probe::new();
         let waker = Probe::waker(&probe);
-        let mut op = ops::recv(sock.clone(), vec![0; 4]);
+        let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
         assert!(poll_once(&mut op, &waker).is_pending());
         drop(_entered);
         let report = driver.shutdown(None);

@@ -22,10 +22,10 @@ fn tcp_round_trip(listener: TcpListener, domain: i32) {
     let server = Arc::new(server);
     let (n, _) = run(&driver, ops::send(client.clone(), b"ping".to_vec()));
     assert_eq!(n.expect("send"), 4);
-    let (n, buf) = run(&driver, ops::recv(server.clone(), vec![0; 16]));
+    let (n, buf) = run(&driver, ops::recv(server.clone(), Vec::with_capacity(16)));
     assert_eq!(&buf[..n.expect("recv")], b"ping");
     run(&driver, ops::shutdown(client.clone(), Shutdown::Write)).expect("shutdown");
-    let (n, _) = run(&driver, ops::recv(server.clone(), vec![0; 16]));
+    let (n, _) = run(&driver, ops::recv(server.clone(), Vec::with_capacity(16)));
     assert_eq!(
         n.expect("recv after shutdown"),
         0,
@@ -83,7 +83,7 @@ fn unix_stream_connect_accept_send_recv() {
     let server = Arc::new(server);
     let (n, _) = run(&driver, ops::send(server.clone(), b"unix".to_vec()));
     assert_eq!(n.expect("send"), 4);
-    let (n, buf) = run(&driver, ops::recv(client.clone(), vec![0; 8]));
+    let (n, buf) = run(&driver, ops::recv(client.clone(), Vec::with_capacity(8)));
     assert_eq!(&buf[..n.expect("recv")], b"unix");
     let _ = std::fs::remove_file(&path);
 }

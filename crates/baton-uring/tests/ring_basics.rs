@@ -62,7 +62,10 @@ fn write_then_read_round_trip() {
     );
     assert_eq!(n.expect("write"), 11);
     assert_eq!(buf, b"hello baton");
-    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), vec![0; 5], 6));
+    let (n, buf) = run(
+        &driver,
+        ops::read_at(file.fd.clone(), Vec::with_capacity(5), 6),
+    );
     assert_eq!(n.expect("read"), 5);
     assert_eq!(&buf, b"baton");
     let (n, bufs) = run(
@@ -95,9 +98,48 @@ fn read_past_end_of_file_returns_zero() {
     let _s = serial();
     let file = TempFile::new("eof", b"abc");
     let driver = support::driver(4);
-    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), vec![7; 8], 100));
+    let mut buf = Vec::with_capacity(8);
+    buf.extend_from_slice(b"pre");
+    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), buf, 100));
     assert_eq!(n.expect("read past EOF"), 0);
-    assert_eq!(buf, vec![7; 8], "the buffer comes back untouched");
+    assert_eq!(buf, b"pre", "the buffer comes back untouched");
+}
+
+#[test]
+fn read_appends_into_spare_capacity_after_the_contents() {
+    if !support::ring_available() {
+        return;
+    }
+    let _s = serial();
+    let file = TempFile::new("append", b"0123456789");
+    let driver = support::driver(4);
+    let mut buf = Vec::with_capacity(6);
+    buf.extend_from_slice(b"ab");
+    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), buf, 3));
+    assert_eq!(
+        n.expect("read"),
+        4,
+        "the read is capped at the spare capacity"
+    );
+    assert_eq!(buf, b"ab3456", "prefix, then the bytes read");
+}
+
+#[test]
+fn full_buffer_is_invalid_input_without_submitting() {
+    if !support::ring_available() {
+        return;
+    }
+    let _s = serial();
+    let file = TempFile::new("full", b"abc");
+    let driver = support::driver(4);
+    let mut full = vec![7; 4];
+    full.shrink_to_fit();
+    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), full, 0));
+    let err = n.expect_err("no spare capacity");
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("Vec::with_capacity"), "{err}");
+    assert_eq!(buf, vec![7; 4], "the buffer comes back untouched");
+    assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
 }
 
 #[test]
@@ -111,7 +153,7 @@ fn empty_buffer_is_invalid_input_without_submitting() {
     let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), Vec::new(), 0));
     let err = n.expect_err("empty buffer");
     assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-    assert!(err.to_string().contains("non-zero length"), "{err}");
+    assert!(err.to_string().contains("reserve capacity"), "{err}");
     assert!(buf.is_empty());
     assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
 }
@@ -126,7 +168,10 @@ fn closed_fd_is_ebadf() {
     // SAFETY: 900_000 is above any descriptor this process opens (RLIMIT_NOFILE is lower), so
     // this owns nothing; it is released with into_raw_fd below, never closed.
     let bogus = Arc::new(unsafe { OwnedFd::from_raw_fd(900_000) });
-    let (n, _) = run(&driver, ops::read_at(bogus.clone(), vec![0; 4], 0));
+    let (n, _) = run(
+        &driver,
+        ops::read_at(bogus.clone(), Vec::with_capacity(4), 0),
+    );
     assert_eq!(n.expect_err("closed fd").raw_os_error(), Some(libc::EBADF));
     drop(driver);
     let bogus = Arc::try_unwrap(bogus).expect("the driver released the fd");

@@ -37,7 +37,7 @@ fn equivalent_wakers_are_never_recloned() {
     let (sock, mut peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut recv = ops::recv(sock.clone(), vec![0; 4]);
+    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
     for _ in 0..3 {
         assert!(poll_once(&mut recv, &waker).is_pending());
     }
@@ -80,12 +80,12 @@ fn no_clone_wake_or_drop_runs_under_the_internal_borrow() {
     let probe = Probe::new();
     probe.set_hook(reenter_driver);
     let waker = Probe::waker(&probe);
-    let mut recv = ops::recv(sock.clone(), vec![0; 4]);
+    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut recv, &waker).is_pending()); // clone re-enters
     peer.write_all(b"x").expect("write");
     turn_until(&driver, || probe.wakes() == 1); // wake re-enters
     assert!(matches!(poll_once(&mut recv, &waker), Poll::Ready(_))); // stored waker dropped
-    let mut other = ops::recv(sock.clone(), vec![0; 4]);
+    let mut other = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut other, &waker).is_pending());
     drop(other); // detach drops the stored waker outside the borrow
     turn_until(&driver, || driver.metrics().slots == 0);
@@ -108,12 +108,12 @@ fn a_clone_that_registers_and_cancels_other_work_stays_consistent() {
     let probe = Probe::new();
     let side_for_hook = side.clone();
     probe.set_hook(move || {
-        let mut other = ops::recv(side_for_hook.clone(), vec![0; 4]);
+        let mut other = ops::recv(side_for_hook.clone(), Vec::with_capacity(4));
         let _ = poll_once(&mut other, Waker::noop());
         drop(other); // cancels work registered from inside the clone
     });
     let waker = Probe::waker(&probe);
-    let mut recv = ops::recv(sock.clone(), vec![0; 4]);
+    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut recv, &waker).is_pending());
     peer.write_all(b"ok").expect("write");
     turn_until(&driver, || probe.wakes() >= 1);
@@ -141,7 +141,7 @@ fn a_clone_panic_keeps_the_operation_cancellable() {
     bad.panic_on_clone.store(true, Ordering::SeqCst);
     let bad_waker = Probe::waker(&bad);
     // A clone panic at the first poll happens before registration: nothing is submitted.
-    let mut unregistered = ops::recv(sock.clone(), vec![0; 4]);
+    let mut unregistered = ops::recv(sock.clone(), Vec::with_capacity(4));
     let polled = catch_unwind(AssertUnwindSafe(|| {
         poll_once(&mut unregistered, &bad_waker)
     }));
@@ -152,7 +152,7 @@ fn a_clone_panic_keeps_the_operation_cancellable() {
     // A clone panic while refreshing the waker of a registered op keeps its identity.
     let good = Probe::new();
     let good_waker = Probe::waker(&good);
-    let mut recv = ops::recv(sock.clone(), vec![0; 4]);
+    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut recv, &good_waker).is_pending());
     let polled = catch_unwind(AssertUnwindSafe(|| poll_once(&mut recv, &bad_waker)));
     assert!(polled.is_err(), "the clone panicked");
@@ -223,7 +223,7 @@ fn a_drop_panic_during_a_turn_fails_it_only_after_cleanup() {
     let bad = Probe::new();
     let good = Probe::new();
     let bad_waker = Probe::waker(&bad);
-    let mut recv = ops::recv(sock.clone(), vec![0; 4]);
+    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut recv, &bad_waker).is_pending());
     bad.panic_on_drop.store(true, Ordering::SeqCst);
     // Forwarding from another thread makes the turn drop the stored local waker.

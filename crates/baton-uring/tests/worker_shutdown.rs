@@ -49,7 +49,7 @@ fn shutdown_with_in_flight_ops_and_live_tasks_reports_them_and_leaves_no_fd_behi
     let handle = worker.handle();
     let receiver = handle.spawn({
         let sock = Arc::clone(&sock);
-        async move { ops::recv(sock, vec![0; 64]).await.0 }
+        async move { ops::recv(sock, Vec::with_capacity(64)).await.0 }
     });
     let sleeper = handle.spawn(async { ops::sleep(Duration::from_secs(3600)).await });
     let registrar = handle.registrar();
@@ -241,7 +241,7 @@ fn dropping_a_worker_without_shutdown_cancels_and_drains_too() {
     let (sock, peer) = socket_pair();
     let receiver = worker.handle().spawn({
         let sock = Arc::clone(&sock);
-        async move { ops::recv(sock, vec![0; 8]).await.0 }
+        async move { ops::recv(sock, Vec::with_capacity(8)).await.0 }
     });
     turn_until_armed(&worker, 1, 0);
     drop(worker);

@@ -78,7 +78,7 @@ fn a_task_awaits_a_real_ring_read() {
     let join = worker.handle().spawn({
         let fd = Arc::clone(&fd);
         async move {
-            let (result, buf) = ops::read_at(fd, vec![0; 64], 6).await;
+            let (result, buf) = ops::read_at(fd, Vec::with_capacity(64), 6).await;
             let n = result.expect("read succeeds");
             buf[..n].to_vec()
         }

@@ -200,3 +200,12 @@ impl Backend for SimBackend {
         RingFlags::default()
     }
 }
+
+/// A read buffer of length 0 whose spare capacity is already initialized (zeroes): the simulated
+/// kernel reports read counts without writing, so a decode that extends the buffer over the
+/// "read" bytes must find them initialized.
+pub(crate) fn zeroed_spare(capacity: usize) -> Vec<u8> {
+    let mut buf = vec![0; capacity];
+    buf.clear();
+    buf
+}

@@ -196,7 +196,7 @@ mod tests {
         let fd = dev_null();
         let data = crate::op_data::OpData::Read {
             fd: fd.clone(),
-            buf: vec![0; 4],
+            buf: crate::backend::sim::zeroed_spare(4),
             offset: 0,
         };
         let registered = core.register(data, None, super::Waiter::None);
@@ -263,8 +263,8 @@ mod tests {
         let fd = dev_null();
         let _entered = driver.enter();
         let mut cx = Context::from_waker(Waker::noop());
-        let mut first = ops::read_at(fd.clone(), vec![0; 4], 0);
-        let mut queued = ops::read_at(fd.clone(), vec![0; 4], 4);
+        let mut first = ops::read_at(fd.clone(), crate::backend::sim::zeroed_spare(4), 0);
+        let mut queued = ops::read_at(fd.clone(), crate::backend::sim::zeroed_spare(4), 4);
         assert!(std::pin::Pin::new(&mut first).poll(&mut cx).is_pending());
         assert!(std::pin::Pin::new(&mut queued).poll(&mut cx).is_pending());
         let _ = driver.turn(Park::Poll);

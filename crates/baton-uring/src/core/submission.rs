@@ -252,7 +252,7 @@ mod tests {
     fn read_of(fd: &Arc<OwnedFd>) -> OpData {
         OpData::Read {
             fd: fd.clone(),
-            buf: vec![0; 4],
+            buf: crate::backend::sim::zeroed_spare(4),
             offset: 0,
         }
     }

@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{count, io_result, unit};
+use super::{count, io_result, read_into_spare, unit};
 use crate::op::Op;
 use crate::op_data::{OpData, Outcome, Vectored};
 
@@ -25,6 +25,10 @@ fn buffers(data: Option<OpData>) -> Vec<Vec<u8>> {
     }
 }
 
+fn decode_read(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<u8>) {
+    read_into_spare(outcome, buffer(data))
+}
+
 fn decode_rw(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<u8>) {
     (count(outcome), buffer(data))
 }
@@ -33,15 +37,20 @@ fn decode_rwv(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec
     (count(outcome), buffers(data))
 }
 
-/// Reads up to `buf.len()` bytes at `offset` into `buf` (its length is unchanged; the count
-/// says how much was read; 0 at end of file). An empty buffer is `InvalidInput`.
+/// Reads up to `buf.capacity() - buf.len()` bytes at `offset` into `buf`'s spare capacity; the
+/// buffer comes back holding its old contents followed by the bytes read, and the count says how
+/// many (0 at end of file). A buffer with no spare capacity is `InvalidInput`.
 pub fn read_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<usize>, Vec<u8>)> {
-    let empty = buf.is_empty();
+    let full = buf.len() == buf.capacity();
     let data = OpData::Read { fd, buf, offset };
-    if empty {
-        return Op::invalid(data, "read_at needs a buffer of non-zero length", decode_rw);
+    if full {
+        return Op::invalid(
+            data,
+            "read_at reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity",
+            decode_read,
+        );
     }
-    Op::new(data, decode_rw)
+    Op::new(data, decode_read)
 }
 
 /// Writes `buf` at `offset`; retained: dropping the future does not cancel the write.
@@ -58,7 +67,8 @@ pub fn write_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<u
     Op::new(data, decode_rw)
 }
 
-/// Vectored read at `offset` into each buffer's full length.
+/// Vectored read at `offset` into each buffer's full length (unlike [`read_at`], not its spare
+/// capacity: each buffer's length is unchanged and the count says how much was read).
 pub fn readv_at(
     fd: Arc<OwnedFd>,
     bufs: Vec<Vec<u8>>,

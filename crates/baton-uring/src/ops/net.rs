@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{count, io_result, unit};
+use super::{count, io_result, read_into_spare, unit};
 use crate::op::Op;
 use crate::op_data::{OpData, Outcome, SockAddrBuf};
 
@@ -145,12 +145,20 @@ pub fn connect(fd: Arc<OwnedFd>, to: ConnectTo<'_>) -> Op<io::Result<()>> {
     Op::new(OpData::Connect { fd, addr }, unit)
 }
 
-fn decode_buf(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<u8>) {
+fn decode_send(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<u8>) {
     let buf = match data {
-        Some(OpData::Send { buf, .. } | OpData::Recv { buf, .. }) => buf,
+        Some(OpData::Send { buf, .. }) => buf,
         _ => Vec::new(),
     };
     (count(outcome), buf)
+}
+
+fn decode_recv(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<u8>) {
+    let buf = match data {
+        Some(OpData::Recv { buf, .. }) => buf,
+        _ => Vec::new(),
+    };
+    read_into_spare(outcome, buf)
 }
 
 /// Sends `buf` (with `MSG_NOSIGNAL`).
@@ -158,19 +166,25 @@ pub fn send(fd: Arc<OwnedFd>, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> 
     let empty = buf.is_empty();
     let data = OpData::Send { fd, buf };
     if empty {
-        return Op::invalid(data, "send needs a buffer of non-zero length", decode_buf);
+        return Op::invalid(data, "send needs a buffer of non-zero length", decode_send);
     }
-    Op::new(data, decode_buf)
+    Op::new(data, decode_send)
 }
 
-/// Receives into `buf[..buf.len()]`; 0 means the peer shut down.
+/// Receives up to `buf.capacity() - buf.len()` bytes into `buf`'s spare capacity; the buffer
+/// comes back holding its old contents followed by the bytes received, and the count says how
+/// many (0 means the peer shut down). A buffer with no spare capacity is `InvalidInput`.
 pub fn recv(fd: Arc<OwnedFd>, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> {
-    let empty = buf.is_empty();
+    let full = buf.len() == buf.capacity();
     let data = OpData::Recv { fd, buf };
-    if empty {
-        return Op::invalid(data, "recv needs a buffer of non-zero length", decode_buf);
+    if full {
+        return Op::invalid(
+            data,
+            "recv reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity",
+            decode_recv,
+        );
     }
-    Op::new(data, decode_buf)
+    Op::new(data, decode_recv)
 }
 
 /// `shutdown(2)`; retained.

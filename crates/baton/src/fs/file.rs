@@ -96,8 +96,11 @@ impl File {
         Ok(File::from_parts(OwnedFd::from(file), handle))
     }
 
-    /// Reads up to `buf.len()` bytes at `offset` (an empty buffer with capacity reads into its
-    /// capacity). Returns the count (0 at end of file) and the buffer.
+    /// Reads at `offset` into `buf`'s spare capacity, with no zero-fill: the buffer comes back
+    /// holding its old contents followed by the bytes read (`Vec::with_capacity(n)` reads up to
+    /// `n` bytes). A buffer with no spare capacity (`vec![0; n]`) is read into its length
+    /// instead: it comes back at the same length with the first `count` bytes replaced. Returns
+    /// the count (0 at end of file) and the buffer.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -109,6 +112,11 @@ impl File {
     ///     let (res, buf) = file.read_at(vec![0; 4], 3).await; // the buffer comes back
     ///     assert_eq!(res?, 4);
     ///     assert_eq!(buf, b"3456");
+    ///     let mut buf = Vec::with_capacity(6);
+    ///     buf.extend_from_slice(b"ab");
+    ///     let (res, buf) = file.read_at(buf, 6).await; // appends into the spare capacity
+    ///     assert_eq!(res?, 4);
+    ///     assert_eq!(buf, b"ab6789");
     ///     baton::fs::remove_file(&path).await
     /// })
     /// # }
@@ -117,45 +125,44 @@ impl File {
         let mut target = ReadTarget::new(buf);
         let op = ops::read_at(Arc::clone(&self.fd), target.take(), offset);
         let (res, buf) = op.bind(self.handle.driver()).await;
-        let res = convert(res);
-        let buf = target.finish(buf, res.as_ref().ok().copied());
-        (res, buf)
+        (convert(res), target.finish(buf))
     }
 
-    /// Reads exactly `buf.len()` bytes at `offset`.
+    /// Reads exactly `buf.len()` bytes at `offset` into the buffer's length (its contents are
+    /// replaced; it is never zero-filled first).
     ///
     /// # Errors
     ///
     /// `UnexpectedEof` if the file ends first (the buffer then holds what was read, at the
-    /// front), or the OS error of a read.
-    pub async fn read_exact_at(&self, mut buf: Vec<u8>, offset: u64) -> (io::Result<()>, Vec<u8>) {
+    /// front, and its old bytes after that), or the OS error of a read.
+    pub async fn read_exact_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<()>, Vec<u8>) {
         let total = buf.len();
-        let mut filled = 0;
-        while filled < total {
-            let chunk = if filled == 0 {
-                std::mem::take(&mut buf)
-            } else {
-                vec![0; total - filled]
-            };
-            let (res, chunk) = self.read_at(chunk, offset + filled as u64).await;
-            if filled == 0 {
-                buf = chunk;
-            } else if let Ok(n) = res {
-                buf[filled..filled + n].copy_from_slice(&chunk[..n]);
-            }
-            match res {
+        let mut target = ReadTarget::over_length(buf);
+        let mut data = target.take();
+        let mut result = Ok(());
+        while data.len() < total {
+            // The spare capacity from here on is exactly the rest of the caller's length (or
+            // more, if it had extra capacity; `finish` cuts any overshoot).
+            let filled = data.len();
+            let op = ops::read_at(Arc::clone(&self.fd), data, offset + filled as u64);
+            let (res, back) = op.bind(self.handle.driver()).await;
+            data = back;
+            match convert(res) {
                 Ok(0) => {
-                    let eof = io::Error::new(
+                    result = Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
                         "the file ended before the buffer was filled",
-                    );
-                    return (Err(eof), buf);
+                    ));
+                    break;
                 }
-                Ok(n) => filled += n,
-                Err(err) => return (Err(err), buf),
+                Ok(_) => {}
+                Err(err) => {
+                    result = Err(err);
+                    break;
+                }
             }
         }
-        (Ok(()), buf)
+        (result, target.finish(data))
     }
 
     /// Writes `buf` at `offset`, returning how many bytes were written and the buffer. The

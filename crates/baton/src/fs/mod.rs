@@ -20,12 +20,11 @@ use baton_completion::RejectReason;
 use crate::blocking;
 use crate::error::BlockingError;
 
-/// How much [`read`] asks for at once after the first read (which asks for the whole file)
-/// came back short or filled its buffer.
+/// How much more room [`read`] reserves once its buffer is full (the file kept going).
 const READ_CHUNK: usize = 64 * 1024;
 
-/// How much [`read`] asks for to learn whether the file ended where its size said: the common
-/// case reads 0 bytes, so a large buffer would be allocated and zeroed for nothing.
+/// How much room past the file's size [`read`] reserves up front to learn whether the file
+/// ended where its size said (the common case reads 0 bytes there).
 const EOF_PROBE: usize = 512;
 
 /// Reads the whole file at `path`.
@@ -50,21 +49,19 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
     let file = File::open(path).await?;
     let hint = file.metadata().map_or(0, |meta| meta.len());
     let first = usize::try_from(hint).unwrap_or(usize::MAX).max(1);
-    let (res, mut data) = file.read_at(vec![0; first], 0).await;
-    let mut offset = res?;
-    data.truncate(offset);
-    // The file may have grown since its size was read, or the first read may have been short.
-    // Probe with a small buffer first; only a file that keeps going gets full-size chunks.
-    let mut ask = EOF_PROBE;
+    // The reads go into the spare capacity of one growing buffer (no zero-fill, no copy). The
+    // first asks for the whole file plus a small probe, so a file that ends where its size said
+    // needs no second allocation to learn that it ended.
+    let mut data = Vec::with_capacity(first.saturating_add(EOF_PROBE));
     loop {
-        let (res, chunk) = file.read_at(vec![0; ask], offset as u64).await;
-        match res? {
-            0 => return Ok(data),
-            n => {
-                data.extend_from_slice(&chunk[..n]);
-                offset += n;
-                ask = READ_CHUNK;
-            }
+        if data.len() == data.capacity() {
+            data.reserve(READ_CHUNK);
+        }
+        let offset = data.len() as u64;
+        let (res, back) = file.read_at(data, offset).await;
+        data = back;
+        if res? == 0 {
+            return Ok(data);
         }
     }
 }

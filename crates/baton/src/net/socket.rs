@@ -80,7 +80,7 @@ impl Socket {
         let op = ops::recv(Arc::clone(&self.fd), target.take());
         let (res, buf) = self.bind(op).await;
         let res = convert(res);
-        let buf = target.finish(buf, res.as_ref().ok().copied());
+        let buf = target.finish(buf);
         (res, buf)
     }
 

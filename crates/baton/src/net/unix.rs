@@ -147,7 +147,9 @@ impl UnixStream {
         })
     }
 
-    /// Receives into `buf` (its length, or its capacity when empty); `Ok(0)` means the peer
+    /// Receives into `buf`'s spare capacity, with no zero-fill: the buffer comes back holding
+    /// its old contents followed by the bytes received (a buffer with no spare capacity, like
+    /// `vec![0; n]`, is received into its length instead); `Ok(0)` means the peer
     /// closed its side.
     pub async fn read(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         self.socket.read(buf).await
