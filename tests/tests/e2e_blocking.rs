@@ -34,9 +34,16 @@ fn gate() -> (
 }
 
 fn one_thread_runtime() -> io::Result<baton::Runtime> {
+    one_thread_runtime_with_queue(1)
+}
+
+/// One blocking thread and a queue of `capacity`. A job cancelled while queued keeps its slot
+/// until the thread dequeues it, so tests that leave a cancelled job behind and then submit
+/// again need room for both.
+fn one_thread_runtime_with_queue(capacity: usize) -> io::Result<baton::Runtime> {
     baton::Builder::new()
         .blocking_threads(1)
-        .blocking_queue_capacity(1)
+        .blocking_queue_capacity(capacity)
         .build()
 }
 
@@ -68,7 +75,9 @@ fn cancel_before_start_never_runs_the_body() -> io::Result<()> {
 
 #[test]
 fn cancel_off_the_worker_before_start_is_resolved_at_once() -> io::Result<()> {
-    let rt = one_thread_runtime()?;
+    // Room for both cancelled jobs: whether the relay submitted the first one before seeing
+    // the cancel is a race this test does not decide.
+    let rt = one_thread_runtime_with_queue(2)?;
     let ran = Arc::new(AtomicBool::new(false));
     let (release, started, job) = gate();
     let busy = rt.spawn_blocking(job);
@@ -150,7 +159,9 @@ fn cancel_after_start_lets_the_job_finish() -> io::Result<()> {
 
 #[test]
 fn dropping_a_queued_handle_cancels_the_job() -> io::Result<()> {
-    let rt = one_thread_runtime()?;
+    // Room for the dropped job and the next one: the thread may not have dequeued the
+    // cancelled job yet when the next is submitted.
+    let rt = one_thread_runtime_with_queue(2)?;
     let ran = Arc::new(AtomicBool::new(false));
     rt.block_on(async {
         let (release, started, job) = gate();
