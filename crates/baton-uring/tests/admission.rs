@@ -5,19 +5,13 @@ mod support;
 use std::future::Future;
 use std::io::Write;
 use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
 use baton_uring::{Error, Park, ops};
-use support::{Probe, TempFile, poll_once, run, serial, turn_until};
+use support::{Probe, TempFile, assert_all_released, pair, poll_once, run, serial, turn_until};
 use web_time::Instant;
-
-fn pair() -> (Arc<OwnedFd>, UnixStream) {
-    let (a, b) = UnixStream::pair().expect("socketpair");
-    (Arc::new(OwnedFd::from(a)), b)
-}
 
 #[test]
 fn queued_request_completes_without_further_polls() {
@@ -95,13 +89,7 @@ fn deadlines_and_sleeps_fire_while_the_ring_is_full_of_untimed_receives() {
         "the untimed recv still holds the slot"
     );
     drop(untimed);
-    turn_until(&driver, || driver.metrics().slots == 0);
-    drop(waker);
-    assert_eq!(Arc::strong_count(&probe), 1);
-    assert_eq!(
-        (Arc::strong_count(&sock), Arc::strong_count(&sock2)),
-        (1, 1)
-    );
+    assert_all_released(&driver, waker, &probe, (&sock, &sock2));
 }
 
 #[test]

@@ -3,21 +3,16 @@
 mod support;
 
 use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::task::Poll;
 use std::thread;
 
 use baton_uring::{Error, Op, Park, ops};
-use support::{Probe, TempFile, block_on_thread, poll_once, serial, turn_until};
+use support::{
+    Probe, TempFile, assert_all_released, block_on_thread, pair, poll_once, serial, turn_until,
+};
 
 type Recv = Op<(std::io::Result<usize>, Vec<u8>)>;
-
-fn pair() -> (Arc<OwnedFd>, UnixStream) {
-    let (a, b) = UnixStream::pair().expect("socketpair");
-    (Arc::new(OwnedFd::from(a)), b)
-}
 
 /// Polls `op` once on a new thread and hands it back.
 fn poll_on_other_thread(op: Recv, probe: &Arc<Probe>) -> Recv {
@@ -90,13 +85,7 @@ fn foreign_poll_completes_there(stage: Stage) {
     assert_eq!(&buf[..n.expect("forwarded recv")], b"done");
     assert!(driver.metrics().forwarded >= 1);
     drop(first);
-    turn_until(&driver, || driver.metrics().slots == 0);
-    drop(waker);
-    assert_eq!(Arc::strong_count(&probe), 1);
-    assert_eq!(
-        (Arc::strong_count(&sock), Arc::strong_count(&blocker)),
-        (1, 1)
-    );
+    assert_all_released(&driver, waker, &probe, (&sock, &blocker));
 }
 
 #[test]

@@ -3,20 +3,13 @@
 mod support;
 
 use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
 
 use baton_uring::{Park, ops};
-use support::{Probe, poll_once, serial, turn_until};
-
-fn pair() -> (Arc<OwnedFd>, UnixStream) {
-    let (a, b) = UnixStream::pair().expect("socketpair");
-    (Arc::new(OwnedFd::from(a)), b)
-}
+use support::{Probe, pair, poll_once, serial, turn_until};
 
 /// Registers a nop, polls it once and drops it: touches the driver's internal state, so it
 /// panics ("driver state is never borrowed while user code runs") if called under a borrow.

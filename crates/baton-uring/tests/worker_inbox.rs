@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{
-    BlockingPool, CancelOutcome, CompletionIdentity, CompletionKind, Decoder, DeliveryOutcome,
-    Dispatch, ExternalCompletion, IdentityAllocator, InterruptibleThreads, IoExecutor,
-    PreparedOperation, Registrar, RuntimeId, ShutdownReport, Submission, WaitError, WaitKey,
-    from_fn,
+    BlockingPool, BlockingPoolBuilder, CancelOutcome, CompletionIdentity, CompletionKind, Decoder,
+    DeliveryOutcome, Dispatch, ExecutorLease, ExternalCompletion, IdentityAllocator,
+    InterruptibleThreads, IoExecutor, PreparedOperation, Registrar, RuntimeId, ShutdownReport,
+    Submission, WaitError, WaitKey, from_fn,
 };
-use baton_uring::{Park, WaitsError, Worker, with_current_waits};
+use baton_uring::{Park, WaitsError, Worker, WorkerHandle, with_current_waits};
 use web_time::Instant;
 use worker_support::{deadline, run_to_completion, serial, worker};
 
@@ -57,6 +57,41 @@ fn run_here(submission: Submission) {
     }
 }
 
+/// The set-up of the tests that run blocking jobs through a real pool: a worker, its handle,
+/// a pool attached to the worker's runtime (its lease) and the worker's registrar.
+struct PoolFixture {
+    worker: Worker,
+    handle: WorkerHandle,
+    pool: BlockingPool,
+    lease: Arc<dyn ExecutorLease>,
+    registrar: Registrar,
+}
+
+/// A [`PoolFixture`] whose pool has `threads` interruptible threads, or `None` (after a loud
+/// `SKIPPED` line) when this machine cannot set up io_uring.
+fn worker_with_pool(threads: InterruptibleThreads) -> Option<PoolFixture> {
+    worker_with_pool_from(BlockingPool::builder().interruptible_threads(threads))
+}
+
+/// A [`PoolFixture`] whose pool is built from `builder`, or `None` (after a loud `SKIPPED`
+/// line) when this machine cannot set up io_uring.
+fn worker_with_pool_from(builder: BlockingPoolBuilder) -> Option<PoolFixture> {
+    let worker = worker()?;
+    let handle = worker.handle();
+    let pool = builder.build().expect("pool");
+    let lease = pool
+        .attach_runtime(handle.runtime_id())
+        .expect("attach the worker's runtime");
+    let registrar = handle.registrar();
+    Some(PoolFixture {
+        worker,
+        handle,
+        pool,
+        lease,
+        registrar,
+    })
+}
+
 /// Polls a wait once on the entered worker with a no-op waker.
 fn poll_wait(key: WaitKey) -> Poll<Result<u32, WaitError>> {
     let mut cx = Context::from_waker(Waker::noop());
@@ -66,16 +101,16 @@ fn poll_wait(key: WaitKey) -> Poll<Result<u32, WaitError>> {
 #[test]
 fn a_blocking_job_travels_through_the_pool_and_the_task_receives_the_decoded_value() {
     let _serial = serial();
-    let Some(worker) = worker() else { return };
-    let handle = worker.handle();
-    let pool = BlockingPool::builder()
-        .interruptible_threads(InterruptibleThreads::Fixed(2))
-        .build()
-        .expect("pool");
-    let lease = pool
-        .attach_runtime(handle.runtime_id())
-        .expect("attach the worker's runtime");
-    let registrar = handle.registrar();
+    let Some(PoolFixture {
+        worker,
+        pool,
+        lease,
+        registrar,
+        ..
+    }) = worker_with_pool(InterruptibleThreads::Fixed(2))
+    else {
+        return;
+    };
     let join = {
         let _entered = worker.enter();
         baton_task::spawn_local(async move {
@@ -352,16 +387,16 @@ fn a_panicking_waker_fails_the_turn_only_after_every_completion_settled_and_woke
 #[test]
 fn a_migratable_wait_settles_and_is_consumed_wherever_the_worker_runs() {
     let _serial = serial();
-    let Some(worker) = worker() else { return };
-    let handle = worker.handle();
-    let pool = BlockingPool::builder()
-        .interruptible_threads(InterruptibleThreads::Fixed(1))
-        .build()
-        .expect("pool");
-    let lease = pool
-        .attach_runtime(handle.runtime_id())
-        .expect("attach the worker's runtime");
-    let registrar = handle.registrar();
+    let Some(PoolFixture {
+        worker,
+        handle,
+        pool,
+        lease,
+        registrar,
+    }) = worker_with_pool(InterruptibleThreads::Fixed(1))
+    else {
+        return;
+    };
     let (release, released) = std::sync::mpsc::channel::<()>();
     let join = handle.spawn(async move {
         let identity = registrar.issue(kind()).expect("identity");
@@ -418,13 +453,16 @@ fn a_migratable_wait_settles_and_is_consumed_wherever_the_worker_runs() {
 #[test]
 fn a_quarantined_job_outliving_its_bound_is_reported_without_waiting_for_it() {
     let _serial = serial();
-    let Some(worker) = worker() else { return };
-    let handle = worker.handle();
-    let pool = BlockingPool::builder().build().expect("pool");
-    let lease = pool
-        .attach_runtime(handle.runtime_id())
-        .expect("attach the worker's runtime");
-    let registrar = handle.registrar();
+    let Some(PoolFixture {
+        worker,
+        pool,
+        lease,
+        registrar,
+        ..
+    }) = worker_with_pool_from(BlockingPool::builder())
+    else {
+        return;
+    };
     let (release, released) = std::sync::mpsc::channel::<()>();
     let bound = QuarantineBound::Deadline(Instant::now() + Duration::from_millis(50));
     let join = {
@@ -537,15 +575,16 @@ fn a_hostile_decoder_is_contained_and_cannot_reenter_the_table() {
 #[test]
 fn a_thousand_blocking_jobs_from_foreign_spawners_all_settle_exactly_once() {
     let _serial = serial();
-    let Some(worker) = worker() else { return };
-    let handle = worker.handle();
-    let pool = BlockingPool::builder()
-        .interruptible_threads(InterruptibleThreads::Fixed(4))
-        .build()
-        .expect("pool");
-    let lease = pool
-        .attach_runtime(handle.runtime_id())
-        .expect("attach the worker's runtime");
+    let Some(PoolFixture {
+        worker,
+        handle,
+        pool,
+        lease,
+        ..
+    }) = worker_with_pool(InterruptibleThreads::Fixed(4))
+    else {
+        return;
+    };
     let finished = Arc::new(AtomicUsize::new(0));
     let runner = {
         let finished = Arc::clone(&finished);

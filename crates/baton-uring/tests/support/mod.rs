@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::pin::pin;
@@ -202,6 +203,29 @@ unsafe fn drop_fn(data: *const ()) {
     if panic {
         panic!("probe waker drop panics");
     }
+}
+
+/// A connected socket pair: our end as a shared descriptor, the peer as a std stream.
+pub fn pair() -> (Arc<OwnedFd>, UnixStream) {
+    let (a, b) = UnixStream::pair().expect("socketpair");
+    (Arc::new(OwnedFd::from(a)), b)
+}
+
+/// The end of a test whose operations are all dropped: turns `driver` until it holds no
+/// slots, drops `waker`, then asserts that nothing still holds `probe` or either descriptor.
+pub fn assert_all_released(
+    driver: &Driver,
+    waker: Waker,
+    probe: &Arc<Probe>,
+    (first, second): (&Arc<OwnedFd>, &Arc<OwnedFd>),
+) {
+    turn_until(driver, || driver.metrics().slots == 0);
+    drop(waker);
+    assert_eq!(Arc::strong_count(probe), 1);
+    assert_eq!(
+        (Arc::strong_count(first), Arc::strong_count(second)),
+        (1, 1)
+    );
 }
 
 /// Runs `fut` to completion on `driver` (entered here), polling only when its waker fired.
