@@ -14,13 +14,13 @@ use std::time::Duration;
 use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{
     BlockingPool, BlockingPoolBuilder, CancelOutcome, CompletionIdentity, CompletionKind, Decoder,
-    DeliveryOutcome, Dispatch, ExecutorLease, ExternalCompletion, IdentityAllocator,
+    DeliveryOutcome, ExecutorLease, ExecutorSnapshot, ExternalCompletion, IdentityAllocator,
     InterruptibleThreads, IoExecutor, PreparedOperation, Registrar, RuntimeId, ShutdownReport,
     Submission, WaitError, WaitKey, from_fn,
 };
 use baton_uring::{Park, WaitsError, Worker, WorkerHandle, with_current_waits};
 use web_time::Instant;
-use worker_support::{deadline, run_to_completion, serial, worker};
+use worker_support::{deadline, run_here, run_to_completion, serial, worker};
 
 fn kind() -> CompletionKind {
     CompletionKind::try_from_raw(7).expect("non-zero kind")
@@ -45,16 +45,6 @@ fn register_job(registrar: &Registrar, value: u32) -> (WaitKey, Submission) {
         .expect("the worker is entered")
         .expect("the half belongs to this runtime");
     (key, submission)
-}
-
-/// Runs an armed blocking dispatch on this thread (as a pool thread would).
-fn run_here(submission: Submission) {
-    match submission.arm() {
-        Dispatch::Blocking(dispatch) => {
-            let _ = dispatch.run();
-        }
-        Dispatch::Async(_) => panic!("the test submits blocking jobs only"),
-    }
 }
 
 /// The set-up of the tests that run blocking jobs through a real pool: a worker, its handle,
@@ -90,6 +80,18 @@ fn worker_with_pool_from(builder: BlockingPoolBuilder) -> Option<PoolFixture> {
         lease,
         registrar,
     })
+}
+
+/// The end of a [`PoolFixture`] test: shuts `pool` down, asserting it drained, then `worker`,
+/// asserting it shut down cleanly; returns the pool's final counts for further checks.
+fn shut_down_drained(pool: &BlockingPool, worker: Worker) -> ExecutorSnapshot {
+    let report = pool.shutdown(deadline());
+    assert!(
+        matches!(report, ShutdownReport::Drained { .. }),
+        "{report:?}"
+    );
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+    report.snapshot()
 }
 
 /// Polls a wait once on the entered worker with a no-op waker.
@@ -145,12 +147,7 @@ fn a_blocking_job_travels_through_the_pool_and_the_task_receives_the_decoded_val
     assert_eq!(metrics.inbox.stale + metrics.inbox.foreign, 0);
     assert_eq!(metrics.inbox.traffic.accepted, 1);
     assert_eq!(metrics.waits, 0, "the consumed wait left the table");
-    let report = pool.shutdown(deadline());
-    assert!(
-        matches!(report, ShutdownReport::Drained { .. }),
-        "{report:?}"
-    );
-    assert!(worker.shutdown(Some(deadline())).is_clean());
+    shut_down_drained(&pool, worker);
 }
 
 #[test]
@@ -442,12 +439,7 @@ fn a_migratable_wait_settles_and_is_consumed_wherever_the_worker_runs() {
     let metrics = worker.metrics();
     assert_eq!((metrics.inbox.settled, metrics.inbox.held), (1, 0));
     assert_eq!(metrics.waits, 0);
-    let report = pool.shutdown(deadline());
-    assert!(
-        matches!(report, ShutdownReport::Drained { .. }),
-        "{report:?}"
-    );
-    assert!(worker.shutdown(Some(deadline())).is_clean());
+    shut_down_drained(&pool, worker);
 }
 
 #[test]
@@ -505,12 +497,7 @@ fn a_quarantined_job_outliving_its_bound_is_reported_without_waiting_for_it() {
         "the late completion is stale"
     );
     assert_eq!(worker.metrics().inbox.settled, 0);
-    let report = pool.shutdown(deadline());
-    assert!(
-        matches!(report, ShutdownReport::Drained { .. }),
-        "{report:?}"
-    );
-    assert!(worker.shutdown(Some(deadline())).is_clean());
+    shut_down_drained(&pool, worker);
 }
 
 #[test]
@@ -657,13 +644,8 @@ fn a_thousand_blocking_jobs_from_foreign_spawners_all_settle_exactly_once() {
     assert_eq!(metrics.inbox.settled, 1000);
     assert_eq!(metrics.inbox.stale + metrics.inbox.foreign, 0);
     assert_eq!(metrics.waits, 0);
-    let report = pool.shutdown(deadline());
-    assert!(
-        matches!(report, ShutdownReport::Drained { .. }),
-        "{report:?}"
-    );
-    assert!(report.snapshot().adds_up());
-    assert!(worker.shutdown(Some(deadline())).is_clean());
+    let snapshot = shut_down_drained(&pool, worker);
+    assert!(snapshot.adds_up());
 }
 
 /// Turns the worker from a destructor, which runs while the thread unwinds.

@@ -9,12 +9,12 @@ use std::task::{Context, Poll, Waker};
 
 use baton_cancel::{HookOutcome, Interruptible};
 use baton_completion::{
-    CancelOutcome, CompletionKind, Decoder, Discarded, Dispatch, IdentityAllocator,
-    PreparedOperation, Registrar, RuntimeId, Submission, WaitError, WaitKey, from_fn,
+    CancelOutcome, CompletionKind, Decoder, Discarded, IdentityAllocator, PreparedOperation,
+    Registrar, RuntimeId, Submission, WaitError, WaitKey, from_fn,
 };
 use baton_uring::{Park, Worker, with_current_waits};
 use proptest::prelude::*;
-use worker_support::{deadline, serial, worker};
+use worker_support::{deadline, run_here, serial, worker};
 
 #[derive(Debug, Clone)]
 enum Step {
@@ -50,15 +50,6 @@ fn prepared(value: u32) -> PreparedOperation {
         Decoder::new(|n: u32| u64::from(n) * 10),
         Interruptible::new("test", || Ok(HookOutcome::Reaped)),
     )
-}
-
-fn run(submission: Submission) {
-    match submission.arm() {
-        Dispatch::Blocking(dispatch) => {
-            let _ = dispatch.run();
-        }
-        Dispatch::Async(_) => unreachable!("blocking jobs only"),
-    }
 }
 
 /// One registered wait as the model sees it.
@@ -102,7 +93,7 @@ fn check(worker: &Worker, steps: &[Step]) -> Result<(), TestCaseError> {
             }
             Step::Run(i) => {
                 if let Some(submission) = waits.get_mut(i).and_then(|w| w.submission.take()) {
-                    run(submission);
+                    run_here(submission);
                     delivered += 1;
                 }
             }
@@ -132,7 +123,7 @@ fn check(worker: &Worker, steps: &[Step]) -> Result<(), TestCaseError> {
                 let identity = foreign.issue(kind()).expect("identity");
                 let (_half, submission) =
                     foreign.bind(identity, prepared(999)).expect("bind").split();
-                run(submission);
+                run_here(submission);
                 delivered += 1;
             }
             Step::Turn => {
@@ -163,7 +154,7 @@ fn check(worker: &Worker, steps: &[Step]) -> Result<(), TestCaseError> {
     }
     for wait in &mut waits {
         if let Some(submission) = wait.submission.take() {
-            run(submission);
+            run_here(submission);
             delivered += 1;
         }
     }

@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use baton_completion::RuntimeId;
+use baton_completion::{Dispatch, RuntimeId, Submission};
 use baton_task::{JoinError, JoinHandle};
 use baton_uring::{RunUntil, Worker, WorkerConfig, WorkerSetupError};
 use web_time::Instant;
@@ -64,6 +64,16 @@ pub fn run_to_completion<T>(worker: &Worker, join: JoinHandle<T>) -> Result<T, J
     match poll_once(join) {
         Poll::Ready(result) => result,
         Poll::Pending => panic!("a finished JoinHandle must be ready"),
+    }
+}
+
+/// Runs an armed blocking dispatch on this thread (as a pool thread would).
+pub fn run_here(submission: Submission) {
+    match submission.arm() {
+        Dispatch::Blocking(dispatch) => {
+            let _ = dispatch.run();
+        }
+        Dispatch::Async(_) => panic!("the test submits blocking jobs only"),
     }
 }
 
