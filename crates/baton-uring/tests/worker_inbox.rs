@@ -94,6 +94,27 @@ fn shut_down_drained(pool: &BlockingPool, worker: Worker) -> ExecutorSnapshot {
     report.snapshot()
 }
 
+/// Enters `worker` and registers there a blocking job that returns `value` (see
+/// [`register_job`]).
+fn register_job_on(worker: &Worker, value: u32) -> (WaitKey, Submission) {
+    let _entered = worker.enter();
+    register_job(&worker.handle().registrar(), value)
+}
+
+/// The end of a test of one wait: polls `key` once on the entered worker, asserting it gives
+/// `expected`, then shuts the worker down, asserting it shut down cleanly.
+fn assert_wait_then_shut_down(
+    worker: Worker,
+    key: WaitKey,
+    expected: Poll<Result<u32, WaitError>>,
+) {
+    {
+        let _entered = worker.enter();
+        assert_eq!(poll_wait(key), expected);
+    }
+    assert!(worker.shutdown(Some(deadline())).is_clean());
+}
+
 /// Polls a wait once on the entered worker with a no-op waker.
 fn poll_wait(key: WaitKey) -> Poll<Result<u32, WaitError>> {
     let mut cx = Context::from_waker(Waker::noop());
@@ -167,21 +188,14 @@ fn a_completion_whose_wait_was_cancelled_is_counted_stale_and_dropped() {
     assert_eq!((turn.settled, turn.dropped), (0, 1));
     let metrics = worker.metrics();
     assert_eq!((metrics.inbox.settled, metrics.inbox.stale), (0, 1));
-    let _entered = worker.enter();
-    assert_eq!(poll_wait(key), Poll::Ready(Err(WaitError::Cancelled)));
-    drop(_entered);
-    assert!(worker.shutdown(Some(deadline())).is_clean());
+    assert_wait_then_shut_down(worker, key, Poll::Ready(Err(WaitError::Cancelled)));
 }
 
 #[test]
 fn another_runtimes_completion_is_refused_and_never_reaches_our_waiter() {
     let _serial = serial();
     let Some(worker) = worker() else { return };
-    let registrar = worker.handle().registrar();
-    let (key, own_submission) = {
-        let _entered = worker.enter();
-        register_job(&registrar, 1)
-    };
+    let (key, own_submission) = register_job_on(&worker, 1);
     // Another runtime's registrar delivering into our inbox, with a wait id and generation that
     // may well equal ours: the runtime id alone must keep it out.
     let other = IdentityAllocator::new(RuntimeId::allocate().expect("runtime id"));
@@ -212,21 +226,14 @@ fn another_runtimes_completion_is_refused_and_never_reaches_our_waiter() {
     }
     run_here(own_submission);
     let _ = worker.turn(Park::Poll);
-    let _entered = worker.enter();
-    assert_eq!(poll_wait(key), Poll::Ready(Ok(2)));
-    drop(_entered);
-    assert!(worker.shutdown(Some(deadline())).is_clean());
+    assert_wait_then_shut_down(worker, key, Poll::Ready(Ok(2)));
 }
 
 #[test]
 fn a_completion_for_another_threads_wait_is_held_until_the_worker_returns_there() {
     let _serial = serial();
     let Some(worker) = worker() else { return };
-    let registrar = worker.handle().registrar();
-    let (key, submission) = {
-        let _entered = worker.enter();
-        register_job(&registrar, 10)
-    };
+    let (key, submission) = register_job_on(&worker, 10);
     assert!(
         worker.has_local_tasks_on_current_thread(),
         "a live wait binds the worker here"
@@ -252,10 +259,7 @@ fn a_completion_for_another_threads_wait_is_held_until_the_worker_returns_there(
     let turn = worker.turn(Park::Poll);
     assert_eq!(turn.settled, 1);
     assert_eq!(worker.metrics().inbox.held, 0);
-    let _entered = worker.enter();
-    assert_eq!(poll_wait(key), Poll::Ready(Ok(11)));
-    drop(_entered);
-    assert!(worker.shutdown(Some(deadline())).is_clean());
+    assert_wait_then_shut_down(worker, key, Poll::Ready(Ok(11)));
 }
 
 #[test]
@@ -684,9 +688,5 @@ fn a_panicking_waker_woken_by_a_turn_during_unwinding_does_not_abort() {
         1,
         "the turn settled the job"
     );
-    {
-        let _entered = worker.enter();
-        assert_eq!(poll_wait(key), Poll::Ready(Ok(2)));
-    }
-    assert!(worker.shutdown(Some(deadline())).is_clean());
+    assert_wait_then_shut_down(worker, key, Poll::Ready(Ok(2)));
 }
