@@ -115,6 +115,37 @@ fn assert_wait_then_shut_down(
     assert!(worker.shutdown(Some(deadline())).is_clean());
 }
 
+/// The body of a task on the worker that runs `job` through the pool: issues and binds a
+/// blocking job with a `+ 1` decoder, registers its wait as migratable, submits it to `lease`
+/// and returns the decoded value.
+async fn migratable_job<F>(registrar: Registrar, lease: Arc<dyn ExecutorLease>, job: F) -> u32
+where
+    F: FnOnce() -> u32 + Send + 'static,
+{
+    let identity = registrar.issue(kind()).expect("identity");
+    let prepared = PreparedOperation::interruptible_blocking(
+        kind(),
+        from_fn(job),
+        Decoder::new(|n: u32| n + 1),
+        hook(),
+    );
+    let (half, submission) = registrar.bind(identity, prepared).expect("bind").split();
+    let key = with_current_waits(|waits| {
+        // SAFETY: the decoder and the hook capture nothing, and the value is a `u32`: all of
+        // them may live on any thread.
+        unsafe { waits.register_migratable(half) }
+    })
+    .expect("the task runs on the worker")
+    .expect("the half belongs to this runtime");
+    lease.submit(submission).expect("the pool accepts the job");
+    poll_fn(|cx| {
+        with_current_waits(|waits| waits.poll_wait::<u32>(key, cx))
+            .expect("the task runs on the worker")
+    })
+    .await
+    .expect("the job's decoded value")
+}
+
 /// Polls a wait once on the entered worker with a no-op waker.
 fn poll_wait(key: WaitKey) -> Poll<Result<u32, WaitError>> {
     let mut cx = Context::from_waker(Waker::noop());
@@ -399,33 +430,10 @@ fn a_migratable_wait_settles_and_is_consumed_wherever_the_worker_runs() {
         return;
     };
     let (release, released) = std::sync::mpsc::channel::<()>();
-    let join = handle.spawn(async move {
-        let identity = registrar.issue(kind()).expect("identity");
-        let prepared = PreparedOperation::interruptible_blocking(
-            kind(),
-            from_fn(move || {
-                released.recv().expect("the test releases the job");
-                41_u32
-            }),
-            Decoder::new(|n: u32| n + 1),
-            hook(),
-        );
-        let (half, submission) = registrar.bind(identity, prepared).expect("bind").split();
-        let key = with_current_waits(|waits| {
-            // SAFETY: the decoder and the hook capture nothing, and the value is a `u32`: all
-            // of them may live on any thread.
-            unsafe { waits.register_migratable(half) }
-        })
-        .expect("the task runs on the worker")
-        .expect("the half belongs to this runtime");
-        lease.submit(submission).expect("the pool accepts the job");
-        poll_fn(|cx| {
-            with_current_waits(|waits| waits.poll_wait::<u32>(key, cx))
-                .expect("the task runs on the worker")
-        })
-        .await
-        .expect("the job's decoded value")
-    });
+    let join = handle.spawn(migratable_job(registrar, lease, move || {
+        released.recv().expect("the test releases the job");
+        41_u32
+    }));
     let registered = worker.run_until(&mut || worker.metrics().waits == 1, Some(deadline()));
     assert_eq!(registered, baton_uring::RunUntil::Satisfied);
     assert!(
@@ -601,29 +609,7 @@ fn a_thousand_blocking_jobs_from_foreign_spawners_all_settle_exactly_once() {
                             Arc::clone(&finished),
                         );
                         handle.spawn(async move {
-                            let identity = registrar.issue(kind()).expect("identity");
-                            let prepared = PreparedOperation::interruptible_blocking(
-                                kind(),
-                                from_fn(move || value),
-                                Decoder::new(|n: u32| n + 1),
-                                hook(),
-                            );
-                            let (half, submission) =
-                                registrar.bind(identity, prepared).expect("bind").split();
-                            let key = with_current_waits(|waits| {
-                                // SAFETY: the decoder and the hook capture nothing and the
-                                // value is a `u32`: all may live on any thread.
-                                unsafe { waits.register_migratable(half) }
-                            })
-                            .expect("on the worker")
-                            .expect("our runtime");
-                            lease.submit(submission).expect("the pool accepts the job");
-                            let got = poll_fn(|cx| {
-                                with_current_waits(|waits| waits.poll_wait::<u32>(key, cx))
-                                    .expect("on the worker")
-                            })
-                            .await
-                            .expect("decoded value");
+                            let got = migratable_job(registrar, lease, move || value).await;
                             finished.fetch_add(1, Ordering::AcqRel);
                             (value, got)
                         })
