@@ -10,15 +10,14 @@ use std::task::Poll;
 use std::time::Duration;
 
 use baton_uring::{Error, Park, ops};
-use support::{Probe, TempFile, assert_all_released, pair, poll_once, run, serial, turn_until};
+use support::{
+    Probe, TempFile, assert_all_released, pair, poll_once, ring_serial, run, turn_until,
+};
 use web_time::Instant;
 
 #[test]
 fn queued_request_completes_without_further_polls() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
     let (sock, mut peer) = pair();
@@ -58,10 +57,7 @@ fn queued_request_completes_without_further_polls() {
 
 #[test]
 fn deadlines_and_sleeps_fire_while_the_ring_is_full_of_untimed_receives() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
     let (sock, _peer) = pair();
@@ -94,10 +90,7 @@ fn deadlines_and_sleeps_fire_while_the_ring_is_full_of_untimed_receives() {
 
 #[test]
 fn in_flight_deadline_cancels_and_times_out() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let (sock, _peer) = pair();
     let (n, buf) = run(
@@ -119,10 +112,7 @@ fn in_flight_deadline_cancels_and_times_out() {
 
 #[test]
 fn expired_deadline_does_not_consume_ready_data() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let (sock, mut peer) = pair();
     peer.write_all(b"keep").expect("write");
@@ -139,10 +129,7 @@ fn expired_deadline_does_not_consume_ready_data() {
 
 #[test]
 fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let _entered = driver.enter();
     let (sock, _peer) = pair();
@@ -172,10 +159,7 @@ fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe()
 
 #[test]
 fn dropping_a_queued_recv_retires_it_locally() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
     let (sock, _peer) = pair();
@@ -197,10 +181,7 @@ fn dropping_a_queued_recv_retires_it_locally() {
 
 #[test]
 fn dropped_write_still_lands_on_disk() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("dropwrite", b"");
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
@@ -221,10 +202,7 @@ fn dropped_write_still_lands_on_disk() {
 
 #[test]
 fn accept_dropped_before_completion_leaks_no_fd() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(4);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     let addr = listener.local_addr().expect("addr");
@@ -257,10 +235,7 @@ fn accept_dropped_before_completion_leaks_no_fd() {
 
 #[test]
 fn open_dropped_before_completion_leaks_no_fd() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("dropopen", b"x");
     let driver = support::driver(4);
     let before = support::fd_count();
@@ -281,10 +256,7 @@ fn open_dropped_before_completion_leaks_no_fd() {
 
 #[test]
 fn explicit_cancel_after_completion_returns_the_completed_result() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let _entered = driver.enter();
     let (sock, mut peer) = pair();
@@ -307,10 +279,7 @@ fn explicit_cancel_after_completion_returns_the_completed_result() {
 
 #[test]
 fn explicit_cancel_of_an_in_flight_recv_reports_ecanceled() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let (sock, _peer) = pair();
     let mut recv = ops::recv(sock.clone(), Vec::with_capacity(8));

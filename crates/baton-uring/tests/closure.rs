@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use baton_uring::{Error, Park, ops};
-use support::{Probe, TempFile, block_on_thread, poll_once, run, serial, turn_until};
+use support::{Probe, TempFile, block_on_thread, poll_once, ring_serial, run, turn_until};
 use web_time::Instant;
 
 fn pair() -> (Arc<OwnedFd>, UnixStream) {
@@ -18,10 +18,7 @@ fn pair() -> (Arc<OwnedFd>, UnixStream) {
 
 #[test]
 fn closure_rejects_new_ops_pending_polls_and_detached_syncs_with_closed() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("close", b"data");
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
@@ -72,10 +69,7 @@ fn closure_rejects_new_ops_pending_polls_and_detached_syncs_with_closed() {
 
 #[test]
 fn shutdown_cancels_and_drains_everything_and_releases_every_arc() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("shutdown", b"");
     let (sock, _peer) = pair();
     let before = support::fd_count();
@@ -111,10 +105,7 @@ fn shutdown_cancels_and_drains_everything_and_releases_every_arc() {
 
 #[test]
 fn detached_sync_returns_at_once_with_a_full_ring_and_clones_no_waker() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("sync", b"");
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
@@ -145,10 +136,7 @@ fn detached_sync_returns_at_once_with_a_full_ring_and_clones_no_waker() {
 
 #[test]
 fn syncs_of_one_file_serialize_and_a_clean_file_syncs_without_submitting() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("permit", b"");
     let driver = support::driver(8);
     let (n, _) = run(&driver, ops::write_at(file.fd.clone(), b"abc".to_vec(), 0));
@@ -188,10 +176,7 @@ fn syncs_of_one_file_serialize_and_a_clean_file_syncs_without_submitting() {
 
 #[test]
 fn unpark_from_another_thread_ends_a_wait() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let _entered = driver.enter();
     let unparker = driver.unparker();

@@ -9,7 +9,8 @@ use std::thread;
 
 use baton_uring::{Error, Op, Park, ops};
 use support::{
-    Probe, TempFile, assert_all_released, block_on_thread, pair, poll_once, serial, turn_until,
+    Probe, TempFile, assert_all_released, block_on_thread, pair, poll_once, ring_serial, serial,
+    turn_until,
 };
 
 type Recv = Op<(std::io::Result<usize>, Vec<u8>)>;
@@ -114,10 +115,7 @@ fn foreign_poll_of_a_completed_op_completes_there() {
 
 #[test]
 fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let _entered = driver.enter();
     let (sock, mut peer) = pair();
@@ -150,10 +148,7 @@ fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
 
 #[test]
 fn op_polled_on_a_foreign_thread_completes_on_a_third_thread() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let _entered = driver.enter();
     let (sock, mut peer) = pair();
@@ -173,10 +168,7 @@ fn op_polled_on_a_foreign_thread_completes_on_a_third_thread() {
 
 #[test]
 fn op_built_on_a_foreign_thread_registers_through_the_mailbox() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let file = TempFile::new("foreignreg", b"from afar");
     let handle = driver.handle();
@@ -192,10 +184,7 @@ fn op_built_on_a_foreign_thread_registers_through_the_mailbox() {
 
 #[test]
 fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_generation() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
     let (blocker, mut blocker_peer) = pair();
@@ -246,10 +235,7 @@ fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_gene
 
 #[test]
 fn write_dropped_on_a_foreign_thread_still_lands_on_disk() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("foreigndrop", b"");
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
@@ -271,10 +257,7 @@ fn write_dropped_on_a_foreign_thread_still_lands_on_disk() {
 
 #[test]
 fn op_that_escaped_its_runner_resolves_to_closed_with_another_executor() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let (sock, _peer) = pair();
     let escaped = {
         let driver = support::driver(2);

@@ -8,7 +8,7 @@ use std::os::unix::net::UnixListener;
 use std::sync::Arc;
 
 use baton_uring::ops::{self, ConnectTo};
-use support::{run, serial};
+use support::{ring_serial, run};
 
 fn tcp_round_trip(listener: TcpListener, domain: i32) {
     let addr = listener.local_addr().expect("addr");
@@ -39,10 +39,7 @@ fn tcp_round_trip(listener: TcpListener, domain: i32) {
 
 #[test]
 fn tcp_v4_loopback_connect_accept_send_recv_shutdown() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     tcp_round_trip(
         TcpListener::bind("127.0.0.1:0").expect("bind"),
         libc::AF_INET,
@@ -51,10 +48,7 @@ fn tcp_v4_loopback_connect_accept_send_recv_shutdown() {
 
 #[test]
 fn tcp_v6_loopback_connect_accept_send_recv_shutdown() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let Ok(listener) = TcpListener::bind("[::1]:0") else {
         eprintln!("SKIPPED: no IPv6 loopback on this machine");
         return;
@@ -64,10 +58,7 @@ fn tcp_v6_loopback_connect_accept_send_recv_shutdown() {
 
 #[test]
 fn unix_stream_connect_accept_send_recv() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let path = support::temp_path("unix.sock");
     let listener = Arc::new(OwnedFd::from(UnixListener::bind(&path).expect("bind unix")));
     let driver = support::driver(8);
@@ -90,10 +81,7 @@ fn unix_stream_connect_accept_send_recv() {
 
 #[test]
 fn connect_to_a_closed_port_is_refused() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let addr = {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.local_addr().expect("addr")
@@ -107,10 +95,7 @@ fn connect_to_a_closed_port_is_refused() {
 
 #[test]
 fn unix_path_too_long_is_invalid_input() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(4);
     let client =
         Arc::new(run(&driver, ops::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0)).expect("socket"));

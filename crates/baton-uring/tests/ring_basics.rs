@@ -7,7 +7,7 @@ use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
 use std::sync::Arc;
 
 use baton_uring::{Driver, DriverConfig, SetupError, ops};
-use support::{TempFile, run, serial};
+use support::{TempFile, ring_serial, run};
 
 #[test]
 fn zero_entries_is_a_clear_error() {
@@ -24,10 +24,7 @@ fn more_entries_than_the_kernel_allows_is_a_clear_error() {
 
 #[test]
 fn migratable_driver_does_not_bind_the_ring_to_one_thread() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(8);
     let flags = driver.metrics().flags;
     assert!(!flags.single_issuer && !flags.defer_taskrun, "{flags:?}");
@@ -39,10 +36,7 @@ fn migratable_driver_does_not_bind_the_ring_to_one_thread() {
 
 #[test]
 fn nop_completes() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(4);
     run(&driver, ops::nop()).expect("nop");
     assert!(driver.is_idle());
@@ -50,10 +44,7 @@ fn nop_completes() {
 
 #[test]
 fn write_then_read_round_trip() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("rw", b"");
     let driver = support::driver(4);
     let (n, buf) = run(
@@ -92,10 +83,7 @@ fn write_then_read_round_trip() {
 
 #[test]
 fn read_past_end_of_file_returns_zero() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("eof", b"abc");
     let driver = support::driver(4);
     let mut buf = Vec::with_capacity(8);
@@ -107,10 +95,7 @@ fn read_past_end_of_file_returns_zero() {
 
 #[test]
 fn read_appends_into_spare_capacity_after_the_contents() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("append", b"0123456789");
     let driver = support::driver(4);
     let mut buf = Vec::with_capacity(6);
@@ -126,10 +111,7 @@ fn read_appends_into_spare_capacity_after_the_contents() {
 
 #[test]
 fn full_buffer_is_invalid_input_without_submitting() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("full", b"abc");
     let driver = support::driver(4);
     let mut full = vec![7; 4];
@@ -144,10 +126,7 @@ fn full_buffer_is_invalid_input_without_submitting() {
 
 #[test]
 fn empty_buffer_is_invalid_input_without_submitting() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("empty", b"abc");
     let driver = support::driver(4);
     let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), Vec::new(), 0));
@@ -160,10 +139,7 @@ fn empty_buffer_is_invalid_input_without_submitting() {
 
 #[test]
 fn closed_fd_is_ebadf() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(4);
     // SAFETY: 900_000 is above any descriptor this process opens (RLIMIT_NOFILE is lower), so
     // this owns nothing; it is released with into_raw_fd below, never closed.
@@ -180,10 +156,7 @@ fn closed_fd_is_ebadf() {
 
 #[test]
 fn open_statx_close_round_trip() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("open", b"12345");
     let driver = support::driver(4);
     let before = support::fd_count();

@@ -8,7 +8,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use baton_uring::{Park, ops};
-use support::{Probe, TempFile, poll_once, serial};
+use support::{Probe, TempFile, poll_once, ring_serial};
 use web_time::Instant;
 
 const WRITES: usize = 512;
@@ -23,10 +23,7 @@ fn chunk(i: usize) -> Vec<u8> {
 
 #[test]
 fn dropped_queued_writes_all_land_at_shutdown_through_a_four_entry_ring() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("drop-queued-writes", &vec![0; WRITES * CHUNK]);
     let driver = support::driver(4);
     {
@@ -65,10 +62,7 @@ fn dropped_queued_writes_all_land_at_shutdown_through_a_four_entry_ring() {
 
 #[test]
 fn queued_writes_and_syncs_of_live_handles_still_land_after_close() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("close-queued-writes", &[0; 64]);
     let driver = support::driver_limited(2, 1);
     let _entered = driver.enter();

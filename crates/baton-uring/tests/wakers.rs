@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
 
 use baton_uring::{Park, ops};
-use support::{Probe, pair, poll_once, serial, turn_until};
+use support::{Probe, pair, poll_once, ring_serial, turn_until};
 
 /// Registers a nop, polls it once and drops it: touches the driver's internal state, so it
 /// panics ("driver state is never borrowed while user code runs") if called under a borrow.
@@ -21,10 +21,7 @@ fn reenter_driver() {
 
 #[test]
 fn equivalent_wakers_are_never_recloned() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let _entered = driver.enter();
     let (sock, mut peer) = pair();
@@ -63,10 +60,7 @@ fn equivalent_wakers_are_never_recloned() {
 
 #[test]
 fn no_clone_wake_or_drop_runs_under_the_internal_borrow() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(4);
     let _entered = driver.enter();
     let (sock, mut peer) = pair();
@@ -90,10 +84,7 @@ fn no_clone_wake_or_drop_runs_under_the_internal_borrow() {
 
 #[test]
 fn a_clone_that_registers_and_cancels_other_work_stays_consistent() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(4);
     let _entered = driver.enter();
     let (sock, mut peer) = pair();
@@ -123,10 +114,7 @@ fn a_clone_that_registers_and_cancels_other_work_stays_consistent() {
 
 #[test]
 fn a_clone_panic_keeps_the_operation_cancellable() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let _entered = driver.enter();
     let (sock, _peer) = pair();
@@ -166,10 +154,7 @@ fn a_clone_panic_keeps_the_operation_cancellable() {
 
 #[test]
 fn a_wake_panic_fails_the_turn_only_after_cleanup() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(4);
     let _entered = driver.enter();
     let bad = Probe::new();
@@ -206,10 +191,7 @@ fn a_wake_panic_fails_the_turn_only_after_cleanup() {
 
 #[test]
 fn a_drop_panic_during_a_turn_fails_it_only_after_cleanup() {
-    if !support::ring_available() {
-        return;
-    }
-    let _s = serial();
+    let Some(_s) = ring_serial() else { return };
     let driver = support::driver(4);
     let _entered = driver.enter();
     let (sock, mut peer) = pair();

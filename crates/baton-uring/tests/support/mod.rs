@@ -50,6 +50,15 @@ pub fn ring_available() -> bool {
     }
 }
 
+/// The prologue of a kernel-dependent test: `None` (after [`ring_available`]'s loud `SKIPPED`
+/// line) when this kernel has no io_uring, else the [`serial`] guard to hold for the test.
+pub fn ring_serial() -> Option<MutexGuard<'static, ()>> {
+    if !ring_available() {
+        return None;
+    }
+    Some(serial())
+}
+
 pub fn driver(entries: u32) -> Driver {
     Driver::new(DriverConfig::new().ring_entries(entries)).expect("io_uring set-up")
 }
