@@ -4,11 +4,13 @@
 //! Every job is a bounded amount of work (an operation count, never a duration), so every run
 //! stops by itself.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 
 use crate::echo_client::EchoClient;
 use crate::fixture::{BLOCK, FileFixture, Offsets};
+use crate::sample::{Meter, Sample, expect_count};
 
 /// Which direction a file workload moves data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +121,44 @@ impl CountJob {
         let batch = self.batch.max(1);
         let count = self.count;
         (0..count.div_ceil(batch)).map(move |i| batch.min(count - i * batch))
+    }
+
+    /// The spawn + join loop every runtime runs the same way, so only the spawn differs:
+    /// `spawn(i)` starts one unit of work returning `i` and hands back its join future; a batch
+    /// is spawned in full before any of it is joined. The timed window covers spawning and
+    /// joining only, and `what` names the count that is checked at the end.
+    pub(crate) async fn join_batches<J>(
+        &self,
+        what: &str,
+        mut spawn: impl FnMut(u64) -> J,
+    ) -> io::Result<Sample>
+    where
+        J: Future<Output = io::Result<u64>>,
+    {
+        let mut joins = Vec::with_capacity(self.batch as usize);
+        let mut joined = 0_u64;
+        let meter = Meter::start();
+        for size in self.batches() {
+            joins.extend((0..size).map(&mut spawn));
+            for join in joins.drain(..) {
+                joined += u64::from(join.await? < size);
+            }
+        }
+        expect_count(what, joined, self.count)?;
+        Ok(meter.finish(self.count))
+    }
+
+    /// `count` calls of `block_on(i)`, each driving a ready future that returns `i`; the sum is
+    /// checked so no call can be skipped.
+    pub(crate) fn block_on_loop(&self, mut block_on: impl FnMut(u64) -> u64) -> io::Result<Sample> {
+        let meter = Meter::start();
+        let mut sum = 0_u64;
+        for i in 0..self.count {
+            sum = sum.wrapping_add(block_on(i));
+        }
+        let sample = meter.finish(self.count);
+        expect_count("block_on sum", sum, self.sum_below())?;
+        Ok(sample)
     }
 }
 

@@ -25,7 +25,7 @@ use super::Contender;
 use crate::fixture::BLOCK;
 use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob, SERVER_BUFFER};
 use crate::park;
-use crate::sample::{Meter, Outcome, Sample, expect_count, expect_len, join_sample};
+use crate::sample::{Meter, Outcome, Sample, expect_len, join_sample};
 
 /// The Baton runtime, built once.
 #[derive(Debug)]
@@ -173,48 +173,25 @@ impl Contender for Baton {
     }
 
     fn spawn_join(&mut self, job: &CountJob) -> Outcome {
-        let sample = self.rt.block_on(async {
-            let mut handles = Vec::with_capacity(job.batch as usize);
-            let mut joined = 0_u64;
-            let meter = Meter::start();
-            for size in job.batches() {
-                handles.extend((0..size).map(|i| baton::spawn(async move { i })));
-                for handle in handles.drain(..) {
-                    joined += u64::from(handle.await.map_err(io::Error::other)? < size);
-                }
-            }
-            expect_count("joined tasks", joined, job.count)?;
-            Ok::<Sample, io::Error>(meter.finish(job.count))
-        })?;
-        Ok(sample)
+        let join = |i| {
+            let handle = baton::spawn(async move { i });
+            async move { handle.await.map_err(io::Error::other) }
+        };
+        Ok(self.rt.block_on(job.join_batches("joined tasks", join))?)
     }
 
     fn block_on_round_trip(&mut self, job: &CountJob) -> Outcome {
-        let meter = Meter::start();
-        let mut sum = 0_u64;
-        for i in 0..job.count {
-            sum = sum.wrapping_add(self.rt.block_on(async move { std::hint::black_box(i) }));
-        }
-        let sample = meter.finish(job.count);
-        expect_count("block_on sum", sum, job.sum_below())?;
-        Ok(sample)
+        Ok(job.block_on_loop(|i| self.rt.block_on(async move { std::hint::black_box(i) }))?)
     }
 
     fn blocking_jobs(&mut self, job: &CountJob) -> Outcome {
-        let sample = self.rt.block_on(async {
-            let mut handles = Vec::with_capacity(job.batch as usize);
-            let mut joined = 0_u64;
-            let meter = Meter::start();
-            for size in job.batches() {
-                handles.extend((0..size).map(|i| baton::blocking::spawn_blocking(move || i)));
-                for handle in handles.drain(..) {
-                    joined += u64::from(handle.await.map_err(io::Error::other)? < size);
-                }
-            }
-            expect_count("joined blocking jobs", joined, job.count)?;
-            Ok::<Sample, io::Error>(meter.finish(job.count))
-        })?;
-        Ok(sample)
+        let join = |i| {
+            let handle = baton::blocking::spawn_blocking(move || i);
+            async move { handle.await.map_err(io::Error::other) }
+        };
+        Ok(self
+            .rt
+            .block_on(job.join_batches("joined blocking jobs", join))?)
     }
 
     fn foreign_poll(&mut self, job: &ForeignJob<'_>) -> Outcome {

@@ -22,7 +22,7 @@ use monoio::{IoUringDriver, Runtime, RuntimeBuilder};
 use super::Contender;
 use crate::fixture::BLOCK;
 use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob, SERVER_BUFFER};
-use crate::sample::{Meter, NoSample, Outcome, Sample, expect_count, expect_len};
+use crate::sample::{Meter, NoSample, Outcome, Sample, expect_len};
 
 /// Threads in the blocking pool attached to monoio (it has no default pool to compare).
 const BLOCKING_THREADS: usize = 4;
@@ -136,51 +136,27 @@ impl Contender for Monoio {
     }
 
     fn spawn_join(&mut self, job: &CountJob) -> Outcome {
-        let sample = self.rt.block_on(async {
-            let mut handles = Vec::with_capacity(job.batch as usize);
-            let mut joined = 0_u64;
-            let meter = Meter::start();
-            for size in job.batches() {
-                handles.extend((0..size).map(|i| monoio::spawn(async move { i })));
-                for handle in handles.drain(..) {
-                    joined += u64::from(handle.await < size);
-                }
-            }
-            expect_count("joined tasks", joined, job.count)?;
-            Ok::<Sample, io::Error>(meter.finish(job.count))
-        })?;
-        Ok(sample)
+        let join = |i| {
+            let handle = monoio::spawn(async move { i });
+            async move { Ok(handle.await) }
+        };
+        Ok(self.rt.block_on(job.join_batches("joined tasks", join))?)
     }
 
     fn block_on_round_trip(&mut self, job: &CountJob) -> Outcome {
-        let meter = Meter::start();
-        let mut sum = 0_u64;
-        for i in 0..job.count {
-            sum = sum.wrapping_add(self.rt.block_on(async move { std::hint::black_box(i) }));
-        }
-        let sample = meter.finish(job.count);
-        expect_count("block_on sum", sum, job.sum_below())?;
-        Ok(sample)
+        Ok(job.block_on_loop(|i| self.rt.block_on(async move { std::hint::black_box(i) }))?)
     }
 
     fn blocking_jobs(&mut self, job: &CountJob) -> Outcome {
-        let sample = self.rt.block_on(async {
-            let mut handles = Vec::with_capacity(job.batch as usize);
-            let mut joined = 0_u64;
-            let meter = Meter::start();
-            for size in job.batches() {
-                handles.extend((0..size).map(|i| monoio::spawn_blocking(move || i)));
-                for handle in handles.drain(..) {
-                    let value = handle
-                        .await
-                        .map_err(|e| io::Error::other(format!("monoio blocking job: {e:?}")))?;
-                    joined += u64::from(value < size);
-                }
+        let join = |i| {
+            let handle = monoio::spawn_blocking(move || i);
+            async move {
+                (handle.await).map_err(|e| io::Error::other(format!("monoio blocking job: {e:?}")))
             }
-            expect_count("joined blocking jobs", joined, job.count)?;
-            Ok::<Sample, io::Error>(meter.finish(job.count))
-        })?;
-        Ok(sample)
+        };
+        Ok(self
+            .rt
+            .block_on(job.join_batches("joined blocking jobs", join))?)
     }
 
     fn foreign_poll(&mut self, _job: &ForeignJob<'_>) -> Outcome {
