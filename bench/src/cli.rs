@@ -18,14 +18,28 @@ pub(crate) struct Options {
     pub(crate) out: Option<PathBuf>,
     /// Only workloads whose label contains this text.
     pub(crate) only: Option<String>,
+    /// Only contenders whose column name contains one of these (lower-cased) fragments; empty
+    /// means all. For profiling one runtime without the others' samples.
+    pub(crate) contenders: Vec<String>,
+}
+
+impl Options {
+    /// Whether the contender with column `name` is to be run.
+    pub(crate) fn runs_contender(&self, name: &str) -> bool {
+        let name = name.to_lowercase();
+        self.contenders.is_empty() || self.contenders.iter().any(|c| name.contains(c.as_str()))
+    }
 }
 
 /// The usage text.
-pub(crate) const USAGE: &str = "usage: baton-bench [--quick] [--runs N] [--out FILE] [--only TEXT]
-  --quick      a fifth of the operations per run (about 1-2 minutes in all)
-  --runs N     recorded runs per cell, at least 5 (default 5)
-  --out FILE   also write the markdown report to FILE
-  --only TEXT  only workloads whose label contains TEXT (for example \"echo\")";
+pub(crate) const USAGE: &str =
+    "usage: baton-bench [--quick] [--runs N] [--out FILE] [--only TEXT] [--contenders LIST]
+  --quick            a fifth of the operations per run (about 1-2 minutes in all)
+  --runs N           recorded runs per cell, at least 5 (default 5)
+  --out FILE         also write the markdown report to FILE
+  --only TEXT        only workloads whose label contains TEXT (for example \"echo\")
+  --contenders LIST  only the comma-separated contenders whose column names contain one of
+                     LIST's names (for example \"raw,baton\"; for profiling one runtime)";
 
 /// Parses the arguments after the program name.
 pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
@@ -34,6 +48,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, S
         runs: MIN_RUNS,
         out: None,
         only: None,
+        contenders: Vec::new(),
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -53,6 +68,19 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, S
             }
             "--out" => options.out = Some(args.next().ok_or("--out needs a file path")?.into()),
             "--only" => options.only = Some(args.next().ok_or("--only needs a label fragment")?),
+            "--contenders" => {
+                let list = args
+                    .next()
+                    .ok_or("--contenders needs a comma-separated list")?;
+                options.contenders = list
+                    .split(',')
+                    .map(|c| c.trim().to_lowercase())
+                    .filter(|c| !c.is_empty())
+                    .collect();
+                if options.contenders.is_empty() {
+                    return Err("--contenders needs at least one name".into());
+                }
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -87,6 +115,16 @@ mod tests {
     fn fewer_than_five_runs_is_refused() {
         let err = parse(args(&["--runs", "3"])).expect_err("3 runs is too few");
         assert!(err.contains("at least 5"), "{err}");
+    }
+
+    #[test]
+    fn contenders_filter_by_lower_cased_fragment() {
+        let options = parse(args(&["--contenders", "Raw, baton"])).expect("valid arguments");
+        assert!(options.runs_contender("raw io_uring"));
+        assert!(options.runs_contender("Baton"));
+        assert!(!options.runs_contender("tokio"));
+        assert!(parse(args(&[])).expect("valid").runs_contender("tokio"));
+        assert!(parse(args(&["--contenders", ","])).is_err());
     }
 
     #[test]

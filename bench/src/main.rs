@@ -72,6 +72,9 @@ fn main() -> ExitCode {
     let mut setups = Vec::new();
     let mut unavailable = Vec::new();
     for entry in contenders::roster() {
+        if !options.runs_contender(entry.name) {
+            continue;
+        }
         match entry.runtime {
             Ok(runtime) => {
                 names.push(entry.name);
