@@ -3,7 +3,8 @@
 //! Run with `cargo run --release -p baton-loan --example loan_bench`. It prints nanoseconds per
 //! `block_on` of a ready future (including the hand-over from the background thread and back),
 //! of a future that yields ten times, and of a nested `block_on` (no hand-over) for comparison.
-//! The worker is a minimal one defined here: nothing to run, and a park with a stored token.
+//! The worker is a minimal one defined here: nothing to run (so it rests in the slot between
+//! calls, rule 7), and a park with a stored token.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use baton_loan::{Loan, LoanWorker, RunOutcome, TurnOutcome, Unpark};
+use baton_loan::{Loan, LoanWorker, Pending, RunOutcome, TurnOutcome, Unpark};
 
 /// A park with a stored token; unparking a worker that is not parked costs one atomic swap,
 /// as in a real worker (a ring wait is only interrupted when the worker really sleeps).
@@ -122,6 +123,16 @@ impl LoanWorker for IdleWorker {
 
     fn is_shutting_down(&self) -> bool {
         false
+    }
+
+    fn pending(&self) -> Pending {
+        // Nothing ever gives this worker work, so it may rest in the slot between calls.
+        Pending::Nothing
+    }
+
+    fn install_rest_waker(&mut self, rest_waker: Arc<dyn Unpark>) {
+        // No outside event gives this worker work, so there is nothing to announce.
+        drop(rest_waker);
     }
 }
 

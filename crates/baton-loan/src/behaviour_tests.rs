@@ -46,7 +46,8 @@ pub(crate) fn wait_join<T>(join: &TestJoin<T>) -> T {
     }
 }
 
-fn wait_until(mut cond: impl FnMut() -> bool) {
+/// Waits until `cond` holds, failing the test past the hang guard.
+pub(crate) fn wait_until(mut cond: impl FnMut() -> bool) {
     let started = Instant::now();
     while !cond() {
         assert!(started.elapsed() < HANG_GUARD, "condition never held");

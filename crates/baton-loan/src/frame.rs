@@ -7,11 +7,11 @@
 //! and puts it back before the outer poll resumes.
 
 use std::cell::RefCell;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::slot::{GiveBack, Slot};
 use crate::sync::thread_local;
-use crate::worker::LoanWorker;
+use crate::worker::{LoanWorker, Pending};
 
 /// Identifies a runtime on a thread's stack: the address of its shared state, unique while the
 /// runtime is alive (and entries never outlive the `&Loan` borrow that pushed them).
@@ -284,11 +284,24 @@ impl Drop for Homecoming<'_> {
         };
         match self.origin {
             Origin::Outer(outer) => with_entry(outer, |entry| entry.worker = Some(worker)),
-            Origin::Slot => match self.slot.give_back(worker) {
-                GiveBack::Returned => {}
-                // Rule 8: closed while on loan; drop it here, outside the slot lock.
-                GiveBack::Closed(worker) => drop(worker),
-            },
+            Origin::Slot => {
+                // Rule 7: ask before locking. A panicking answer counts as work; its payload is
+                // re-raised once the worker is back (discarded if we are already unwinding).
+                let asked = catch_unwind(AssertUnwindSafe(|| worker.pending()));
+                let pending = asked.as_ref().map_or(Pending::Work, |pending| *pending);
+                match self.slot.give_back(worker, pending) {
+                    GiveBack::Returned | GiveBack::Resting => {}
+                    // Rule 8: closed while on loan; drop it here, outside the slot lock.
+                    GiveBack::Closed(worker) => drop(worker),
+                }
+                if let Err(payload) = asked {
+                    if std::thread::panicking() {
+                        std::mem::forget(payload);
+                    } else {
+                        resume_unwind(payload);
+                    }
+                }
+            }
         }
     }
 }

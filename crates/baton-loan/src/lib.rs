@@ -13,9 +13,9 @@
 //! Slot rules (the `slot` and `background` modules; drawn in `docs/protocols/loan.md`):
 //!
 //! 1. The worker is in exactly one place, named by the slot's phase: *background* (the
-//!    background thread runs it; also while a request is *requested* or *refused*), *offered*
-//!    or *returned* (it sits in the slot), *loaned* (a borrower holds it), or *closed* (whoever
-//!    held it drops it).
+//!    background thread runs it; also while a request is *requested* or *refused*), *offered*,
+//!    *returned* or *resting* (it sits in the slot), *loaned* (a borrower holds it), or
+//!    *closed* (whoever held it drops it).
 //! 2. Only a caller that finds *background* may request: it takes the next ticket `t`, sets
 //!    *requested(t)* and the attention flag, and unparks the worker. A caller finding a request,
 //!    offer, refusal or loan in progress does not wait: it falls back (rule 11).
@@ -26,10 +26,17 @@
 //! 5. While the background thread holds live `!Send` local tasks it refuses: *refused(t)*, and
 //!    keeps running the worker. Only requester `t` acknowledges its refusal (back to
 //!    *background*) and falls back; nobody else clears it.
-//! 6. Fast path: a *returned* worker not yet resumed is taken by any caller directly
-//!    (*loaned*), without waking the background thread.
-//! 7. Giving back turns *loaned* into *returned* with the worker in the slot and notifies; the
-//!    background thread takes a *returned* worker and resumes (*background*).
+//! 6. Fast path: a *returned* worker not yet resumed, or a *resting* one, is taken by any
+//!    caller directly (*loaned*), without waking the background thread.
+//! 7. Giving back puts the worker in the slot. With work pending ([`LoanWorker::pending`], asked
+//!    before locking), or after its rest waker fired during the loan, it is *returned* and a
+//!    waiting background thread is notified; the background thread takes a *returned* worker
+//!    and resumes (*background*). With nothing pending it is *resting*: nobody is woken
+//!    (unless the background thread waits without a timer). The rest waker (triggered by the
+//!    worker on every wake from outside) turns *resting* into *returned* and notifies; the
+//!    background thread also takes a worker it finds *resting* at two looks in a row, one
+//!    grace period apart, with no borrow in between. So a worker with work is driven
+//!    promptly, and an idle one stays in the slot for the next `block_on`.
 //! 8. Shutdown publishes *closed* first (and the attention flag), wakes every waiter and the
 //!    worker, and drops a worker sitting in the slot outside the lock. A worker held by the
 //!    background thread is dropped by it when it sees *closed*; a worker on loan is dropped by
@@ -62,8 +69,9 @@
 //! Unit tests drive a small test worker (a run queue with wakers, thread-bound local tasks, a
 //! park/unpark, and fault injection: panicking `enter`/`leave`/turns, re-entrant destructors)
 //! through every behaviour of SPEC §5; loom models (`loom_*`, under `cfg(loom)`)
-//! check the shipped slot protocol with a background thread, two requesters and shutdown, and the
-//! root waker's wake against park. `examples/loan_bench.rs` measures `block_on` round trips.
+//! check the shipped slot protocol with a background thread, two requesters and shutdown, the
+//! rest against outside wakes, the next `block_on` and shutdown, and the root waker's wake
+//! against park. `examples/loan_bench.rs` measures `block_on` round trips.
 
 mod background;
 mod error;
@@ -90,6 +98,9 @@ mod fault_tests;
 #[cfg(all(test, not(loom)))]
 mod nesting_props;
 
+#[cfg(all(test, not(loom)))]
+mod rest_tests;
+
 #[cfg(all(test, loom))]
 mod loom_models;
 
@@ -99,4 +110,4 @@ pub use loan::{
     BackgroundExit, DEFAULT_DRAIN_TURNS, DrainOutcome, Loan, LoanConfig, ShutdownReport,
     Unavailable, WorkerDisposal,
 };
-pub use worker::{LoanWorker, RunOutcome, TurnOutcome, Unpark};
+pub use worker::{LoanWorker, Pending, RunOutcome, TurnOutcome, Unpark};

@@ -13,7 +13,7 @@ use crate::background;
 use crate::error::LoanError;
 use crate::frame::{self, Frame, Nested, Origin, RuntimeKey, ThreadRole};
 use crate::signal::{RootWake, ThreadWake};
-use crate::slot::{Acquire, Close, Slot};
+use crate::slot::{Acquire, Close, RestWaker, Slot};
 use crate::sync::{self, AtomicUsize, Mutex, Ordering, thread};
 use crate::worker::{LoanWorker, RunOutcome, TurnOutcome, Unpark};
 
@@ -123,11 +123,13 @@ impl Loan {
 
     /// Starts the background thread running `worker`, with `config`.
     pub fn with_config(
-        worker: Box<dyn LoanWorker>,
+        mut worker: Box<dyn LoanWorker>,
         unpark: Arc<dyn Unpark>,
         config: LoanConfig,
     ) -> Result<Self, LoanError> {
         let slot = Arc::new(Slot::new(Arc::clone(&unpark)));
+        // Rule 7: the worker ends its own rests in the slot.
+        worker.install_rest_waker(Arc::new(RestWaker::new(&slot)));
         let key = Arc::as_ptr(&slot) as RuntimeKey;
         let background_slot = Arc::clone(&slot);
         let handle = thread::Builder::new()
@@ -165,6 +167,12 @@ impl Loan {
     /// Whether the protocol is closed (shutdown, the worker retired, or a background panic).
     pub fn is_closed(&self) -> bool {
         self.slot.phase() == crate::slot::Phase::Closed
+    }
+
+    /// The slot's phase (tests of rule 7).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn phase(&self) -> crate::slot::Phase {
+        self.slot.phase()
     }
 
     /// Whether the background thread died by panicking (rule 9).
@@ -366,7 +374,7 @@ impl Drop for RootCount<'_> {
 }
 
 /// Rule 11: polls `future` on the calling thread, parking it between wakes.
-fn poll_in_place<F: Future>(future: F) -> F::Output {
+pub(crate) fn poll_in_place<F: Future>(future: F) -> F::Output {
     let wake = Arc::new(ThreadWake::new());
     let waker = Waker::from(Arc::clone(&wake));
     let mut cx = Context::from_waker(&waker);

@@ -117,3 +117,87 @@ fn loom_fallback_wake_against_park() {
         assert_eq!(handle.drops(), 1);
     });
 }
+
+/// Rule 7, give-back against a wake from outside: a `block_on` gives the worker back with
+/// nothing pending while another thread spawns a task (the test worker's spawn triggers the
+/// rest waker, as the real worker's remote spawns and wakes do). Whatever the order — spawn
+/// before the request, while the worker is offered or on loan (before or after the borrower
+/// asked `pending`), or after it came to rest — the task runs and its output arrives, waited
+/// for *without* borrowing the worker: a resting worker whose wake was lost is never driven,
+/// which loom reports as a deadlock (loom never ends the grace period's timed wait).
+///
+/// Planted bugs it caught: `rouse` not marking a loan in progress (`Loaned` → nothing): the
+/// borrower asked `pending` before the spawn and rested the worker, deadlock; `rouse` ending a
+/// rest without notifying the waiting background thread: deadlock.
+#[test]
+fn loom_rest_against_outside_wake() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        let spawner = {
+            let handle = handle.clone();
+            thread::spawn(move || handle.spawn(async { 7 }))
+        };
+        assert_eq!(
+            loan.block_on(async { loan.thread_role() }),
+            ThreadRole::Root
+        );
+        let join = spawner.join().expect("spawner");
+        assert_eq!(crate::loan::poll_in_place(join), 7);
+        let _report = loan.shutdown();
+        assert_eq!(handle.drops(), 1);
+    });
+}
+
+/// Rule 6 and 7, a rest against the next `block_on` and the background thread: two `block_on`s
+/// in a row on one thread, while another thread spawns a task. Both borrow the worker (the
+/// second from the rest, from `Returned` after the rest waker fired, or through a request once
+/// the background thread took it back); no offer or return is ever seen in the wrong phase (the
+/// slot's rule 1 and rule 4 assertions); the task's output arrives without borrowing; the
+/// worker is dropped exactly once.
+///
+/// Planted bug it caught: the fast path not taking a `Resting` worker (treated as contended):
+/// the second `block_on` fell back (`Outside`).
+#[test]
+fn loom_rest_against_next_block_on_and_wake() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        let spawner = {
+            let handle = handle.clone();
+            thread::spawn(move || handle.spawn(async { 8 }))
+        };
+        for _ in 0..2 {
+            assert_eq!(
+                loan.block_on(async { loan.thread_role() }),
+                ThreadRole::Root
+            );
+        }
+        let join = spawner.join().expect("spawner");
+        assert_eq!(crate::loan::poll_in_place(join), 8);
+        let _report = loan.shutdown();
+        assert_eq!(handle.drops(), 1);
+    });
+}
+
+/// Rules 7 and 8, a rest against a requester on another thread and a shutdown: after a
+/// `block_on` rested the worker, another thread's `block_on` races `shutdown`. The requester
+/// borrows (from the rest) or falls back, never waits forever; the worker is dropped exactly
+/// once, by `shutdown` (it was resting), by the requester (on loan when the slot closed), or by
+/// the background thread.
+///
+/// Planted bug it caught: `close` taking the worker only from `Returned` and `Offered`, not
+/// from `Resting`: drop count 0.
+#[test]
+fn loom_rest_against_requester_and_shutdown() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        assert_eq!(
+            loan.block_on(async { loan.thread_role() }),
+            ThreadRole::Root
+        );
+        let requester = request(&loan);
+        let report = loan.shutdown();
+        let role = requester.join().expect("requester");
+        assert!(matches!(role, ThreadRole::Root | ThreadRole::Outside));
+        assert_eq!(handle.drops(), 1, "{report:?}");
+    });
+}

@@ -1,21 +1,31 @@
 //! The loan slot: where the worker is, and the hand-over between the background thread and
 //! `block_on` callers (rules 1–9 of the crate docs).
 //!
-//! All phase changes happen under one mutex; the condvar announces every change; the attention
-//! flag is a lock-free mirror that the running worker's predicate reads between turns.
+//! All phase changes happen under one mutex; the condvar announces the changes someone waits
+//! for (the background thread's wait is tracked, so a give-back nobody waits for wakes nobody);
+//! the attention flag is a lock-free mirror that the running worker's predicate reads between
+//! turns.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use crate::sync::{self, AtomicBool, Condvar, Mutex, Ordering};
-use crate::worker::{LoanWorker, Unpark};
+use crate::worker::{LoanWorker, Pending, Unpark};
+
+/// How long the background thread waits before it looks at a lent or resting worker again
+/// (rule 7). A worker found resting at two looks in a row with no borrow in between goes back to
+/// the background thread, so a rest lasts at most two of these: it bounds the delay of wake-ups
+/// the worker cannot announce through its rest waker.
+pub(crate) const REST_GRACE: Duration = Duration::from_millis(1);
 
 /// A request number. Tickets are issued in increasing order under the slot lock and identify the
 /// requester an offer or a refusal belongs to (rules 4 and 5).
 pub(crate) type Ticket = u64;
 
-/// Where the worker is (rule 1). Invariant: the slot holds the worker exactly in `Offered` and
-/// `Returned`; the background thread holds it in `Background`, `Requested` and `Refused`; a
-/// borrower holds it in `Loaned`; in `Closed` it is held by whoever had it, who drops it.
+/// Where the worker is (rule 1). Invariant: the slot holds the worker exactly in `Offered`,
+/// `Returned` and `Resting`; the background thread holds it in `Background`, `Requested` and
+/// `Refused`; a borrower holds it in `Loaned`; in `Closed` it is held by whoever had it, who
+/// drops it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
     Background,
@@ -23,17 +33,39 @@ pub(crate) enum Phase {
     Offered(Ticket),
     Refused(Ticket),
     Loaned(Ticket),
+    /// Given back with work pending: the background thread takes it (rule 7).
     Returned,
+    /// Given back with nothing pending: it stays in the slot for the next `block_on`, and the
+    /// background thread takes it only when its rest waker fires or a grace period passes
+    /// (rule 7).
+    Resting,
     Closed,
+}
+
+/// Whether, and how, the background thread waits on the condvar (it is the only thread that
+/// waits while the worker is away from it, so give-backs notify only when this says so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BackgroundWait {
+    /// Not waiting: running the worker, or woken and about to look at the phase.
+    No,
+    /// Waiting with a timer ([`REST_GRACE`]): it looks at the slot again on its own.
+    Timed,
+    /// Waiting without a timer (a long loan): a rest must wake it to start the timer.
+    Untimed,
 }
 
 #[derive(Debug)]
 struct SlotState {
     phase: Phase,
-    /// The worker while it sits in the slot (`Offered`, `Returned`).
+    /// The worker while it sits in the slot (`Offered`, `Returned`, `Resting`).
     parked: Option<Box<dyn LoanWorker>>,
     next_ticket: Ticket,
     background_panicked: bool,
+    background_wait: BackgroundWait,
+    /// The rest waker fired while the worker was away from the background thread and out of
+    /// the slot's reach (`Offered`, `Loaned`): its give-back must not rest (rule 7). Cleared
+    /// when a loan starts.
+    roused_on_loan: bool,
 }
 
 /// What a requester got (rules 2–6).
@@ -54,8 +86,12 @@ pub(crate) enum Acquire {
 #[must_use = "a worker refused by a closed slot must be dropped outside the lock"]
 #[derive(Debug)]
 pub(crate) enum GiveBack {
-    /// The worker is in the slot; the background thread (or a fast-path requester) takes it.
+    /// The worker is in the slot with work pending; the background thread (or a fast-path
+    /// requester) takes it.
     Returned,
+    /// The worker is in the slot with nothing pending; the next requester takes it, or the
+    /// background thread when its rest waker fires or the grace period passes.
+    Resting,
     /// The slot closed while the worker was on loan: drop it (rule 8).
     Closed(Box<dyn LoanWorker>),
 }
@@ -68,6 +104,19 @@ pub(crate) enum Settle {
     Run(Box<dyn LoanWorker>),
     /// The slot closed; drop the worker if we still hold it.
     Closed(Option<Box<dyn LoanWorker>>),
+}
+
+/// What the rest waker did (rule 7).
+#[must_use = "a rouse reports whether it ended a rest"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rouse {
+    /// The worker was resting: it is `Returned` now, and the background thread takes it.
+    EndedRest,
+    /// The worker is on loan (or offered): its give-back will not rest.
+    MarkedLoan,
+    /// The background thread holds it (its own unpark reaches it), it is already returned, or
+    /// the slot is closed: nothing to do.
+    Nothing,
 }
 
 /// Where the worker was when the slot closed (rule 8).
@@ -111,6 +160,8 @@ impl Slot {
                 parked: None,
                 next_ticket: 0,
                 background_panicked: false,
+                background_wait: BackgroundWait::No,
+                roused_on_loan: false,
             }),
             changed: Condvar::new(),
             attention: AtomicBool::new(false),
@@ -139,14 +190,16 @@ impl Slot {
         let mut state = sync::lock(&self.state);
         let ticket = state.next_ticket;
         match state.phase {
-            Phase::Returned => {
-                // Rule 6: a just-returned worker is taken without waking the background thread.
+            Phase::Returned | Phase::Resting => {
+                // Rule 6: a returned or resting worker is taken without waking the background
+                // thread.
                 state.next_ticket += 1;
                 state.phase = Phase::Loaned(ticket);
+                state.roused_on_loan = false;
                 let worker = state
                     .parked
                     .take()
-                    .expect("rule 1: Returned keeps the worker");
+                    .expect("rule 1: Returned and Resting keep the worker");
                 return Acquire::Loaned(worker);
             }
             Phase::Background => {
@@ -175,6 +228,7 @@ impl Slot {
                 Phase::Offered(t) if t == ticket => {
                     // Rule 4: the offer is ours.
                     state.phase = Phase::Loaned(ticket);
+                    state.roused_on_loan = false;
                     let worker = state
                         .parked
                         .take()
@@ -199,15 +253,30 @@ impl Slot {
     }
 
     /// Borrower side: hand the worker back (rule 7), or learn that the slot closed (rule 8).
-    pub(crate) fn give_back(&self, worker: Box<dyn LoanWorker>) -> GiveBack {
+    /// `pending` is the worker's own answer, asked before locking so no worker code runs under
+    /// the slot lock. Only a waiting background thread is notified, and for a rest only if its
+    /// wait has no timer.
+    pub(crate) fn give_back(&self, worker: Box<dyn LoanWorker>, pending: Pending) -> GiveBack {
         let mut state = sync::lock(&self.state);
         match state.phase {
             Phase::Loaned(_) => {
-                state.phase = Phase::Returned;
                 state.parked = Some(worker);
+                let rests = pending == Pending::Nothing && !state.roused_on_loan;
+                let (given, notify) = if rests {
+                    // Rule 7: nothing to do; the next `block_on` takes it from here.
+                    state.phase = Phase::Resting;
+                    let untimed = state.background_wait == BackgroundWait::Untimed;
+                    (GiveBack::Resting, untimed)
+                } else {
+                    state.phase = Phase::Returned;
+                    let waits = state.background_wait != BackgroundWait::No;
+                    (GiveBack::Returned, waits)
+                };
                 drop(state);
-                self.changed.notify_all();
-                GiveBack::Returned
+                if notify {
+                    self.changed.notify_all();
+                }
+                given
             }
             Phase::Closed => GiveBack::Closed(worker),
             other => {
@@ -217,8 +286,35 @@ impl Slot {
         }
     }
 
-    /// Background side, at a dispatch boundary: answer a request, or wait for a lent worker to
-    /// come back. `holds_local` is the worker's `holds_local_tasks()` on the background thread,
+    /// The rest waker (rule 7): work became runnable from another thread. A resting worker is
+    /// handed to the background thread; a loan in progress is marked so that its give-back does
+    /// not rest.
+    pub(crate) fn rouse(&self) -> Rouse {
+        let mut state = sync::lock(&self.state);
+        match state.phase {
+            Phase::Resting => {
+                state.phase = Phase::Returned;
+                let waits = state.background_wait != BackgroundWait::No;
+                drop(state);
+                if waits {
+                    self.changed.notify_all();
+                }
+                Rouse::EndedRest
+            }
+            Phase::Offered(_) | Phase::Loaned(_) => {
+                state.roused_on_loan = true;
+                Rouse::MarkedLoan
+            }
+            Phase::Background
+            | Phase::Requested(_)
+            | Phase::Refused(_)
+            | Phase::Returned
+            | Phase::Closed => Rouse::Nothing,
+        }
+    }
+
+    /// Background side, at a dispatch boundary: answer a request, then wait for the lent worker
+    /// to come back (returned, or rested a grace period). `holds_local` is the worker's `holds_local_tasks()` on the background thread,
     /// computed before locking so no worker code runs under the slot lock.
     pub(crate) fn settle(&self, worker: Box<dyn LoanWorker>, holds_local: bool) -> Settle {
         let mut state = sync::lock(&self.state);
@@ -238,25 +334,47 @@ impl Slot {
                 state.parked = Some(worker);
                 self.changed.notify_all();
             }
-            Phase::Offered(_) | Phase::Loaned(_) | Phase::Returned => {
+            Phase::Offered(_) | Phase::Loaned(_) | Phase::Returned | Phase::Resting => {
                 debug_assert!(false, "rule 1: the background thread holds a lent worker");
                 return Settle::Run(worker);
             }
         }
+        // Rule 7: wait for the worker to come back. `seen` is the ticket count at the previous
+        // look: unchanged means nobody borrowed the worker for a whole wait.
+        let mut seen: Option<Ticket> = None;
         loop {
-            match state.phase {
-                Phase::Returned => {
-                    // Rule 7: take it back and resume.
-                    state.phase = Phase::Background;
-                    let worker = state
-                        .parked
-                        .take()
-                        .expect("rule 1: Returned keeps the worker");
-                    return Settle::Run(worker);
-                }
+            let unchanged = seen == Some(state.next_ticket);
+            seen = Some(state.next_ticket);
+            let wait = match state.phase {
+                Phase::Returned => BackgroundWait::No,
+                Phase::Resting if unchanged => BackgroundWait::No,
                 Phase::Closed => return Settle::Closed(None),
-                _ => state = sync::wait(&self.changed, state),
+                // A fresh rest or loan gets a timer; a loan that outlived one waits untimed
+                // (its give-back notifies).
+                Phase::Resting => BackgroundWait::Timed,
+                Phase::Offered(_) | Phase::Loaned(_) if !unchanged => BackgroundWait::Timed,
+                Phase::Offered(_) | Phase::Loaned(_) => BackgroundWait::Untimed,
+                Phase::Background | Phase::Requested(_) | Phase::Refused(_) => {
+                    debug_assert!(false, "rule 1: the background thread lent the worker");
+                    BackgroundWait::Untimed
+                }
+            };
+            if wait == BackgroundWait::No {
+                // Rule 7: returned, or rested a whole grace period untouched: take it back and
+                // resume.
+                state.phase = Phase::Background;
+                let worker = state
+                    .parked
+                    .take()
+                    .expect("rule 1: Returned and Resting keep the worker");
+                return Settle::Run(worker);
             }
+            state.background_wait = wait;
+            state = match wait {
+                BackgroundWait::Timed => sync::wait_timeout(&self.changed, state, REST_GRACE),
+                BackgroundWait::Untimed | BackgroundWait::No => sync::wait(&self.changed, state),
+            };
+            state.background_wait = BackgroundWait::No;
         }
     }
 
@@ -288,6 +406,31 @@ impl Slot {
             (Some(worker), _) => Close::Taken(worker),
             (None, Phase::Loaned(_)) => Close::OnLoan,
             (None, _) => Close::WithBackground,
+        }
+    }
+}
+
+/// The worker's rest waker (rule 7): handed to the worker once, at start, and triggered by it
+/// whenever work becomes runnable from another thread. It holds the slot weakly: the worker
+/// holds it, and the slot holds the worker's unpark handle, so a strong reference would make a
+/// cycle that keeps both alive.
+#[derive(Debug)]
+pub(crate) struct RestWaker {
+    slot: Weak<Slot>,
+}
+
+impl RestWaker {
+    pub(crate) fn new(slot: &Arc<Slot>) -> Self {
+        Self {
+            slot: Arc::downgrade(slot),
+        }
+    }
+}
+
+impl Unpark for RestWaker {
+    fn unpark(&self) {
+        if let Some(slot) = self.slot.upgrade() {
+            let _rouse: Rouse = slot.rouse();
         }
     }
 }

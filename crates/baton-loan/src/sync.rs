@@ -21,6 +21,7 @@ pub(crate) use std::{
 };
 
 use std::sync::PoisonError;
+use std::time::Duration;
 
 /// Locks `mutex`, ignoring poisoning: every critical section in this crate leaves its data
 /// consistent before any code that could panic runs, so a poisoned lock holds valid state.
@@ -31,4 +32,18 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Waits on `condvar`, ignoring poisoning for the same reason as [`lock`].
 pub(crate) fn wait<'a, T>(condvar: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
     condvar.wait(guard).unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Waits on `condvar` for at most `timeout`, ignoring poisoning as [`wait`] does. Callers look
+/// at their state afterwards rather than at why the wait ended. Under loom the wait never times
+/// out (loom does not model time), so models reach the same states through explicit events.
+pub(crate) fn wait_timeout<'a, T>(
+    condvar: &Condvar,
+    guard: MutexGuard<'a, T>,
+    timeout: Duration,
+) -> MutexGuard<'a, T> {
+    match condvar.wait_timeout(guard, timeout) {
+        Ok((guard, _timed_out)) => guard,
+        Err(poisoned) => poisoned.into_inner().0,
+    }
 }

@@ -1,6 +1,8 @@
 //! A small worker for the loan driver's own tests: a run queue of `Send` tasks with wakers,
-//! thread-bound `!Send` local tasks, and a park/unpark with a stored token. Everything goes
-//! through the `sync` shim so the same worker runs under loom.
+//! thread-bound `!Send` local tasks, and a park/unpark with a stored token. It reports
+//! [`Pending::Nothing`] while no `Send` task is live, and triggers its rest waker on every wake
+//! from outside (spawns, task wakes), as the real worker does. Everything goes through the
+//! `sync` shim so the same worker runs under loom.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -11,7 +13,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Instant;
 
 use crate::sync::{self, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, thread_local};
-use crate::worker::{LoanWorker, RunOutcome, TurnOutcome, Unpark};
+use crate::worker::{LoanWorker, Pending, RunOutcome, TurnOutcome, Unpark};
 
 type SendFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 type LocalFuture = Pin<Box<dyn Future<Output = ()>>>;
@@ -30,6 +32,14 @@ struct Shared {
     pretend_local: AtomicBool,
     drops: AtomicUsize,
     turns: AtomicUsize,
+    /// `Send` tasks spawned and not finished.
+    live: AtomicUsize,
+    /// The loan's rest waker, once installed (rule 7).
+    rest_waker: Mutex<Option<Arc<dyn Unpark>>>,
+    /// Fault injection: `pending` reports work whatever the tasks say.
+    pretend_pending: AtomicBool,
+    /// Fault injection: the next `pending` panics (once).
+    panic_on_pending: AtomicBool,
     /// Fault injection: the next `enter` / `leave` panics (once each).
     panic_on_enter: AtomicBool,
     panic_on_leave: AtomicBool,
@@ -53,9 +63,19 @@ impl std::fmt::Debug for DropHook {
 pub(crate) struct ContextFault(pub(crate) &'static str);
 
 impl Shared {
+    /// The park token alone: what the loan driver's own unpark handle does.
     fn unpark(&self) {
         *sync::lock(&self.token) = true;
         self.unparked.notify_one();
+    }
+
+    /// A wake from outside (a spawn, a task wake): the park token, then the rest waker.
+    fn wake(&self) {
+        self.unpark();
+        let rest_waker = sync::lock(&self.rest_waker).clone();
+        if let Some(rest_waker) = rest_waker {
+            rest_waker.unpark();
+        }
     }
 
     fn park(&self, deadline: Option<Instant>) {
@@ -108,7 +128,7 @@ impl Wake for Task {
         }
         if let Some(shared) = self.shared.upgrade() {
             sync::lock(&shared.queue).push_back(Arc::clone(self));
-            shared.unpark();
+            shared.wake();
         }
     }
 }
@@ -128,7 +148,7 @@ impl Wake for LocalFlag {
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, Ordering::Release);
         if let Some(shared) = self.shared.upgrade() {
-            shared.unpark();
+            shared.wake();
         }
     }
 }
@@ -183,6 +203,10 @@ pub(crate) fn test_worker() -> (Box<dyn LoanWorker>, Arc<dyn Unpark>, TestHandle
         pretend_local: AtomicBool::new(false),
         drops: AtomicUsize::new(0),
         turns: AtomicUsize::new(0),
+        live: AtomicUsize::new(0),
+        rest_waker: Mutex::new(None),
+        pretend_pending: AtomicBool::new(false),
+        panic_on_pending: AtomicBool::new(false),
         panic_on_enter: AtomicBool::new(false),
         panic_on_leave: AtomicBool::new(false),
         on_drop: Mutex::new(None),
@@ -207,6 +231,7 @@ impl TestHandle {
         future: impl Future<Output = T> + Send + 'static,
     ) -> TestJoin<T> {
         let (join, done) = TestJoin::pair();
+        self.shared.live.fetch_add(1, Ordering::AcqRel);
         let task = Arc::new(Task {
             future: Mutex::new(Some(Box::pin(async move { done.set(future.await) }))),
             queued: AtomicBool::new(false),
@@ -233,7 +258,7 @@ impl TestHandle {
                 future: Box::pin(async move { done.set(future.await) }),
             });
         });
-        self.shared.unpark();
+        self.shared.wake();
         join
     }
 
@@ -255,7 +280,39 @@ impl TestHandle {
     /// Makes the worker report shutting down and wakes it.
     pub(crate) fn begin_shutdown(&self) {
         self.shared.shutting_down.store(true, Ordering::Release);
+        self.shared.wake();
+    }
+
+    /// Queues a task without triggering the rest waker (only the park token): an event the
+    /// worker cannot announce, which a resting worker notices only when its rest ends on its
+    /// own (rule 7's grace period).
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn spawn_unannounced<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = T> + Send + 'static,
+    ) -> TestJoin<T> {
+        let (join, done) = TestJoin::pair();
+        self.shared.live.fetch_add(1, Ordering::AcqRel);
+        let task = Arc::new(Task {
+            future: Mutex::new(Some(Box::pin(async move { done.set(future.await) }))),
+            queued: AtomicBool::new(true),
+            shared: Arc::downgrade(&self.shared),
+        });
+        sync::lock(&self.shared.queue).push_back(task);
         self.shared.unpark();
+        join
+    }
+
+    /// Makes `pending` report work even with no live task.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn pretend_pending_work(&self) {
+        self.shared.pretend_pending.store(true, Ordering::Release);
+    }
+
+    /// Makes the worker's next `pending` panic with [`ContextFault`]`("pending")`.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn panic_on_next_pending(&self) {
+        self.shared.panic_on_pending.store(true, Ordering::Release);
     }
 
     /// Makes the worker's next `enter` panic with [`ContextFault`]`("enter")`.
@@ -342,13 +399,16 @@ impl LoanWorker for TestWorker {
             task.queued.store(false, Ordering::Release);
             let waker = Waker::from(Arc::clone(&task));
             let future = sync::lock(&task.future).take();
-            if let Some(mut future) = future
-                && future
+            if let Some(mut future) = future {
+                if future
                     .as_mut()
                     .poll(&mut Context::from_waker(&waker))
                     .is_pending()
-            {
-                *sync::lock(&task.future) = Some(future);
+                {
+                    *sync::lock(&task.future) = Some(future);
+                } else {
+                    self.shared.live.fetch_sub(1, Ordering::AcqRel);
+                }
             }
         }
         if progressed {
@@ -416,6 +476,24 @@ impl LoanWorker for TestWorker {
 
     fn is_shutting_down(&self) -> bool {
         self.shared.shutting_down.load(Ordering::Acquire)
+    }
+
+    fn pending(&self) -> Pending {
+        if self.shared.panic_on_pending.swap(false, Ordering::AcqRel) {
+            std::panic::panic_any(ContextFault("pending"));
+        }
+        let work = self.shared.live.load(Ordering::Acquire) > 0
+            || !sync::lock(&self.shared.queue).is_empty()
+            || self.shared.pretend_pending.load(Ordering::Acquire);
+        if work {
+            Pending::Work
+        } else {
+            Pending::Nothing
+        }
+    }
+
+    fn install_rest_waker(&mut self, rest_waker: Arc<dyn Unpark>) {
+        *sync::lock(&self.shared.rest_waker) = Some(rest_waker);
     }
 }
 

@@ -7,6 +7,7 @@
 //! `&mut self` and only requires `Send`.
 
 use std::fmt;
+use std::sync::Arc;
 use web_time::Instant;
 
 /// What one non-blocking dispatch turn did.
@@ -29,6 +30,20 @@ pub enum RunOutcome {
     DeadlineReached,
     /// The worker is shutting down; it will not run tasks any more.
     ShuttingDown,
+}
+
+/// Whether a worker given back needs a thread to drive it (rule 7 of the crate docs).
+#[must_use = "a worker with pending work must go back to the background thread"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pending {
+    /// Something may progress without an outside event (runnable or live tasks, I/O in flight,
+    /// timers, external completions awaited or queued): the background thread takes the worker
+    /// back now.
+    Work,
+    /// Nothing: only an outside event can give the worker work, and such an event triggers the
+    /// rest waker given to [`LoanWorker::install_rest_waker`]. The worker rests in the slot for
+    /// the next `block_on`, without waking the background thread.
+    Nothing,
 }
 
 /// A worker that the loan driver can run on a background thread and lend to `block_on` callers.
@@ -85,6 +100,26 @@ pub trait LoanWorker: Send {
     /// (completed, panicked, or abandoned by an unwinding turn). Called on every exit path,
     /// before the context is left. The default does nothing.
     fn root_finished(&mut self) {}
+
+    /// Whether the worker has work that no outside event will announce (rule 7), asked on the
+    /// borrowing thread after its context was left, when a `block_on` gives it back.
+    /// [`Pending::Nothing`] is a promise: from now on, every event that gives the worker work
+    /// (a spawn or a task wake from another thread, an explicit unpark) triggers the rest
+    /// waker; an event that does not is only noticed when the rest ends on its own, within a
+    /// short grace period. The default, [`Pending::Work`], always hands the worker back to the
+    /// background thread.
+    fn pending(&self) -> Pending {
+        Pending::Work
+    }
+
+    /// Called once, before the background thread starts: `rest_waker` ends the worker's rest
+    /// in the slot (rule 7). Trigger it, from any thread, whenever work becomes runnable from
+    /// outside the thread driving the worker, as the worker's own unpark is. It is cheap while
+    /// the worker is not resting, and never blocks for long (one uncontended lock). The default
+    /// drops it, which is only correct together with the default [`pending`](Self::pending).
+    fn install_rest_waker(&mut self, rest_waker: Arc<dyn Unpark>) {
+        drop(rest_waker);
+    }
 }
 
 impl fmt::Debug for dyn LoanWorker {

@@ -1,0 +1,148 @@
+//! The rest (rule 7): a worker given back with nothing pending stays in the slot for the next
+//! `block_on` without waking the background thread, and still goes back to the background
+//! thread as soon as it has work: announced through the rest waker, marked during a loan, or
+//! unannounced and picked up after the grace period.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::thread;
+
+use crate::ThreadRole;
+use crate::behaviour_tests::{runtime, wait_join, wait_until};
+use crate::slot::Phase;
+use crate::test_worker::{ContextFault, TestJoin};
+
+#[test]
+fn idle_worker_rests_between_block_ons_and_is_borrowed_from_the_rest() {
+    let (loan, handle) = runtime();
+    assert_eq!(loan.block_on(async { 1 }), 1);
+    assert_eq!(loan.phase(), Phase::Resting);
+    for round in 0..100 {
+        assert_eq!(
+            loan.block_on(async { loan.thread_role() }),
+            ThreadRole::Root,
+            "round {round}"
+        );
+    }
+    // Nothing announced work, so the worker came to rest again (a grace period may have ended
+    // the rest meanwhile, but never with work).
+    assert!(matches!(loan.phase(), Phase::Resting | Phase::Background));
+    let _report = loan.shutdown();
+    assert_eq!(handle.drops(), 1);
+}
+
+#[test]
+fn worker_with_a_live_task_goes_back_to_the_background_thread() {
+    let (loan, handle) = runtime();
+    let (gate, open) = TestJoin::pair();
+    #[allow(
+        clippy::async_yields_async,
+        reason = "the join is waited for from outside the runtime"
+    )]
+    let task = loan.block_on(async { handle.spawn(async move { gate.await + 1 }) });
+    // The task is live (waiting for its gate), so the give-back reported work.
+    assert!(matches!(loan.phase(), Phase::Returned | Phase::Background));
+    wait_until(|| loan.phase() == Phase::Background);
+    open.set(41);
+    assert_eq!(
+        wait_join(&task),
+        42,
+        "the background thread drove the woken task"
+    );
+}
+
+#[test]
+fn spawn_from_outside_ends_the_rest() {
+    let (loan, handle) = runtime();
+    loan.block_on(async {});
+    assert_eq!(loan.phase(), Phase::Resting);
+    // The test worker's spawn triggers the rest waker (as the real worker's remote spawn does).
+    let task = handle.spawn(async { thread::current().id() });
+    let ran_on = wait_join(&task);
+    assert_ne!(ran_on, thread::current().id());
+    assert_ne!(loan.phase(), Phase::Resting);
+}
+
+#[test]
+fn spawn_from_another_thread_during_a_loan_keeps_the_worker_from_resting() {
+    let (loan, handle) = runtime();
+    #[allow(
+        clippy::async_yields_async,
+        reason = "the join is waited for from outside the runtime"
+    )]
+    let task = loan.block_on(async {
+        let handle = handle.clone();
+        thread::spawn(move || handle.spawn(async { 5 }))
+            .join()
+            .expect("the spawning thread")
+    });
+    // The rest waker fired while the worker was on loan: even if the drain ran the task (so
+    // nothing is pending any more), the give-back handed the worker to the background thread.
+    assert!(
+        matches!(loan.phase(), Phase::Returned | Phase::Background),
+        "{:?}",
+        loan.phase()
+    );
+    assert_eq!(wait_join(&task), 5);
+}
+
+#[test]
+fn unannounced_work_is_driven_once_the_rest_ends_on_its_own() {
+    let (loan, handle) = runtime();
+    loan.block_on(async {});
+    assert_eq!(loan.phase(), Phase::Resting);
+    // Queued without the rest waker: only the grace period gets it driven.
+    let task = handle.spawn_unannounced(async { 9 });
+    assert_eq!(wait_join(&task), 9);
+    assert_eq!(loan.phase(), Phase::Background);
+}
+
+#[test]
+fn idle_rest_ends_on_its_own_after_the_grace_period() {
+    let (loan, _handle) = runtime();
+    loan.block_on(async {});
+    wait_until(|| loan.phase() == Phase::Background);
+    assert_eq!(
+        loan.block_on(async { loan.thread_role() }),
+        ThreadRole::Root,
+        "borrowed again through a request"
+    );
+}
+
+#[test]
+fn worker_reporting_work_is_returned_not_rested() {
+    let (loan, handle) = runtime();
+    handle.pretend_pending_work();
+    loan.block_on(async {});
+    assert!(matches!(loan.phase(), Phase::Returned | Phase::Background));
+    wait_until(|| loan.phase() == Phase::Background);
+}
+
+#[test]
+fn panicking_pending_is_reraised_after_the_worker_is_back() {
+    let (loan, handle) = runtime();
+    handle.panic_on_next_pending();
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(async { 3 })));
+    let payload = caught.expect_err("pending panicked");
+    assert_eq!(
+        payload.downcast_ref::<ContextFault>(),
+        Some(&ContextFault("pending"))
+    );
+    // A panicking answer counts as work: the background thread took the worker back.
+    wait_until(|| loan.phase() == Phase::Background);
+    assert_eq!(
+        loan.block_on(async { loan.thread_role() }),
+        ThreadRole::Root
+    );
+    let _report = loan.shutdown();
+    assert_eq!(handle.drops(), 1);
+}
+
+#[test]
+fn shutdown_drops_a_resting_worker_now() {
+    let (loan, handle) = runtime();
+    loan.block_on(async {});
+    assert_eq!(loan.phase(), Phase::Resting);
+    let report = loan.shutdown();
+    assert_eq!(report.worker, crate::WorkerDisposal::DroppedNow);
+    assert_eq!(handle.drops(), 1);
+}
