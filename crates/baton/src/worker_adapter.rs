@@ -19,12 +19,18 @@
 //! 5. `root_started` / `root_finished` count the roots driven on the worker (SPEC §5: the root
 //!    is a real task for accounting); the count is `RuntimeMetrics::roots_active`, and a
 //!    runtime with a live root is not quiescent.
+//! 6. The loan driver's rest waker is the worker's wake listener (worker rule 11): remote
+//!    spawns and wakes and [`WorkerHandle::unpark`] end a rest in the slot. So `pending`
+//!    reports nothing only for a quiescent worker whose listener is this rest waker, and not
+//!    while the runtime shuts down. [`WakeWorker`], the loan driver's own unpark (requests,
+//!    root wakes, closure), unparks the driver alone: the loan driver handles its own events.
 
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use baton_loan::{LoanWorker, RunOutcome, TurnOutcome, Unpark};
+use baton_loan::{LoanWorker, Pending, RunOutcome, TurnOutcome, Unpark};
 use baton_uring::{Park, RunUntil, Worker, WorkerGuard, WorkerHandle};
 
 use crate::context;
@@ -44,6 +50,8 @@ pub(crate) struct WorkerAdapter {
     guards: Vec<WorkerGuard<'static>>,
     worker: Option<Box<Worker>>,
     handle: Handle,
+    /// Whether the loan driver's rest waker is the worker's wake listener (rule 6).
+    rest_waker_installed: bool,
 }
 
 // SAFETY: the `!Send` parts are the guards, which exist only between `enter` and `leave` on one
@@ -87,6 +95,7 @@ impl WorkerAdapter {
             guards: Vec::new(),
             worker: Some(Box::new(worker)),
             handle,
+            rest_waker_installed: false,
         }
     }
 
@@ -181,6 +190,30 @@ impl LoanWorker for WorkerAdapter {
             .roots_active
             .fetch_sub(1, Ordering::AcqRel);
     }
+
+    fn pending(&self) -> Pending {
+        // Rule 6: only a quiescent worker whose wakes reach the rest waker may rest.
+        if self.rest_waker_installed && !self.is_shutting_down() && self.worker().is_quiescent() {
+            Pending::Nothing
+        } else {
+            Pending::Work
+        }
+    }
+
+    fn install_rest_waker(&mut self, rest_waker: Arc<dyn Unpark>) {
+        // Rule 6: a listener installed before (never, by the builder) keeps `pending` at work.
+        let listener = Arc::new(EndRest(rest_waker));
+        self.rest_waker_installed = self.worker().set_wake_listener(listener).is_ok();
+    }
+}
+
+/// Rule 6: the worker's wake listener, ending the loan driver's rest.
+struct EndRest(Arc<dyn Unpark>);
+
+impl baton_task::Unpark for EndRest {
+    fn unpark(&self) {
+        self.0.unpark();
+    }
 }
 
 impl Drop for WorkerAdapter {
@@ -204,12 +237,61 @@ impl Drop for WorkerAdapter {
     }
 }
 
-/// The loan driver's [`Unpark`]: the worker's unpark token, usable from any thread.
+/// The loan driver's [`Unpark`]: the worker's unpark token, usable from any thread. It skips
+/// the wake listener (rule 6): a root wake during a loan must not count as outside work.
 #[derive(Debug)]
 pub(crate) struct WakeWorker(pub(crate) WorkerHandle);
 
 impl Unpark for WakeWorker {
     fn unpark(&self) {
-        self.0.unpark();
+        self.0.driver().unparker().unpark();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Rule 6: back-to-back roots leave the idle worker resting in the loan slot; a spawn from
+    /// another thread still reaches it (through the wake listener) and runs without a
+    /// `block_on`.
+    #[test]
+    fn spawn_from_another_thread_runs_after_back_to_back_block_ons() {
+        let rt = crate::Runtime::new().expect("a runtime with default settings builds");
+        for i in 0..100_u32 {
+            assert_eq!(rt.block_on(async move { i }), i);
+        }
+        let handle = rt.handle();
+        let (sent, received) = mpsc::channel();
+        std::thread::spawn(move || drop(handle.spawn(async move { sent.send(7) })))
+            .join()
+            .expect("the spawning thread");
+        assert_eq!(received.recv_timeout(Duration::from_secs(30)), Ok(7));
+    }
+
+    /// Rule 6: a live task keeps the worker with the background thread after the root: it runs
+    /// to completion while nobody calls `block_on`.
+    #[test]
+    fn task_left_running_by_a_root_finishes_on_the_background_thread() {
+        let rt = crate::Runtime::new().expect("a runtime with default settings builds");
+        let (sent, received) = mpsc::channel();
+        rt.block_on(async move {
+            drop(crate::spawn(async move {
+                crate::time::sleep(Duration::from_millis(5)).await;
+                sent.send(8)
+            }));
+        });
+        assert_eq!(received.recv_timeout(Duration::from_secs(30)), Ok(8));
+    }
+
+    /// Rule 6: the metrics asked from outside after a root are fresh (the unpark that asks for
+    /// them ends the worker's rest, so the background thread publishes).
+    #[test]
+    fn metrics_asked_from_outside_after_a_root_are_fresh() {
+        let rt = crate::Runtime::new().expect("a runtime with default settings builds");
+        rt.block_on(async {});
+        let metrics = rt.metrics();
+        assert!(metrics.worker_counters_fresh, "{metrics:?}");
     }
 }

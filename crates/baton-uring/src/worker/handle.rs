@@ -6,6 +6,7 @@ use std::sync::Arc;
 use baton_completion::{CompletionSender, IdentityAllocator, Registrar, RuntimeId};
 use baton_task::{JoinHandle, SpawnError, Spawner};
 
+use super::listener::ListenerCell;
 use crate::handle::DriverHandle;
 use crate::inbox::InboxSender;
 
@@ -17,6 +18,7 @@ pub struct WorkerHandle {
     pub(super) driver: DriverHandle,
     pub(super) sender: Arc<InboxSender>,
     pub(super) allocator: Arc<IdentityAllocator>,
+    pub(super) listener: Arc<ListenerCell>,
 }
 
 impl WorkerHandle {
@@ -42,9 +44,11 @@ impl WorkerHandle {
         self.spawner.try_spawn(future)
     }
 
-    /// Ends the worker's current or next park (a token: never lost).
+    /// Ends the worker's current or next park (a token: never lost), then tells the wake
+    /// listener (worker rule 11), so a dormant worker nobody drives is driven again.
     pub fn unpark(&self) {
         self.driver.unparker().unpark();
+        self.listener.notify();
     }
 
     /// The worker's inbox, for executors (`ExecutorLease`s deliver through it).

@@ -43,6 +43,12 @@
 //!     (inside a task poll): it settles the inbox and turns the driver (reap, timers, park)
 //!     but polls no task, so a `block_on` nested in a task can wait for its own I/O and
 //!     timers without re-entering the scheduler.
+//! 11. **Wake listener.** [`Worker::set_wake_listener`] installs one listener, told (after the
+//!     driver's unpark) by every wake of rule 3 that comes from another thread: an injected
+//!     spawn or remote task wake (the scheduler's unpark hook) and [`WorkerHandle::unpark`].
+//!     So a [dormant](Worker::is_quiescent) worker that nobody drives learns of its next work
+//!     there. Inbox deliveries only reach a worker with registered waits (not dormant), and
+//!     operation messages from foreign threads reach only the driver's unpark.
 //!
 //! ```text
 //!  turn(park) ── settle inbox (rules 5, 6) ── driver.turn(Poll) ── run_ready(budget) ──┐
@@ -71,6 +77,7 @@
 mod context;
 mod dispatch;
 mod handle;
+mod listener;
 mod shutdown;
 mod waits;
 
@@ -93,6 +100,7 @@ pub use shutdown::WorkerShutdownReport;
 pub use waits::Waits;
 
 use dispatch::{RouteCounts, WorkerLocal};
+use listener::ListenerCell;
 use waits::WaitTables;
 
 /// How a [`Worker`] is set up.
@@ -153,12 +161,17 @@ pub enum WorkerSetupError {
     ZeroInboxPerTurn,
 }
 
-/// The scheduler's unpark hook: wakes the driver's park (worker rule 3).
-struct WakeDriver(Unparker);
+/// The scheduler's unpark hook: wakes the driver's park (worker rule 3), then tells the wake
+/// listener (rule 11).
+struct WakeDriver {
+    unparker: Unparker,
+    listener: Arc<ListenerCell>,
+}
 
 impl baton_task::Unpark for WakeDriver {
     fn unpark(&self) {
-        self.0.unpark();
+        self.unparker.unpark();
+        self.listener.notify();
     }
 }
 
@@ -258,7 +271,11 @@ impl Worker {
         }
         let driver = Driver::new(config.driver)?;
         let unparker = driver.unparker();
-        let scheduler = Scheduler::new(Arc::new(WakeDriver(unparker.clone())));
+        let listener = Arc::new(ListenerCell::default());
+        let scheduler = Scheduler::new(Arc::new(WakeDriver {
+            unparker: unparker.clone(),
+            listener: Arc::clone(&listener),
+        }));
         let allocator = IdentityAllocator::new(runtime_id);
         let (sender, receiver) = inbox(unparker);
         let handle = WorkerHandle {
@@ -267,6 +284,7 @@ impl Worker {
             driver: driver.handle(),
             sender: Arc::clone(&sender),
             allocator: Arc::clone(&allocator),
+            listener,
         };
         let local = Box::new(WorkerLocal {
             waits: RefCell::new(WaitTables::new(allocator)),
@@ -323,9 +341,24 @@ impl Worker {
 
     /// Whether a turn on this thread would find work now: ready tasks (this thread's local
     /// ones included), queued inbox completions, or completions held for this thread.
+    ///
+    /// It does not enter the worker's context: the scheduler's own claim binds it to this
+    /// thread (and panics if another thread holds it, as `enter` would), and the inbox and the
+    /// wait tables need no context.
     pub fn has_ready_work(&self) -> bool {
-        let _entered = self.enter();
         self.scheduler.has_ready_for_current_thread() || self.ready_besides_tasks()
+    }
+
+    /// Installs the wake listener (worker rule 11), at most once.
+    ///
+    /// # Errors
+    ///
+    /// A listener is installed already: the new one is handed back, never told anything.
+    pub fn set_wake_listener(
+        &self,
+        listener: Arc<dyn baton_task::Unpark>,
+    ) -> Result<(), Arc<dyn baton_task::Unpark>> {
+        self.handle.listener.set(listener)
     }
 
     /// Whether this thread holds live local tasks or live waits of this worker (worker rules 4
@@ -341,9 +374,11 @@ impl Worker {
     }
 
     /// No live task, no queued or in-flight operation or timer, no wait, no completion queued
-    /// or held.
+    /// or held: nothing can progress until an event from another thread (worker rule 11).
+    ///
+    /// It does not enter the worker's context (nothing it reads needs it), so it is cheap
+    /// enough to ask whenever a `block_on` gives the worker back.
     pub fn is_quiescent(&self) -> bool {
-        let _entered = self.enter();
         let waits_idle = self
             .local
             .waits

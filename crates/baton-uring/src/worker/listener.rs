@@ -1,0 +1,137 @@
+//! The wake listener (worker rule 11): one more party told whenever work becomes runnable on
+//! the worker from another thread, for a driver that keeps an idle worker somewhere it cannot
+//! see the driver's unpark (the loan driver's slot between `block_on` calls).
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use baton_task::Unpark;
+
+/// The listener, set at most once and read without a lock by every wake. Shared by the
+/// scheduler's unpark hook and every [`WorkerHandle`](super::WorkerHandle).
+#[derive(Default)]
+pub(crate) struct ListenerCell {
+    listener: OnceLock<Arc<dyn Unpark>>,
+}
+
+impl fmt::Debug for ListenerCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ListenerCell")
+            .field("installed", &self.listener.get().is_some())
+            .finish()
+    }
+}
+
+impl ListenerCell {
+    /// Installs `listener` unless one is installed already, in which case it is handed back.
+    pub(crate) fn set(&self, listener: Arc<dyn Unpark>) -> Result<(), Arc<dyn Unpark>> {
+        self.listener.set(listener)
+    }
+
+    /// Worker rule 11: tells the listener, if any. Called after the driver was unparked.
+    pub(crate) fn notify(&self) {
+        if let Some(listener) = self.listener.get() {
+            listener.unpark();
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    use baton_completion::RuntimeId;
+    use baton_task::Unpark;
+
+    use super::ListenerCell;
+    use crate::worker::{Worker, WorkerConfig, WorkerSetupError};
+
+    /// Counts how often it was told.
+    #[derive(Debug, Default)]
+    struct Counter(AtomicUsize);
+
+    impl Counter {
+        fn told(&self) -> usize {
+            self.0.load(Ordering::Acquire)
+        }
+    }
+
+    impl Unpark for Counter {
+        fn unpark(&self) {
+            self.0.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    fn worker() -> Option<Worker> {
+        let runtime = RuntimeId::allocate().expect("runtime ids are not exhausted in a test");
+        match Worker::new(WorkerConfig::new(), runtime) {
+            Ok(worker) => Some(worker),
+            Err(WorkerSetupError::Ring(err)) => {
+                eprintln!("SKIPPED: io_uring is unavailable here: {err}");
+                None
+            }
+            Err(err) => panic!("unexpected set-up error: {err}"),
+        }
+    }
+
+    fn shut_down(worker: Worker) {
+        let _report = worker.shutdown(Some(Instant::now() + Duration::from_secs(10)));
+    }
+
+    #[test]
+    fn second_listener_is_handed_back_and_the_first_stays() {
+        let cell = ListenerCell::default();
+        let first = Arc::new(Counter::default());
+        let second = Arc::new(Counter::default());
+        assert!(cell.set(Arc::clone(&first) as Arc<dyn Unpark>).is_ok());
+        assert!(cell.set(Arc::clone(&second) as Arc<dyn Unpark>).is_err());
+        cell.notify();
+        assert_eq!((first.told(), second.told()), (1, 0));
+    }
+
+    #[test]
+    fn remote_spawn_and_handle_unpark_reach_the_wake_listener_but_local_spawn_does_not() {
+        let Some(worker) = worker() else { return };
+        let listener = Arc::new(Counter::default());
+        assert!(
+            worker
+                .set_wake_listener(Arc::clone(&listener) as Arc<dyn Unpark>)
+                .is_ok()
+        );
+        {
+            // Rule 11: a spawn on the thread that has the worker entered is no outside event.
+            let _entered = worker.enter();
+            drop(worker.handle().spawn(async {}));
+        }
+        assert_eq!(listener.told(), 0);
+        let handle = worker.handle();
+        std::thread::spawn(move || drop(handle.spawn(async {})))
+            .join()
+            .expect("the spawning thread");
+        assert_eq!(listener.told(), 1, "a remote spawn");
+        worker.handle().unpark();
+        assert_eq!(listener.told(), 2, "WorkerHandle::unpark");
+        shut_down(worker);
+    }
+
+    #[test]
+    fn quiescence_and_ready_work_are_read_without_entering_the_worker() {
+        let Some(worker) = worker() else { return };
+        assert!(worker.is_quiescent());
+        assert!(!worker.has_ready_work());
+        let handle = worker.handle();
+        std::thread::spawn(move || drop(handle.spawn(async {})))
+            .join()
+            .expect("the spawning thread");
+        assert!(!worker.is_quiescent(), "a live injected task");
+        assert!(
+            worker.has_ready_work(),
+            "the injected task is runnable here"
+        );
+        let _turn = worker.turn(crate::driver::Park::Poll);
+        assert!(worker.is_quiescent());
+        shut_down(worker);
+    }
+}
