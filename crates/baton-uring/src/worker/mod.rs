@@ -344,9 +344,12 @@ impl Worker {
     ///
     /// It does not enter the worker's context: the scheduler's own claim binds it to this
     /// thread (and panics if another thread holds it, as `enter` would), and the inbox and the
-    /// wait tables need no context.
+    /// wait tables need no context. Without live tasks it skips the scheduler altogether: only
+    /// an unfinished task is ever queued (baton-task rule 2), and each counts as live from its
+    /// spawn until it is retired. A spawn racing this check is announced by its own unpark.
     pub fn has_ready_work(&self) -> bool {
-        self.scheduler.has_ready_for_current_thread() || self.ready_besides_tasks()
+        (self.scheduler.has_live_tasks() && self.scheduler.has_ready_for_current_thread())
+            || self.ready_besides_tasks()
     }
 
     /// Installs the wake listener (worker rule 11), at most once.
