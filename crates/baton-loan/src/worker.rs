@@ -114,9 +114,10 @@ pub trait LoanWorker: Send {
 
     /// Called once, before the background thread starts: `rest_waker` ends the worker's rest
     /// in the slot (rule 7). Trigger it, from any thread, whenever work becomes runnable from
-    /// outside the thread driving the worker, as the worker's own unpark is. It is cheap while
-    /// the worker is not resting, and never blocks for long (one uncontended lock). The default
-    /// drops it, which is only correct together with the default [`pending`](Self::pending).
+    /// outside the thread driving the worker, once that work is visible (queued) — for example
+    /// right after the worker's own unpark. It never blocks for long (one short lock of the
+    /// slot, which is never held while worker code runs). The default drops it, which is only
+    /// correct together with the default [`pending`](Self::pending).
     fn install_rest_waker(&mut self, rest_waker: Arc<dyn Unpark>) {
         drop(rest_waker);
     }
