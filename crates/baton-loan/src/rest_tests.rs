@@ -151,3 +151,96 @@ fn shutdown_drops_a_resting_worker_now() {
     assert_eq!(report.worker, crate::WorkerDisposal::DroppedNow);
     assert_eq!(handle.drops(), 1);
 }
+
+/// One step of [`prop_rest_never_strands_work`].
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// A `block_on` of a ready future (the worker comes to rest if nothing is pending).
+    BlockOn,
+    /// A `block_on` whose root yields twice.
+    BlockOnYielding,
+    /// A `block_on` that leaves a task behind, waiting for the next outside spawn's gate.
+    LeaveTaskBehind,
+    /// A spawn from another thread (announced through the rest waker).
+    SpawnOutside,
+    /// A task queued without the rest waker (driven once the rest ends on its own).
+    SpawnUnannounced,
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    proptest::prop_oneof![
+        proptest::strategy::Just(Step::BlockOn),
+        proptest::strategy::Just(Step::BlockOnYielding),
+        proptest::strategy::Just(Step::LeaveTaskBehind),
+        proptest::strategy::Just(Step::SpawnOutside),
+        proptest::strategy::Just(Step::SpawnUnannounced),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Random sequences of `block_on`s, tasks left behind and spawns announced or not: every
+    /// `block_on` borrows the worker (one thread, so never contended), every task finishes
+    /// without a further `block_on` (the background thread drives whatever the rests left),
+    /// and the worker is dropped exactly once at shutdown.
+    #[test]
+    fn prop_rest_never_strands_work(steps in proptest::collection::vec(step(), 1..12)) {
+        let (loan, handle) = runtime();
+        let mut joins: Vec<TestJoin<u32>> = Vec::new();
+        let mut gates = Vec::new();
+        for (index, step) in steps.iter().enumerate() {
+            let value = u32::try_from(index).expect("few steps");
+            match step {
+                Step::BlockOn => {
+                    let role = loan.block_on(async { loan.thread_role() });
+                    proptest::prop_assert_eq!(role, ThreadRole::Root);
+                }
+                Step::BlockOnYielding => {
+                    let role = loan.block_on(async {
+                        crate::test_worker::YieldNow { times: 2 }.await;
+                        loan.thread_role()
+                    });
+                    proptest::prop_assert_eq!(role, ThreadRole::Root);
+                }
+                Step::LeaveTaskBehind => {
+                    let (gate, open) = TestJoin::pair();
+                    gates.push(open);
+                    let task = handle.clone();
+                    #[allow(
+                        clippy::async_yields_async,
+                        reason = "the join is waited for from outside the runtime"
+                    )]
+                    let join = loan.block_on(async move { task.spawn(gate) });
+                    joins.push(join);
+                }
+                Step::SpawnOutside => {
+                    let spawner = handle.clone();
+                    let opens = std::mem::take(&mut gates);
+                    let join = thread::spawn(move || {
+                        spawner.spawn(async move {
+                            for open in opens {
+                                open.set(value);
+                            }
+                            value
+                        })
+                    })
+                    .join()
+                    .expect("the spawning thread");
+                    joins.push(join);
+                }
+                Step::SpawnUnannounced => {
+                    joins.push(handle.spawn_unannounced(async move { value }));
+                }
+            }
+        }
+        for open in gates {
+            open.set(0);
+        }
+        for join in &joins {
+            let _value = wait_join(join);
+        }
+        let _report = loan.shutdown();
+        proptest::prop_assert_eq!(handle.drops(), 1);
+    }
+}
