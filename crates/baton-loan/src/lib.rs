@@ -1,7 +1,9 @@
 //! The current-thread `block_on` loan driver of Baton (SPEC §5).
 //!
 //! A runtime has exactly one worker. Between `block_on` calls a background thread runs it, so
-//! spawned work keeps progressing; when `block_on` starts, the calling thread borrows the
+//! spawned work keeps progressing (a worker with nothing to do rests in the slot instead, so
+//! back-to-back calls hand it over without waking that thread, until outside work or a short
+//! grace period sends it back: rule 7); when `block_on` starts, the calling thread borrows the
 //! worker, polls its root future in place (no `Send`, no `'static`), nests to any depth, returns
 //! the worker on every exit path including panics, and drains briefly and boundedly after the
 //! root completes. The driver knows the worker only through the [`LoanWorker`] trait object and

@@ -100,7 +100,8 @@ pub struct ShutdownReport {
     pub background: BackgroundExit,
 }
 
-/// One runtime's worker, lent to `block_on` callers and run by a background thread in between.
+/// One runtime's worker, lent to `block_on` callers and run by a background thread in between
+/// whenever it has work (an idle one rests in the slot for the next caller, rule 7).
 ///
 /// `Loan` is `Send + Sync`: any thread may call [`block_on`](Self::block_on); at most one
 /// thread (plus its nested frames) drives the worker at a time, the others fall back to polling
