@@ -340,20 +340,33 @@ impl Slot {
             }
         }
         // Rule 7: wait for the worker to come back. `seen` is the ticket count at the previous
-        // look: unchanged means nobody borrowed the worker for a whole wait.
+        // look (unchanged: nobody borrowed the worker since); `rested_at` the ticket count at
+        // the previous look if that look found the worker resting.
         let mut seen: Option<Ticket> = None;
+        let mut rested_at: Option<Ticket> = None;
         loop {
-            let unchanged = seen == Some(state.next_ticket);
-            seen = Some(state.next_ticket);
+            let now = Some(state.next_ticket);
+            let unchanged = seen == now;
+            seen = now;
             let wait = match state.phase {
                 Phase::Returned => BackgroundWait::No,
-                Phase::Resting if unchanged => BackgroundWait::No,
+                // Resting at two looks in a row, one grace period apart, with no borrow between.
+                Phase::Resting if rested_at == now => BackgroundWait::No,
                 Phase::Closed => return Settle::Closed(None),
-                // A fresh rest or loan gets a timer; a loan that outlived one waits untimed
-                // (its give-back notifies).
-                Phase::Resting => BackgroundWait::Timed,
-                Phase::Offered(_) | Phase::Loaned(_) if !unchanged => BackgroundWait::Timed,
-                Phase::Offered(_) | Phase::Loaned(_) => BackgroundWait::Untimed,
+                Phase::Resting => {
+                    rested_at = now;
+                    BackgroundWait::Timed
+                }
+                // A fresh loan gets a timer; one that outlived it waits untimed (its give-back
+                // notifies).
+                Phase::Offered(_) | Phase::Loaned(_) => {
+                    rested_at = None;
+                    if unchanged {
+                        BackgroundWait::Untimed
+                    } else {
+                        BackgroundWait::Timed
+                    }
+                }
                 Phase::Background | Phase::Requested(_) | Phase::Refused(_) => {
                     debug_assert!(false, "rule 1: the background thread lent the worker");
                     BackgroundWait::Untimed
