@@ -157,17 +157,6 @@ impl Shared {
         self.closed.load(Ordering::Acquire)
     }
 
-    /// Rule 2: push a task whose queue entry we own: onto the core's queues when this thread
-    /// holds the claim, otherwise onto the injection queue (unparking the worker).
-    pub(crate) fn schedule(&self, task: TaskRef) {
-        match self.core_here() {
-            Some(core) => core.push_ready(task),
-            None => {
-                let _ = self.inject(task, false);
-            }
-        }
-    }
-
     /// Pushes onto the injection queue. When `new_task`, the spawn is counted under the lock so
     /// counters and the closed check agree (rule 8). A refused task reference is dropped after
     /// the lock is released.
