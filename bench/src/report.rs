@@ -1,8 +1,10 @@
 //! Turns recorded cells into statistics and markdown tables.
 //!
 //! Per cell: the median, minimum and maximum throughput over the recorded runs, and the median
-//! allocations per operation. Per row: each column's median divided by the reference column's
-//! median (above 1.00× is faster than the reference).
+//! CPU time and allocations per operation. Per row: each column's median divided by the
+//! reference column's median (above 1.00× is faster than the reference), and the reference's
+//! median CPU time per operation divided by the column's (above 1.00× uses less CPU; other
+//! load on the machine moves this far less than it moves throughput).
 
 use std::fmt::Write;
 
@@ -20,6 +22,8 @@ pub(crate) struct Stats {
     pub(crate) max: f64,
     /// Median allocation requests per operation.
     pub(crate) allocs_per_op: f64,
+    /// Median CPU time per operation (whole process), in microseconds.
+    pub(crate) cpu_micros_per_op: f64,
 }
 
 /// The median of `values` (the mean of the middle two for an even count); `None` when empty.
@@ -45,12 +49,14 @@ impl Stats {
             .iter()
             .map(|s| s.allocations_per_op())
             .collect();
+        let mut cpu: Vec<f64> = cell.samples.iter().map(|s| s.cpu_micros_per_op()).collect();
         let median_rate = median(&mut rates)?;
         Some(Self {
             median: median_rate,
             min: rates[0],
             max: rates[rates.len() - 1],
             allocs_per_op: median(&mut allocs)?,
+            cpu_micros_per_op: median(&mut cpu)?,
         })
     }
 }
@@ -90,11 +96,54 @@ fn missing_text(cell: &Cell, name: &str, notes: &mut Notes) -> String {
     }
 }
 
-/// The reference column's median for a row, if that column measured it.
-fn reference_median(row: &Row, names: &[&str]) -> Option<f64> {
+/// The reference column's statistics for a row, if that column measured it.
+fn reference_stats(row: &Row, names: &[&str]) -> Option<Stats> {
     let reference = row.workload.reference();
     let index = names.iter().position(|n| *n == reference)?;
-    Stats::of(&row.cells[index]).map(|s| s.median)
+    Stats::of(&row.cells[index])
+}
+
+/// The reference column's median for a row, if that column measured it.
+fn reference_median(row: &Row, names: &[&str]) -> Option<f64> {
+    reference_stats(row, names).map(|s| s.median)
+}
+
+/// A ratio matrix: one line per row, one cell per contender, `ratio(cell, reference)` or the
+/// reason the cell has no number.
+fn ratio_matrix(
+    out: &mut String,
+    rows: &[Row],
+    names: &[&str],
+    notes: &mut Notes,
+    ratio: impl Fn(&Stats, &Stats) -> f64,
+) {
+    let _ = write!(out, "| workload | reference |");
+    for name in names {
+        let _ = write!(out, " {name} |");
+    }
+    let _ = write!(out, "\n|---|---|");
+    for _ in names {
+        let _ = write!(out, "---:|");
+    }
+    out.push('\n');
+    for row in rows {
+        let reference = reference_stats(row, names);
+        let _ = write!(
+            out,
+            "| {} | {} |",
+            row.workload.label(),
+            row.workload.reference()
+        );
+        for (cell, name) in row.cells.iter().zip(names) {
+            let text = match (Stats::of(cell), &reference) {
+                (Some(stats), Some(reference)) => format!("{:.2}×", ratio(&stats, reference)),
+                (Some(_), None) => "(no reference)".into(),
+                (None, _) => missing_text(cell, name, notes),
+            };
+            let _ = write!(out, " {text} |");
+        }
+        out.push('\n');
+    }
 }
 
 /// The whole report: the ratio matrix, the detail table and the footnotes.
@@ -106,60 +155,48 @@ pub(crate) fn markdown(rows: &[Row], names: &[&str], runs: usize) -> String {
         out,
         "### Ratios (median of {runs} runs, relative to the reference column; higher is faster)\n"
     );
-    let _ = write!(out, "| workload | reference |");
-    for name in names {
-        let _ = write!(out, " {name} |");
-    }
-    let _ = write!(out, "\n|---|---|");
-    for _ in names {
-        let _ = write!(out, "---:|");
-    }
-    out.push('\n');
-    for row in rows {
-        let reference = reference_median(row, names);
-        let _ = write!(
-            out,
-            "| {} | {} |",
-            row.workload.label(),
-            row.workload.reference()
-        );
-        for (cell, name) in row.cells.iter().zip(names) {
-            let text = match (Stats::of(cell), reference) {
-                (Some(stats), Some(reference)) => format!("{:.2}×", stats.median / reference),
-                (Some(_), None) => "(no reference)".into(),
-                (None, _) => missing_text(cell, name, &mut notes),
-            };
-            let _ = write!(out, " {text} |");
-        }
-        out.push('\n');
-    }
+    ratio_matrix(&mut out, rows, names, &mut notes, |cell, reference| {
+        cell.median / reference.median
+    });
+    let _ = writeln!(
+        out,
+        "\n### Ratios by CPU time (the reference's median CPU time per operation divided by the column's; higher uses less CPU)\n"
+    );
+    ratio_matrix(&mut out, rows, names, &mut notes, |cell, reference| {
+        reference.cpu_micros_per_op / cell.cpu_micros_per_op.max(1e-9)
+    });
 
     let _ = writeln!(
         out,
-        "\n### Throughput and allocations (median [min – max] over {runs} runs)\n"
+        "\n### Throughput, CPU time and allocations (median [min – max] over {runs} runs)\n"
     );
     let _ = writeln!(
         out,
-        "| workload | contender | median | min – max | ratio | allocs/op |\n|---|---|---:|---:|---:|---:|"
+        "| workload | contender | median | min – max | ratio | CPU µs/op | allocs/op |\n|---|---|---:|---:|---:|---:|---:|"
     );
     for row in rows {
         let reference = reference_median(row, names);
         for (cell, name) in row.cells.iter().zip(names) {
             let Some(stats) = Stats::of(cell) else {
                 let text = missing_text(cell, name, &mut notes);
-                let _ = writeln!(out, "| {} | {name} | {text} | | | |", row.workload.label());
+                let _ = writeln!(
+                    out,
+                    "| {} | {name} | {text} | | | | |",
+                    row.workload.label()
+                );
                 continue;
             };
             let ratio =
                 reference.map_or_else(|| "–".to_string(), |r| format!("{:.2}×", stats.median / r));
             let _ = writeln!(
                 out,
-                "| {} | {name} | {} {} | {} – {} | {ratio} | {:.2} |",
+                "| {} | {name} | {} {} | {} – {} | {ratio} | {:.2} | {:.2} |",
                 row.workload.label(),
                 human(stats.median),
                 row.workload.unit(),
                 human(stats.min),
                 human(stats.max),
+                stats.cpu_micros_per_op,
                 stats.allocs_per_op
             );
         }
@@ -189,6 +226,7 @@ mod tests {
                     ops,
                     elapsed: Duration::from_secs(1),
                     allocations: ops * 2,
+                    cpu: Duration::from_micros(ops * 2),
                 })
                 .collect(),
             missing: None,
@@ -227,6 +265,8 @@ mod tests {
         };
         let text = markdown(&[row], &["raw io_uring", "tokio", "other"], 5);
         assert!(text.contains("| 1.00× | 0.50× | n/a [1] |"), "{text}");
+        // By CPU: both columns use 2 µs per operation.
+        assert!(text.contains("| 1.00× | 1.00× | n/a [1] |"), "{text}");
         assert!(text.contains("1. other: no such thing"), "{text}");
     }
 

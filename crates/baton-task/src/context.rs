@@ -85,6 +85,18 @@ impl Drop for EnterGuard {
     }
 }
 
+/// Whether `shared`'s scheduler is the one installed on this thread (by a live guard).
+pub(crate) fn is_current(shared: &Arc<Shared>) -> bool {
+    CONTEXT
+        .try_with(|context| {
+            context
+                .borrow()
+                .as_ref()
+                .is_some_and(|current| Arc::ptr_eq(current, shared))
+        })
+        .unwrap_or(false)
+}
+
 fn current_shared() -> Option<Arc<Shared>> {
     CONTEXT
         .try_with(|context| context.borrow().clone())

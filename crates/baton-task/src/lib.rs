@@ -98,6 +98,11 @@
 //! 10. **Fairness.** `run_ready` alternates between `Send` tasks and this thread's local tasks,
 //!     requeues woken tasks at the back, and drains the injection queue at the start of each
 //!     call, whenever the queues run dry, and every 31 polls.
+//! 11. **The injected flag.** A flag beside the injection queue is set under its lock whenever
+//!     a push makes the queue non-empty and cleared under the lock only by the drain that
+//!     empties it, so "flag clear" means "nothing injected since the last drain". The worker
+//!     reads it without the lock and skips the lock when it is clear; a push racing that read
+//!     is the one that found the queue empty, so it unparks the worker (rule 2).
 //!
 //! # Testing
 //!

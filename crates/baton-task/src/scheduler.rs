@@ -5,7 +5,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use crate::context::{ContextError, EnterGuard};
+use crate::context::{self, ContextError, EnterGuard};
 use crate::core::Core;
 use crate::join::JoinHandle;
 use crate::shared::{Claim, Injected, Shared, Tally, TaskCounts, Unpark};
@@ -160,8 +160,16 @@ impl Scheduler {
 
     /// Polls up to `budget` tasks that may run on this thread, fairly (rule 10).
     pub fn run_ready(&self, budget: usize) -> RunReport {
-        let enter = self.enter();
-        let core = enter.core();
+        // A worker turn usually runs inside a guard of this scheduler already: re-entering costs
+        // nothing then. Otherwise enter for the duration of the call.
+        let entered;
+        let core = match self.core_if_entered() {
+            Some(core) => core,
+            None => {
+                entered = self.enter();
+                entered.core()
+            }
+        };
         let here = sync::thread_id();
         if core.polling.replace(true) {
             // Called from inside a task's poll: refuse to re-enter.
@@ -206,18 +214,37 @@ impl Scheduler {
         }
     }
 
+    /// The core, if this scheduler is installed on this thread and this thread holds its claim
+    /// (rule 9): some live guard of ours keeps both in place until the caller returns, so no new
+    /// guard is needed.
+    fn core_if_entered(&self) -> Option<&Core> {
+        if context::is_current(&self.shared) {
+            self.shared.core_here()
+        } else {
+            None
+        }
+    }
+
     /// Whether `run_ready` on this thread would find work now (local tasks of other threads do
     /// not count).
     pub fn has_ready_for_current_thread(&self) -> bool {
+        let here = sync::thread_id();
+        if let Some(core) = self.core_if_entered() {
+            return core.has_ready_for(here) || self.shared.has_remote();
+        }
         let claim = self.claim();
-        claim.core().has_ready_for(sync::thread_id()) || self.shared.has_remote()
+        claim.core().has_ready_for(here) || self.shared.has_remote()
     }
 
     /// Live local tasks owned by the current thread: handing the worker to another thread would
     /// strand them until it comes back.
     pub fn live_local_tasks_on_current_thread(&self) -> usize {
+        let here = sync::thread_id();
+        if let Some(core) = self.core_if_entered() {
+            return core.live_local(here);
+        }
         let claim = self.claim();
-        claim.core().live_local(sync::thread_id())
+        claim.core().live_local(here)
     }
 
     /// Whether any accepted task has not finished yet.

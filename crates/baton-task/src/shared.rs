@@ -72,6 +72,9 @@ pub(crate) struct Shared {
     holder: AtomicUsize,
     core: CoreCell,
     remote: Mutex<Remote>,
+    /// Rule 11: set under `remote`'s lock when the injection queue becomes non-empty, cleared
+    /// under it when a drain empties it; read without the lock to skip an empty drain.
+    injected: AtomicBool,
     closed: AtomicBool,
     unpark: Arc<dyn Unpark>,
     counters: Counters,
@@ -117,6 +120,7 @@ impl Shared {
             holder: AtomicUsize::new(0),
             core: CoreCell(Core::new()),
             remote: Mutex::new(Remote::default()),
+            injected: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             unpark,
             counters: Counters::default(),
@@ -128,6 +132,11 @@ impl Shared {
         let Some(me) = sync::thread_token() else {
             return Claim::HeldElsewhere;
         };
+        // Only this thread can store its own token, so a plain read answers the nested case
+        // without a read-modify-write.
+        if self.holder.load(Ordering::Acquire) == me {
+            return Claim::Nested;
+        }
         match self
             .holder
             .compare_exchange(0, me, Ordering::Acquire, Ordering::Acquire)
@@ -157,17 +166,6 @@ impl Shared {
         self.closed.load(Ordering::Acquire)
     }
 
-    /// Rule 2: push a task whose queue entry we own: onto the core's queues when this thread
-    /// holds the claim, otherwise onto the injection queue (unparking the worker).
-    pub(crate) fn schedule(&self, task: TaskRef) {
-        match self.core_here() {
-            Some(core) => core.push_ready(task),
-            None => {
-                let _ = self.inject(task, false);
-            }
-        }
-    }
-
     /// Pushes onto the injection queue. When `new_task`, the spawn is counted under the lock so
     /// counters and the closed check agree (rule 8). A refused task reference is dropped after
     /// the lock is released.
@@ -183,6 +181,10 @@ impl Shared {
         }
         let was_empty = remote.queue.is_empty();
         remote.queue.push_back(task);
+        if was_empty {
+            // Rule 11: published under the lock, before the unpark below.
+            self.injected.store(true, Ordering::Release);
+        }
         drop(remote);
         if was_empty {
             // A non-empty queue already has an unpark pending for it: the worker drains the whole
@@ -194,16 +196,23 @@ impl Shared {
 
     /// Takes everything injected so far into `into`.
     pub(crate) fn drain_remote(&self, into: &mut VecDeque<TaskRef>) {
+        // Rule 11: a clear flag means nothing was injected since the last drain; a push racing
+        // this read unparks the worker, which drains again.
+        if !self.injected.load(Ordering::Acquire) {
+            return;
+        }
         let mut remote = sync::lock(&self.remote);
         if into.is_empty() {
             std::mem::swap(&mut remote.queue, into);
         } else {
             into.append(&mut remote.queue);
         }
+        self.injected.store(false, Ordering::Release);
     }
 
+    /// Rule 11: whether anything was injected since the last drain (without the lock).
     pub(crate) fn has_remote(&self) -> bool {
-        !sync::lock(&self.remote).queue.is_empty()
+        self.injected.load(Ordering::Acquire)
     }
 
     /// Rule 8: refuse all further injections and take what is queued.
@@ -211,6 +220,7 @@ impl Shared {
         let mut remote = sync::lock(&self.remote);
         remote.closed = true;
         self.closed.store(true, Ordering::Release);
+        self.injected.store(false, Ordering::Release);
         std::mem::take(&mut remote.queue)
     }
 

@@ -283,9 +283,23 @@ where
         }
     }
 
+    /// Rule 2: queues a task whose queue entry we own: onto the core's queues when this thread
+    /// holds the claim, otherwise onto the injection queue.
     fn schedule(self: Arc<Self>) {
+        let shared: *const Shared = Arc::as_ptr(&self.header.shared);
+        // SAFETY: `core_here` answers only on the thread holding the core claim (rule 9), and a
+        // claim is held only by a live `ClaimGuard`, which owns an `Arc<Shared>` until it
+        // releases the claim (a leaked guard leaks its `Arc` too). Nothing here releases the
+        // claim, so `Shared` outlives the push even though `self`, and with it the task's own
+        // `Arc<Shared>`, moves into the queue. This saves a reference-count pair per wake.
+        if let Some(core) = unsafe { &*shared }.core_here() {
+            core.push_ready(self);
+            return;
+        }
+        // Rule 2, remote: the injection queue (unparking the worker). Our own `Arc` keeps
+        // `Shared` alive even if a closed queue drops the task.
         let shared = Arc::clone(&self.header.shared);
-        shared.schedule(self);
+        let _ = shared.inject(self, false);
     }
 }
 

@@ -195,3 +195,35 @@ fn loom_wake_while_worker_migrates_is_never_lost() {
         assert!(matches!(poll_once(&mut handle), Poll::Ready(Ok(()))));
     });
 }
+
+/// Proves rule 11: the lock-free "injected" flag never hides queued work. Two spawns from a
+/// foreign thread race a `run_ready` (whose drain may empty the queue between them); once the
+/// spawner is joined, the next `run_ready` sees the flag and runs everything still queued, and
+/// each push that found the queue empty unparked the worker. Fails if the drain clears the flag
+/// after releasing the lock (the second push's flag is then wiped while its task is queued).
+#[test]
+fn loom_injected_flag_never_hides_queued_work() {
+    loom::model(|| {
+        let (scheduler, unpark) = scheduler();
+        let spawner = scheduler.spawner();
+        let spawning =
+            loom::thread::spawn(move || (spawner.spawn(async { 1 }), spawner.spawn(async { 2 })));
+        let first = scheduler.run_ready(4);
+        let (mut one, mut two) = spawning.join().unwrap();
+        let unparks = unpark.0.load(Ordering::SeqCst);
+        assert!(
+            unparks >= 1,
+            "the first push found the queue empty and must unpark"
+        );
+        if first.polled < 2 {
+            assert!(
+                scheduler.has_ready_for_current_thread(),
+                "queued work is hidden from the worker"
+            );
+        }
+        let _ = scheduler.run_ready(4);
+        assert!(matches!(poll_once(&mut one), Poll::Ready(Ok(1))));
+        assert!(matches!(poll_once(&mut two), Poll::Ready(Ok(2))));
+        assert_eq!(scheduler.live_tasks(), 0);
+    });
+}
