@@ -376,6 +376,15 @@ impl Driver {
         report.timers_fired += core.fire_timers();
     }
 
+    /// Installs the hook told after every mailbox message's unpark (at most once; a second is
+    /// handed back), for an owner that may keep the driver idle where nobody waits on the ring.
+    pub(crate) fn set_message_hook(
+        &self,
+        hook: crate::mailbox::MessageHook,
+    ) -> Result<(), crate::mailbox::MessageHook> {
+        self.inner.shared.set_message_hook(hook)
+    }
+
     /// Wakes the driver from any thread.
     pub fn unparker(&self) -> Unparker {
         Unparker::new(self.inner.shared.clone())

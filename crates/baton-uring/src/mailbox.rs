@@ -1,7 +1,9 @@
 //! The driver's thread-safe half: mailbox, unpark flag and wake-up eventfd. Handles, unparkers
 //! and detached-sync senders reach the driver only through here.
 
+use std::fmt;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::OnceLock;
 
 use web_time::Instant;
 
@@ -36,8 +38,11 @@ struct MailboxState {
     messages: Vec<Msg>,
 }
 
+/// Called after a message woke the driver (see [`Shared::set_message_hook`]). A std `Arc`
+/// even under loom: the hook is installed before any other thread exists and only read after.
+pub(crate) type MessageHook = std::sync::Arc<dyn Fn() + Send + Sync>;
+
 /// State shared between the driver and every handle.
-#[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) id: u64,
     mailbox: Mutex<MailboxState>,
@@ -46,6 +51,22 @@ pub(crate) struct Shared {
     sent: AtomicUsize,
     notified: AtomicBool,
     eventfd: Option<OwnedFd>,
+    /// Told after every message's unpark: set once by the owner of a driver that may sit idle
+    /// where nobody waits on the ring (worker rule 11).
+    message_hook: OnceLock<MessageHook>,
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared")
+            .field("id", &self.id)
+            .field("mailbox", &self.mailbox)
+            .field("sent", &self.sent)
+            .field("notified", &self.notified)
+            .field("eventfd", &self.eventfd)
+            .field("message_hook", &self.message_hook.get().is_some())
+            .finish()
+    }
 }
 
 impl Shared {
@@ -56,6 +77,7 @@ impl Shared {
             sent: AtomicUsize::new(0),
             notified: AtomicBool::new(false),
             eventfd,
+            message_hook: OnceLock::new(),
         })
     }
 
@@ -71,7 +93,17 @@ impl Shared {
             self.sent.fetch_add(1, Ordering::Release);
         }
         self.unpark();
+        if let Some(hook) = self.message_hook.get() {
+            hook();
+        }
         Ok(())
+    }
+
+    /// Installs the hook told after every message's unpark, at most once; a second hook is
+    /// handed back. A driver whose owner may keep it idle where nobody waits on the ring uses
+    /// this to learn that a message needs a turn.
+    pub(crate) fn set_message_hook(&self, hook: MessageHook) -> Result<(), MessageHook> {
+        self.message_hook.set(hook)
     }
 
     /// Whether the mailbox still accepts messages.

@@ -38,6 +38,7 @@ impl ListenerCell {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use std::future::Future;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
@@ -113,6 +114,43 @@ mod tests {
         assert_eq!(listener.told(), 1, "a remote spawn");
         worker.handle().unpark();
         assert_eq!(listener.told(), 2, "WorkerHandle::unpark");
+        shut_down(worker);
+    }
+
+    #[test]
+    fn operation_registered_from_another_thread_reaches_the_wake_listener() {
+        let Some(worker) = worker() else { return };
+        let listener = Arc::new(Counter::default());
+        assert!(
+            worker
+                .set_wake_listener(Arc::clone(&listener) as Arc<dyn Unpark>)
+                .is_ok()
+        );
+        let driver = worker.handle().driver().clone();
+        let mut nop = std::thread::spawn(move || {
+            // The first poll on a thread without the driver entered registers through the
+            // driver's mailbox (forward rule 1): an outside event for a resting worker.
+            let mut nop = Box::pin(crate::ops::nop().bind(&driver));
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            assert!(nop.as_mut().poll(&mut cx).is_pending());
+            nop
+        })
+        .join()
+        .expect("the registering thread");
+        assert_eq!(listener.told(), 1, "a mailbox message from another thread");
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let result = loop {
+            let _turn = worker.turn(crate::driver::Park::Wait(Some(deadline)));
+            if let std::task::Poll::Ready(result) = nop.as_mut().poll(&mut cx) {
+                break result;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the forwarded nop never completed"
+            );
+        };
+        assert!(result.is_ok(), "{result:?}");
         shut_down(worker);
     }
 

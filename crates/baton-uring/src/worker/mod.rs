@@ -45,10 +45,11 @@
 //!     timers without re-entering the scheduler.
 //! 11. **Wake listener.** [`Worker::set_wake_listener`] installs one listener, told (after the
 //!     driver's unpark) by every wake of rule 3 that comes from another thread: an injected
-//!     spawn or remote task wake (the scheduler's unpark hook) and [`WorkerHandle::unpark`].
-//!     So a [dormant](Worker::is_quiescent) worker that nobody drives learns of its next work
-//!     there. Inbox deliveries only reach a worker with registered waits (not dormant), and
-//!     operation messages from foreign threads reach only the driver's unpark.
+//!     spawn or remote task wake (the scheduler's unpark hook), [`WorkerHandle::unpark`], and
+//!     every driver mailbox message (an operation registered, forwarded, dropped or cancelled
+//!     from a foreign thread). So a [dormant](Worker::is_quiescent) worker that nobody drives
+//!     learns of its next work there. Inbox deliveries only reach a worker with registered
+//!     waits (not dormant).
 //!
 //! ```text
 //!  turn(park) ── settle inbox (rules 5, 6) ── driver.turn(Poll) ── run_ready(budget) ──┐
@@ -272,6 +273,13 @@ impl Worker {
         let driver = Driver::new(config.driver)?;
         let unparker = driver.unparker();
         let listener = Arc::new(ListenerCell::default());
+        // Rule 11: a message from another thread (an operation registered, forwarded, dropped
+        // or cancelled there) is an outside event too.
+        let hook_listener = Arc::clone(&listener);
+        let fresh_driver_has_no_hook = driver.set_message_hook(Arc::new(move || {
+            hook_listener.notify();
+        }));
+        debug_assert!(fresh_driver_has_no_hook.is_ok());
         let scheduler = Scheduler::new(Arc::new(WakeDriver {
             unparker: unparker.clone(),
             listener: Arc::clone(&listener),
