@@ -55,17 +55,32 @@ thread_local! {
 /// [`ContextError::EnteredElsewhere`]) — never undefined behaviour.
 #[derive(Debug)]
 pub struct EnterGuard {
-    previous: Option<Arc<Shared>>,
+    restore: Restore,
     claim: ClaimGuard,
     _not_send: PhantomData<*const ()>,
+}
+
+/// What dropping an [`EnterGuard`] puts back into the thread's context.
+#[derive(Debug)]
+enum Restore {
+    /// The guard installed its scheduler over this previous context (maybe none).
+    Previous(Option<Arc<Shared>>),
+    /// The scheduler was the current context already (a nested enter): nothing to put back.
+    Unchanged,
 }
 
 impl EnterGuard {
     pub(crate) fn new(shared: &Arc<Shared>) -> Result<EnterGuard, ContextError> {
         let claim = ClaimGuard::take(shared)?;
-        let previous = CONTEXT.with(|context| context.replace(Some(Arc::clone(shared))));
+        // A nested enter of the current scheduler leaves the context as it is: no reference
+        // count traffic, and the outer guard restores it.
+        let restore = if is_current(shared) {
+            Restore::Unchanged
+        } else {
+            Restore::Previous(CONTEXT.with(|context| context.replace(Some(Arc::clone(shared)))))
+        };
         Ok(EnterGuard {
-            previous,
+            restore,
             claim,
             _not_send: PhantomData,
         })
@@ -78,7 +93,10 @@ impl EnterGuard {
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
-        let previous = self.previous.take();
+        let Restore::Previous(previous) = std::mem::replace(&mut self.restore, Restore::Unchanged)
+        else {
+            return;
+        };
         // During thread-local destruction the context is gone already: nothing to restore.
         let ours = CONTEXT.try_with(|context| context.replace(previous));
         drop(ours);

@@ -157,6 +157,40 @@ fn enter_installs_context_and_nests_with_restore() {
 }
 
 #[test]
+fn nested_enter_of_the_current_scheduler_keeps_the_context_until_the_outer_guard_drops() {
+    let (outer, _) = scheduler();
+    let (other, _) = scheduler();
+    let first = outer.enter();
+    let nested = outer.enter();
+    {
+        // A different scheduler in between is restored away from again.
+        let _other_guard = other.enter();
+        assert!(
+            baton_task::try_current()
+                .unwrap()
+                .same_scheduler(&other.spawner())
+        );
+    }
+    assert!(
+        baton_task::try_current()
+            .unwrap()
+            .same_scheduler(&outer.spawner())
+    );
+    drop(nested);
+    assert!(
+        baton_task::try_current()
+            .unwrap()
+            .same_scheduler(&outer.spawner()),
+        "the outer guard still holds the context"
+    );
+    let handle = baton_task::spawn(async { 5 });
+    assert_eq!(outer.run_ready(4).polled, 1);
+    drop(first);
+    assert!(baton_task::try_current().is_err());
+    assert_eq!(drive(&outer, handle).unwrap(), 5);
+}
+
+#[test]
 fn enter_guard_restores_context_during_a_panic() {
     let (scheduler, _) = scheduler();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
