@@ -6,9 +6,12 @@ use std::net::{Shutdown, SocketAddr, TcpListener};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixListener;
 use std::sync::Arc;
+use std::task::Poll;
+use std::time::{Duration, Instant};
 
+use baton_uring::Park;
 use baton_uring::ops::{self, ConnectTo};
-use support::{ring_serial, run};
+use support::{Probe, driver, poll_once, ring_serial, run};
 
 fn tcp_round_trip(listener: TcpListener, domain: i32) {
     let addr = listener.local_addr().expect("addr");
@@ -102,4 +105,52 @@ fn unix_path_too_long_is_invalid_input() {
     let long = std::path::PathBuf::from("x".repeat(200));
     let err = run(&driver, ops::connect(client, ConnectTo::Unix(&long))).expect_err("too long");
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+}
+
+/// A receive submitted and completed while the driver is only polled (never parked) still
+/// arrives: a `Park::Poll` turn may skip entering the kernel only when it has nothing to submit
+/// and the ring flags no completion work waiting for an enter (`IORING_SQ_TASKRUN` clear). Fails
+/// if poll turns skip the enter with SQEs pending (checked by planting that bug). The kernel
+/// here (6.18) posts this loopback completion without an enter, so the test cannot tell a missing
+/// `IORING_SQ_TASKRUN` check apart on it; kernels that hold socket completion work back until
+/// the next enter would fail that way too.
+#[test]
+fn recv_completed_between_poll_only_turns_is_reaped() {
+    let Some(_s) = ring_serial() else { return };
+    let driver = driver(8);
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback listener");
+    let peer = std::net::TcpStream::connect(listener.local_addr().expect("its address"))
+        .expect("connect to the listener");
+    let ours = Arc::new(OwnedFd::from(listener.accept().expect("accept").0));
+    let probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let _entered = driver.enter();
+    let mut recv = Box::pin(ops::recv(Arc::clone(&ours), Vec::with_capacity(16)));
+    assert!(poll_once(&mut recv, &waker).is_pending());
+    let _ = driver.turn(Park::Poll);
+    assert!(
+        poll_once(&mut recv, &waker).is_pending(),
+        "nothing was sent yet"
+    );
+    // From another thread, so the kernel queues the completion work to this one.
+    let writer = std::thread::spawn(move || {
+        let mut peer = peer;
+        std::io::Write::write_all(&mut peer, b"ping").expect("write to the peer");
+        peer
+    });
+    let start = Instant::now();
+    let (result, buf) = loop {
+        let _ = driver.turn(Park::Poll);
+        if let Poll::Ready(done) = poll_once(&mut recv, &waker) {
+            break done;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the recv's completion was never reaped by poll-only turns"
+        );
+        std::thread::yield_now();
+    };
+    assert_eq!(result.expect("recv"), 4);
+    assert_eq!(buf, b"ping");
+    drop(writer.join().expect("the writing thread"));
 }
