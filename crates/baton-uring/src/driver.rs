@@ -203,7 +203,9 @@ impl std::fmt::Debug for Driver {
 #[derive(Debug)]
 pub struct DriverGuard<'a> {
     driver: &'a Driver,
-    previous: Option<Entered>,
+    /// `None` for a nested enter of the driver that is already the current one: such a guard
+    /// changes nothing and restores nothing (the outer guard does).
+    previous: Option<Option<Entered>>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -283,13 +285,22 @@ impl Driver {
     /// Installs this driver as the current thread's driver until the guard drops. Nestable.
     pub fn enter(&self) -> DriverGuard<'_> {
         self.check_thread();
+        if context::current_for(self.id).is_some() {
+            // Already the current driver here (check_thread passed, so entered on this thread):
+            // a nested enter needs no bookkeeping, which keeps every worker turn free of it.
+            return DriverGuard {
+                driver: self,
+                previous: None,
+                _not_send: PhantomData,
+            };
+        }
         self.entered_thread
             .store(context::thread_token(), Ordering::Release);
         self.depth.fetch_add(1, Ordering::AcqRel);
         let previous = context::replace(Some(Entered::new(self.id, &self.inner)));
         DriverGuard {
             driver: self,
-            previous,
+            previous: Some(previous),
             _not_send: PhantomData,
         }
     }
@@ -544,7 +555,10 @@ impl Drop for Driver {
 
 impl Drop for DriverGuard<'_> {
     fn drop(&mut self) {
-        context::replace(self.previous);
+        let Some(previous) = self.previous else {
+            return;
+        };
+        context::replace(previous);
         if self.driver.depth.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.driver.entered_thread.store(0, Ordering::Release);
         }

@@ -182,3 +182,34 @@ fn op_without_a_driver_says_what_to_do() {
     let err = out.expect_err("no driver");
     assert!(err.to_string().contains("no Baton driver"), "{err}");
 }
+
+/// A nested enter of the current driver changes nothing: after it drops, operations on this
+/// thread still register with the driver; after the outer guard drops, they find no driver.
+#[test]
+fn nested_enter_keeps_the_driver_current_until_the_outer_guard_drops() {
+    let Some(_s) = ring_serial() else { return };
+    let driver = Driver::new(DriverConfig::new().ring_entries(4)).expect("a ring");
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let outer = driver.enter();
+    drop(driver.enter());
+    let mut nop = Box::pin(ops::nop());
+    assert!(
+        nop.as_mut().poll(&mut cx).is_pending(),
+        "registered locally"
+    );
+    assert!(nop.key().is_some(), "the driver is still entered here");
+    drop(outer);
+    let mut orphan = Box::pin(ops::nop());
+    match orphan.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(Err(err)) => {
+            assert!(
+                err.to_string().contains("no Baton driver is entered"),
+                "{err}"
+            );
+        }
+        other => panic!("an operation polled with no driver entered must fail, got {other:?}"),
+    }
+    drop(nop);
+    support::turn_until(&driver, || driver.metrics().slots == 0);
+}

@@ -116,7 +116,10 @@ impl MetricsCell {
 
     /// Publishes when asked to, or every [`PUBLISH_EVERY`] calls.
     pub(crate) fn publish_if_due(&self, worker: &Worker) {
-        let turns = self.turns.fetch_add(1, Ordering::Relaxed);
+        // Only the thread driving the worker counts turns, and the worker changes hands with
+        // release/acquire ordering, so a load and a store suffice (no read-modify-write).
+        let turns = self.turns.load(Ordering::Relaxed);
+        self.turns.store(turns.wrapping_add(1), Ordering::Relaxed);
         if self.requested.load(Ordering::Acquire) || turns.is_multiple_of(PUBLISH_EVERY) {
             self.publish(worker);
         }

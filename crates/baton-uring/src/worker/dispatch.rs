@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
 
+use baton_completion::BoundCheck;
 use web_time::Instant;
 
 use super::Worker;
@@ -247,7 +248,11 @@ impl Worker {
             }
             // Rule 9: after the completions, so a job that finished in time is not reported
             // as having outlived its bound.
-            let check = waits.check_due_bounds(Instant::now());
+            let check = if waits.has_bounds() {
+                waits.check_due_bounds(Instant::now())
+            } else {
+                BoundCheck::default()
+            };
             counts.bounds_exceeded += check.exceeded as u64;
             report.bounds_exceeded += check.exceeded;
             wakers.extend(check.wakers);

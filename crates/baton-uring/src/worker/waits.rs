@@ -211,6 +211,12 @@ impl WaitTables {
         }
     }
 
+    /// Whether any quarantine bound is armed (worker rule 9); without one a turn need not read
+    /// the clock for [`check_due_bounds`](Self::check_due_bounds).
+    pub(crate) fn has_bounds(&self) -> bool {
+        !self.bounds.is_empty()
+    }
+
     /// Worker rule 9: settles, with `BoundExceeded`, the quarantined waits of this thread and
     /// the migratable ones whose bound passed before `now`. Cheap when none is due.
     pub(crate) fn check_due_bounds(&mut self, now: Instant) -> BoundCheck {
