@@ -297,6 +297,10 @@ impl Drop for PollingFlag<'_> {
 
 /// Moves injected tasks and remote wakes onto the core's queues; registers new tasks.
 fn drain_remote(shared: &Shared, core: &Core) -> usize {
+    if !shared.has_remote() {
+        // Rule 11: nothing injected since the last drain (a racing push unparks the worker).
+        return 0;
+    }
     let mut drained = std::mem::take(&mut *core.inbox.borrow_mut());
     shared.drain_remote(&mut drained);
     let count = drained.len();
