@@ -31,14 +31,17 @@
 //! 6. Fast path: a *returned* worker not yet resumed, or a *resting* one, is taken by any
 //!    caller directly (*loaned*), without waking the background thread.
 //! 7. Giving back puts the worker in the slot. With work pending ([`LoanWorker::pending`], asked
-//!    before locking), or after its rest waker fired during the loan, it is *returned* and a
-//!    waiting background thread is notified; the background thread takes a *returned* worker
-//!    and resumes (*background*). With nothing pending it is *resting*: nobody is woken
-//!    (unless the background thread waits without a timer). The rest waker (triggered by the
-//!    worker on every wake from outside) turns *resting* into *returned* and notifies; the
-//!    background thread also takes a worker it finds *resting* at two looks in a row, one
-//!    grace period apart, with no borrow in between. So a worker with work is driven
-//!    promptly, and an idle one stays in the slot for the next `block_on`.
+//!    before locking), or after its rest waker fired since the background thread last took
+//!    the worker, it is *returned* and a waiting background thread is notified; the background
+//!    thread takes a *returned* worker and resumes (*background*). With nothing pending it is
+//!    *resting*: nobody is woken (unless the background thread waits without a timer). The
+//!    rest waker (triggered by the worker on every wake from outside) turns *resting* into
+//!    *returned* and notifies; fired while the worker is requested, offered, lent or returned,
+//!    it is remembered until the background thread takes the worker. The background thread
+//!    also takes a worker it finds *resting* at two looks in a row, one grace period apart,
+//!    with no borrow in between (a backstop only: `pending` must report every event the rest
+//!    waker announces, since a stream of borrows postpones that look). So a worker with work is
+//!    driven promptly, and an idle one stays in the slot for the next `block_on`.
 //! 8. Shutdown publishes *closed* first (and the attention flag), wakes every waiter and the
 //!    worker, and drops a worker sitting in the slot outside the lock. A worker held by the
 //!    background thread is dropped by it when it sees *closed*; a worker on loan is dropped by

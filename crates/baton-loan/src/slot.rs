@@ -62,9 +62,11 @@ struct SlotState {
     next_ticket: Ticket,
     background_panicked: bool,
     background_wait: BackgroundWait,
-    /// The rest waker fired while the worker was away from the background thread and out of
-    /// the slot's reach (`Offered`, `Loaned`): its give-back must not rest (rule 7). Cleared
-    /// when a loan starts.
+    /// The rest waker fired since the background thread last took the worker, while the
+    /// background thread was not driving it (`Requested`, `Offered`, `Loaned`, `Returned`): no
+    /// give-back may rest until the background thread has taken the worker and turned it
+    /// (rule 7). Cleared only when the background thread takes the worker back, so a rouse is
+    /// remembered across any number of loans in between.
     roused_on_loan: bool,
 }
 
@@ -112,9 +114,10 @@ pub(crate) enum Settle {
 pub(crate) enum Rouse {
     /// The worker was resting: it is `Returned` now, and the background thread takes it.
     EndedRest,
-    /// The worker is on loan (or offered): its give-back will not rest.
+    /// The worker is away from the background thread (requested, offered, on loan or returned
+    /// but not yet taken back): no give-back rests until the background thread has taken it.
     MarkedLoan,
-    /// The background thread holds it (its own unpark reaches it), it is already returned, or
+    /// The background thread holds it (its own unpark reaches it; a refusal keeps it there), or
     /// the slot is closed: nothing to do.
     Nothing,
 }
@@ -195,7 +198,6 @@ impl Slot {
                 // thread.
                 state.next_ticket += 1;
                 state.phase = Phase::Loaned(ticket);
-                state.roused_on_loan = false;
                 let worker = state
                     .parked
                     .take()
@@ -228,7 +230,6 @@ impl Slot {
                 Phase::Offered(t) if t == ticket => {
                     // Rule 4: the offer is ours.
                     state.phase = Phase::Loaned(ticket);
-                    state.roused_on_loan = false;
                     let worker = state
                         .parked
                         .take()
@@ -301,15 +302,13 @@ impl Slot {
                 }
                 Rouse::EndedRest
             }
-            Phase::Offered(_) | Phase::Loaned(_) => {
+            Phase::Requested(_) | Phase::Offered(_) | Phase::Loaned(_) | Phase::Returned => {
+                // The background thread may hand the worker on (or a borrower may take it)
+                // without a turn in between: remember the rouse until it takes the worker.
                 state.roused_on_loan = true;
                 Rouse::MarkedLoan
             }
-            Phase::Background
-            | Phase::Requested(_)
-            | Phase::Refused(_)
-            | Phase::Returned
-            | Phase::Closed => Rouse::Nothing,
+            Phase::Background | Phase::Refused(_) | Phase::Closed => Rouse::Nothing,
         }
     }
 
@@ -374,8 +373,9 @@ impl Slot {
             };
             if wait == BackgroundWait::No {
                 // Rule 7: returned, or rested a whole grace period untouched: take it back and
-                // resume.
+                // resume. Its turns see whatever a rouse announced, so the mark is spent.
                 state.phase = Phase::Background;
+                state.roused_on_loan = false;
                 let worker = state
                     .parked
                     .take()
@@ -445,5 +445,47 @@ impl Unpark for RestWaker {
         if let Some(slot) = self.slot.upgrade() {
             let _rouse: Rouse = slot.rouse();
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod rouse_tests {
+    use super::*;
+    use crate::test_worker::test_worker;
+
+    /// An outside event announced while the worker is `Offered` must keep its give-back from
+    /// resting (rule 7: "during Offered/Loaned it marks the loan").
+    #[test]
+    fn rouse_during_the_offer_is_not_forgotten() {
+        let (worker, unpark, _handle) = test_worker();
+        let slot = Arc::new(Slot::new(unpark));
+        let requester = {
+            let slot = Arc::clone(&slot);
+            std::thread::spawn(move || match slot.acquire() {
+                Acquire::Loaned(worker) => worker,
+                _ => panic!("the requester did not borrow"),
+            })
+        };
+        while slot.phase() != Phase::Requested(0) {
+            std::thread::yield_now();
+        }
+        // The background thread's answer (settle's Requested arm), before its notify.
+        {
+            let mut state = sync::lock(&slot.state);
+            slot.attention.store(false, Ordering::Release);
+            state.phase = Phase::Offered(0);
+            state.parked = Some(worker);
+        }
+        // An outside event (e.g. a mailbox message from a foreign thread) arrives now.
+        assert_eq!(slot.rouse(), Rouse::MarkedLoan);
+        slot.changed.notify_all();
+        let worker = requester.join().expect("requester");
+        // The worker cannot see the event itself (an unapplied mailbox message).
+        let given = slot.give_back(worker, Pending::Nothing);
+        assert!(
+            matches!(given, GiveBack::Returned),
+            "the rouse during the offer was forgotten: {given:?}"
+        );
+        let _ = slot.close();
     }
 }

@@ -417,6 +417,14 @@ impl Driver {
         self.handle().start_sync(fd, datasync)
     }
 
+    /// Whether messages from other threads (operations registered, forwarded, dropped or
+    /// cancelled there) wait for a turn to apply them.
+    pub fn has_messages(&self) -> bool {
+        self.check_thread();
+        let taken = with_core(&self.inner, |core| core.messages_taken);
+        self.inner.shared.has_messages_beyond(taken)
+    }
+
     /// Nothing queued, in flight, or timed.
     pub fn is_idle(&self) -> bool {
         self.check_thread();

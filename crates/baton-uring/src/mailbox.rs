@@ -106,6 +106,11 @@ impl Shared {
         self.message_hook.set(hook)
     }
 
+    /// Whether messages were queued beyond the `taken` a turn has applied (no lock).
+    pub(crate) fn has_messages_beyond(&self, taken: usize) -> bool {
+        self.sent.load(Ordering::Acquire) != taken
+    }
+
     /// Whether the mailbox still accepts messages.
     pub(crate) fn is_closed(&self) -> bool {
         lock(&self.mailbox).closed

@@ -36,7 +36,10 @@ impl Wake for NestedWake {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, Ordering::Release);
-        self.worker.unpark();
+        // The nested `block_on` holds the worker on its thread and parks in the driver: ending
+        // that park is enough. Telling the wake listener too would count this as outside work
+        // and keep the next give-back from resting.
+        self.worker.driver().unparker().unpark();
     }
 }
 

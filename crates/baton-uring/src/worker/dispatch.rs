@@ -197,10 +197,12 @@ impl Worker {
         report
     }
 
-    /// Inbox work or held completions wait on this thread.
+    /// Inbox work, held completions or messages from other threads (operations they
+    /// registered, forwarded, dropped or cancelled) wait for a turn on this thread.
     pub(crate) fn ready_besides_tasks(&self) -> bool {
         let local = &*self.local;
         local.inbox.has_queued()
+            || self.driver().has_messages()
             || local
                 .waits
                 .try_borrow()

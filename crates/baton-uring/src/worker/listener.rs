@@ -138,6 +138,10 @@ mod tests {
         .join()
         .expect("the registering thread");
         assert_eq!(listener.told(), 1, "a mailbox message from another thread");
+        assert!(
+            !worker.is_quiescent(),
+            "an unapplied mailbox message (a registered nop) is work"
+        );
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         let deadline = Instant::now() + Duration::from_secs(10);
         let result = loop {

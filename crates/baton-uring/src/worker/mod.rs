@@ -48,8 +48,9 @@
 //!     spawn or remote task wake (the scheduler's unpark hook), [`WorkerHandle::unpark`], and
 //!     every driver mailbox message (an operation registered, forwarded, dropped or cancelled
 //!     from a foreign thread). So a [dormant](Worker::is_quiescent) worker that nobody drives
-//!     learns of its next work there. Inbox deliveries only reach a worker with registered
-//!     waits (not dormant).
+//!     learns of its next work there. Inbox deliveries unpark the driver only: a worker with
+//!     live waits is not dormant, and a late delivery for a wait already discarded (its handle
+//!     dropped after the job started) is routed and dropped at the worker's next turn.
 //!
 //! ```text
 //!  turn(park) ── settle inbox (rules 5, 6) ── driver.turn(Poll) ── run_ready(budget) ──┐
@@ -384,8 +385,10 @@ impl Worker {
                 .map_or(true, |waits| waits.live_here() > 0)
     }
 
-    /// No live task, no queued or in-flight operation or timer, no wait, no completion queued
-    /// or held: nothing can progress until an event from another thread (worker rule 11).
+    /// No live task, no queued or in-flight operation or timer, no message from another thread
+    /// waiting to be applied, no wait, no completion queued or held: nothing can progress until
+    /// an event from another thread (worker rule 11). Every such event is visible here before
+    /// the wake listener hears of it, so an answer of "quiescent" never hides announced work.
     ///
     /// It does not enter the worker's context (nothing it reads needs it), so it is cheap
     /// enough to ask whenever a `block_on` gives the worker back.
@@ -397,6 +400,7 @@ impl Worker {
             .is_ok_and(|waits| waits.live() == 0 && waits.held() == 0);
         !self.scheduler.has_live_tasks()
             && self.driver().is_idle()
+            && !self.driver().has_messages()
             && waits_idle
             && !self.local.inbox.has_queued()
     }
