@@ -96,7 +96,8 @@ fn driver_run(fd: &Arc<OwnedFd>, depth: usize) -> Rate {
             Lane {
                 waker: Waker::from(flag.clone()),
                 flag,
-                op: ops::read_at(fd.clone(), vec![0; BLOCK], rng.offset()),
+                // `read_at` reads into the spare capacity: an empty buffer of one block.
+                op: ops::read_at(fd.clone(), Vec::with_capacity(BLOCK), rng.offset()),
             }
         })
         .collect();
@@ -109,9 +110,10 @@ fn driver_run(fd: &Arc<OwnedFd>, depth: usize) -> Rate {
                 continue;
             }
             let mut cx = Context::from_waker(&lane.waker);
-            if let Poll::Ready((n, buf)) = Pin::new(&mut lane.op).poll(&mut cx) {
+            if let Poll::Ready((n, mut buf)) = Pin::new(&mut lane.op).poll(&mut cx) {
                 assert_eq!(n.expect("read"), BLOCK);
                 done += 1;
+                buf.clear();
                 lane.op = ops::read_at(fd.clone(), buf, rng.offset());
                 let polled = Pin::new(&mut lane.op).poll(&mut cx);
                 assert!(polled.is_pending(), "a read completes only after a turn");
