@@ -192,7 +192,14 @@ impl Scheduler {
                 }
                 continue;
             };
-            match task.run() {
+            let outcome = task.run();
+            // Rule 9: a task's poll cannot release the claim this loop relies on (guards are
+            // dropped in reverse order; the caller's outlives this call).
+            debug_assert!(
+                self.shared.core_here().is_some(),
+                "rule 9: the core claim was released during a task poll"
+            );
+            match outcome {
                 RunOutcome::Stale => continue,
                 RunOutcome::Parked => {}
                 RunOutcome::Requeue(task) => core.push_ready(task),
