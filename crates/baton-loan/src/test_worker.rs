@@ -230,15 +230,25 @@ impl TestHandle {
         &self,
         future: impl Future<Output = T> + Send + 'static,
     ) -> TestJoin<T> {
+        let (join, task) = self.send_task(future, false);
+        task.wake();
+        join
+    }
+
+    /// A counted `Send` task and its join, `queued` as given (not queued yet either way).
+    fn send_task<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = T> + Send + 'static,
+        queued: bool,
+    ) -> (TestJoin<T>, Arc<Task>) {
         let (join, done) = TestJoin::pair();
         self.shared.live.fetch_add(1, Ordering::AcqRel);
         let task = Arc::new(Task {
             future: Mutex::new(Some(Box::pin(async move { done.set(future.await) }))),
-            queued: AtomicBool::new(false),
+            queued: AtomicBool::new(queued),
             shared: Arc::downgrade(&self.shared),
         });
-        task.wake();
-        join
+        (join, task)
     }
 
     /// Spawns a `!Send` task bound to the calling thread.
@@ -291,13 +301,7 @@ impl TestHandle {
         &self,
         future: impl Future<Output = T> + Send + 'static,
     ) -> TestJoin<T> {
-        let (join, done) = TestJoin::pair();
-        self.shared.live.fetch_add(1, Ordering::AcqRel);
-        let task = Arc::new(Task {
-            future: Mutex::new(Some(Box::pin(async move { done.set(future.await) }))),
-            queued: AtomicBool::new(true),
-            shared: Arc::downgrade(&self.shared),
-        });
+        let (join, task) = self.send_task(future, true);
         sync::lock(&self.shared.queue).push_back(task);
         self.shared.unpark();
         join

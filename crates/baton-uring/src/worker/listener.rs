@@ -77,6 +77,18 @@ mod tests {
         }
     }
 
+    /// A worker with a counting wake listener installed.
+    fn worker_with_listener() -> Option<(Worker, Arc<Counter>)> {
+        let worker = worker()?;
+        let listener = Arc::new(Counter::default());
+        assert!(
+            worker
+                .set_wake_listener(Arc::clone(&listener) as Arc<dyn Unpark>)
+                .is_ok()
+        );
+        Some((worker, listener))
+    }
+
     fn shut_down(worker: Worker) {
         let _report = worker.shutdown(Some(Instant::now() + Duration::from_secs(10)));
     }
@@ -94,13 +106,9 @@ mod tests {
 
     #[test]
     fn remote_spawn_and_handle_unpark_reach_the_wake_listener_but_local_spawn_does_not() {
-        let Some(worker) = worker() else { return };
-        let listener = Arc::new(Counter::default());
-        assert!(
-            worker
-                .set_wake_listener(Arc::clone(&listener) as Arc<dyn Unpark>)
-                .is_ok()
-        );
+        let Some((worker, listener)) = worker_with_listener() else {
+            return;
+        };
         {
             // Rule 11: a spawn on the thread that has the worker entered is no outside event.
             let _entered = worker.enter();
@@ -119,13 +127,9 @@ mod tests {
 
     #[test]
     fn operation_registered_from_another_thread_reaches_the_wake_listener() {
-        let Some(worker) = worker() else { return };
-        let listener = Arc::new(Counter::default());
-        assert!(
-            worker
-                .set_wake_listener(Arc::clone(&listener) as Arc<dyn Unpark>)
-                .is_ok()
-        );
+        let Some((worker, listener)) = worker_with_listener() else {
+            return;
+        };
         let driver = worker.handle().driver().clone();
         let mut nop = std::thread::spawn(move || {
             // The first poll on a thread without the driver entered registers through the
