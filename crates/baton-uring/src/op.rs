@@ -78,6 +78,21 @@ impl<T> Op<T> {
         }
     }
 
+    /// The operation, or — when `refused` — one refused before registration with `reason`
+    /// (see [`invalid`](Op::invalid)); for constructors that check their buffers first.
+    pub(crate) fn new_unless(
+        refused: bool,
+        data: OpData,
+        reason: &'static str,
+        decode: Decode<T>,
+    ) -> Op<T> {
+        if refused {
+            Op::invalid(data, reason, decode)
+        } else {
+            Op::new(data, decode)
+        }
+    }
+
     /// An operation refused before registration: resolves to `InvalidInput` with `reason`.
     pub(crate) fn invalid(data: OpData, reason: &'static str, decode: Decode<T>) -> Op<T> {
         Op {

@@ -42,29 +42,23 @@ fn decode_rwv(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec
 /// many (0 at end of file). A buffer with no spare capacity is `InvalidInput`.
 pub fn read_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<usize>, Vec<u8>)> {
     let full = buf.len() == buf.capacity();
-    let data = OpData::Read { fd, buf, offset };
-    if full {
-        return Op::invalid(
-            data,
-            "read_at reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity",
-            decode_read,
-        );
-    }
-    Op::new(data, decode_read)
+    Op::new_unless(
+        full,
+        OpData::Read { fd, buf, offset },
+        "read_at reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity",
+        decode_read,
+    )
 }
 
 /// Writes `buf` at `offset`; retained: dropping the future does not cancel the write.
 pub fn write_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<usize>, Vec<u8>)> {
     let empty = buf.is_empty();
-    let data = OpData::Write { fd, buf, offset };
-    if empty {
-        return Op::invalid(
-            data,
-            "write_at needs a buffer of non-zero length",
-            decode_rw,
-        );
-    }
-    Op::new(data, decode_rw)
+    Op::new_unless(
+        empty,
+        OpData::Write { fd, buf, offset },
+        "write_at needs a buffer of non-zero length",
+        decode_rw,
+    )
 }
 
 /// Vectored read at `offset` into each buffer's full length (unlike [`read_at`], not its spare
@@ -75,19 +69,16 @@ pub fn readv_at(
     offset: u64,
 ) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
     let empty = bufs.iter().all(Vec::is_empty);
-    let data = OpData::Readv {
-        fd,
-        vectored: Vectored::over(bufs),
-        offset,
-    };
-    if empty {
-        return Op::invalid(
-            data,
-            "readv_at needs at least one non-empty buffer",
-            decode_rwv,
-        );
-    }
-    Op::new(data, decode_rwv)
+    Op::new_unless(
+        empty,
+        OpData::Readv {
+            fd,
+            vectored: Vectored::over(bufs),
+            offset,
+        },
+        "readv_at needs at least one non-empty buffer",
+        decode_rwv,
+    )
 }
 
 /// Vectored write at `offset`; retained like [`write_at`].
@@ -97,19 +88,16 @@ pub fn writev_at(
     offset: u64,
 ) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
     let empty = bufs.iter().all(Vec::is_empty);
-    let data = OpData::Writev {
-        fd,
-        vectored: Vectored::over(bufs),
-        offset,
-    };
-    if empty {
-        return Op::invalid(
-            data,
-            "writev_at needs at least one non-empty buffer",
-            decode_rwv,
-        );
-    }
-    Op::new(data, decode_rwv)
+    Op::new_unless(
+        empty,
+        OpData::Writev {
+            fd,
+            vectored: Vectored::over(bufs),
+            offset,
+        },
+        "writev_at needs at least one non-empty buffer",
+        decode_rwv,
+    )
 }
 
 /// `fsync(2)` through the file's durability permit; retained.

@@ -164,11 +164,12 @@ fn decode_recv(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Ve
 /// Sends `buf` (with `MSG_NOSIGNAL`).
 pub fn send(fd: Arc<OwnedFd>, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> {
     let empty = buf.is_empty();
-    let data = OpData::Send { fd, buf };
-    if empty {
-        return Op::invalid(data, "send needs a buffer of non-zero length", decode_send);
-    }
-    Op::new(data, decode_send)
+    Op::new_unless(
+        empty,
+        OpData::Send { fd, buf },
+        "send needs a buffer of non-zero length",
+        decode_send,
+    )
 }
 
 /// Receives up to `buf.capacity() - buf.len()` bytes into `buf`'s spare capacity; the buffer
@@ -176,15 +177,12 @@ pub fn send(fd: Arc<OwnedFd>, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> 
 /// many (0 means the peer shut down). A buffer with no spare capacity is `InvalidInput`.
 pub fn recv(fd: Arc<OwnedFd>, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> {
     let full = buf.len() == buf.capacity();
-    let data = OpData::Recv { fd, buf };
-    if full {
-        return Op::invalid(
-            data,
-            "recv reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity",
-            decode_recv,
-        );
-    }
-    Op::new(data, decode_recv)
+    Op::new_unless(
+        full,
+        OpData::Recv { fd, buf },
+        "recv reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity",
+        decode_recv,
+    )
 }
 
 /// `shutdown(2)`; retained.
