@@ -39,6 +39,37 @@ impl Fixture {
         (key, submission)
     }
 
+    /// An interruptible async job ("socket") that never finishes by itself, armed and polled
+    /// once so it is claimed and running. Its hook counts its calls (returned) and reports
+    /// `Reaped` from the `reap_after`-th call on, `PendingReap` before.
+    fn running_socket_job(&mut self, reap_after: u32) -> (WaitKey, AsyncDispatch, Rc<Cell<u32>>) {
+        let calls = Rc::new(Cell::new(0));
+        let seen = Rc::clone(&calls);
+        let (key, submission) = self.submit(PreparedOperation::interruptible_async(
+            kind(1),
+            || Pending,
+            Decoder::identity(),
+            Interruptible::new("socket", move || {
+                seen.set(seen.get() + 1);
+                Ok(if seen.get() >= reap_after {
+                    HookOutcome::Reaped
+                } else {
+                    HookOutcome::PendingReap
+                })
+            }),
+        ));
+        let Dispatch::Async(mut dispatch) = submission.arm() else {
+            panic!("async job")
+        };
+        assert!(
+            Pin::new(&mut dispatch)
+                .poll(&mut Context::from_waker(Waker::noop()))
+                .is_pending(),
+            "claimed and running"
+        );
+        (key, dispatch, calls)
+    }
+
     fn blocking_u32(&mut self, value: u32) -> (WaitKey, Submission) {
         self.submit(PreparedOperation::interruptible_blocking(
             kind(1),
@@ -231,30 +262,7 @@ impl Future for Pending {
 #[test]
 fn started_interruptible_job_gets_its_hook_once_then_reaps() {
     let mut f = fixture();
-    let calls = Rc::new(Cell::new(0));
-    let seen = Rc::clone(&calls);
-    let (key, submission) = f.submit(PreparedOperation::interruptible_async(
-        kind(1),
-        || Pending,
-        Decoder::identity(),
-        Interruptible::new("socket", move || {
-            seen.set(seen.get() + 1);
-            Ok(if seen.get() >= 3 {
-                HookOutcome::Reaped
-            } else {
-                HookOutcome::PendingReap
-            })
-        }),
-    ));
-    let Dispatch::Async(mut dispatch) = submission.arm() else {
-        panic!("async job")
-    };
-    let poll_dispatch =
-        |d: &mut AsyncDispatch| Pin::new(d).poll(&mut Context::from_waker(Waker::noop()));
-    assert!(
-        poll_dispatch(&mut dispatch).is_pending(),
-        "claimed and running"
-    );
+    let (key, dispatch, calls) = f.running_socket_job(3);
     assert!(matches!(
         f.table.cancel(key),
         CancelOutcome::Interrupted(Ok(HookOutcome::PendingReap))
@@ -280,30 +288,7 @@ fn started_interruptible_job_gets_its_hook_once_then_reaps() {
 #[test]
 fn discard_of_a_running_interruptible_job_calls_its_hook() {
     let mut f = fixture();
-    let calls = Rc::new(Cell::new(0));
-    let seen = Rc::clone(&calls);
-    let (key, submission) = f.submit(PreparedOperation::interruptible_async(
-        kind(1),
-        || Pending,
-        Decoder::identity(),
-        Interruptible::new("socket", move || {
-            seen.set(seen.get() + 1);
-            Ok(if seen.get() >= 2 {
-                HookOutcome::Reaped
-            } else {
-                HookOutcome::PendingReap
-            })
-        }),
-    ));
-    let Dispatch::Async(mut dispatch) = submission.arm() else {
-        panic!("async job")
-    };
-    assert!(
-        Pin::new(&mut dispatch)
-            .poll(&mut Context::from_waker(Waker::noop()))
-            .is_pending(),
-        "claimed and running"
-    );
+    let (key, dispatch, calls) = f.running_socket_job(2);
     let Discarded::Removed {
         cancel: Some(CancelBeforeStart::AlreadyRunning),
         interrupted: Some(mut interrupted),
