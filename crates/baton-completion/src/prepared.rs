@@ -160,21 +160,26 @@ pub struct Decoder<P> {
 impl<P: Send + 'static> Decoder<P> {
     /// A decoder running `f` on the payload.
     pub fn new<T: 'static>(f: impl FnOnce(P) -> T + 'static) -> Self {
+        Self::from_fn(move |payload: Payload| {
+            let value = downcast::<P>(payload)?;
+            Ok(Box::new(f(*value)) as Box<dyn Any>)
+        })
+    }
+
+    /// A decoder that hands the payload over unchanged: the box the job's result arrived in
+    /// becomes the runtime-side value, so decoding allocates nothing.
+    pub fn identity() -> Self {
+        Self::from_fn(|payload: Payload| Ok(downcast::<P>(payload)? as Box<dyn Any>))
+    }
+
+    fn from_fn(
+        decode: impl FnOnce(Payload) -> Result<Box<dyn Any>, DecodeError> + 'static,
+    ) -> Self {
         Self {
-            decode: Box::new(move |payload: Payload| match payload.downcast::<P>() {
-                Ok(value) => Ok(Box::new(f(*value)) as Box<dyn Any>),
-                Err(_) => Err(DecodeError::PayloadType {
-                    expected: std::any::type_name::<P>(),
-                }),
-            }),
+            decode: Box::new(decode),
             tracer: None,
             payload: PhantomData,
         }
-    }
-
-    /// A decoder that hands the payload over unchanged.
-    pub fn identity() -> Self {
-        Self::new(|payload: P| payload)
     }
 
     /// Adds a tracing hook visiting the references the decoder owns.
@@ -192,6 +197,15 @@ impl<P: Send + 'static> Decoder<P> {
             tracer: self.tracer,
         }
     }
+}
+
+/// The payload as the `P` a decoder expects, or the error naming `P`.
+fn downcast<P: 'static>(payload: Payload) -> Result<Box<P>, DecodeError> {
+    payload
+        .downcast::<P>()
+        .map_err(|_| DecodeError::PayloadType {
+            expected: std::any::type_name::<P>(),
+        })
 }
 
 impl<P> fmt::Debug for Decoder<P> {
@@ -336,5 +350,41 @@ impl fmt::Debug for PreparedOperation {
             .field("body", &self.body)
             .field("resource", &self.resource)
             .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_hands_the_payload_box_on_without_reallocating() {
+        let payload: Payload = Box::new(7_u64);
+        let address = std::ptr::from_ref::<dyn Any + Send>(&*payload).cast::<u8>();
+        let mut decoder = Decoder::<u64>::identity().erase();
+        let value = decoder.decode(payload).expect("a u64 payload");
+        assert_eq!(std::ptr::from_ref::<dyn Any>(&*value).cast::<u8>(), address);
+        assert_eq!(value.downcast_ref::<u64>(), Some(&7));
+    }
+
+    #[test]
+    fn identity_and_mapping_decoders_refuse_a_payload_of_another_type() {
+        let wrong = || Box::new("not a number") as Payload;
+        for mut decoder in [
+            Decoder::<u64>::identity().erase(),
+            Decoder::<u64>::new(|n| n + 1).erase(),
+        ] {
+            match decoder.decode(wrong()) {
+                Err(DecodeError::PayloadType { expected }) => assert_eq!(expected, "u64"),
+                other => panic!("expected a payload type error, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn mapping_decoder_runs_its_function() {
+        let mut decoder = Decoder::<u64>::new(|n| n * 3).erase();
+        let value = decoder.decode(Box::new(5_u64)).expect("a u64 payload");
+        assert_eq!(value.downcast_ref::<u64>(), Some(&15));
     }
 }
