@@ -14,8 +14,8 @@ use crate::worker::{LoanWorker, Pending, Unpark};
 
 /// How long the background thread waits before it looks at a lent or resting worker again
 /// (rule 7). A worker found resting at two looks in a row with no borrow in between goes back to
-/// the background thread, so a rest lasts at most two of these: it bounds the delay of wake-ups
-/// the worker cannot announce through its rest waker.
+/// the background thread. This is a backstop, not a bound: a stream of borrows postpones the
+/// second look, so the worker's `pending` must report every event its rest waker announces.
 pub(crate) const REST_GRACE: Duration = Duration::from_millis(1);
 
 /// A request number. Tickets are issued in increasing order under the slot lock and identify the
@@ -67,7 +67,7 @@ struct SlotState {
     /// give-back may rest until the background thread has taken the worker and turned it
     /// (rule 7). Cleared only when the background thread takes the worker back, so a rouse is
     /// remembered across any number of loans in between.
-    roused_on_loan: bool,
+    roused_while_away: bool,
 }
 
 /// What a requester got (rules 2–6).
@@ -116,7 +116,7 @@ pub(crate) enum Rouse {
     EndedRest,
     /// The worker is away from the background thread (requested, offered, on loan or returned
     /// but not yet taken back): no give-back rests until the background thread has taken it.
-    MarkedLoan,
+    MarkedAway,
     /// The background thread holds it (its own unpark reaches it; a refusal keeps it there), or
     /// the slot is closed: nothing to do.
     Nothing,
@@ -164,7 +164,7 @@ impl Slot {
                 next_ticket: 0,
                 background_panicked: false,
                 background_wait: BackgroundWait::No,
-                roused_on_loan: false,
+                roused_while_away: false,
             }),
             changed: Condvar::new(),
             attention: AtomicBool::new(false),
@@ -262,7 +262,7 @@ impl Slot {
         match state.phase {
             Phase::Loaned(_) => {
                 state.parked = Some(worker);
-                let rests = pending == Pending::Nothing && !state.roused_on_loan;
+                let rests = pending == Pending::Nothing && !state.roused_while_away;
                 let (given, notify) = if rests {
                     // Rule 7: nothing to do; the next `block_on` takes it from here.
                     state.phase = Phase::Resting;
@@ -288,8 +288,9 @@ impl Slot {
     }
 
     /// The rest waker (rule 7): work became runnable from another thread. A resting worker is
-    /// handed to the background thread; a loan in progress is marked so that its give-back does
-    /// not rest.
+    /// handed to the background thread; a worker away from it otherwise (requested, offered,
+    /// lent, returned) is marked so that no give-back rests before the background thread has
+    /// taken it back.
     pub(crate) fn rouse(&self) -> Rouse {
         let mut state = sync::lock(&self.state);
         match state.phase {
@@ -305,16 +306,17 @@ impl Slot {
             Phase::Requested(_) | Phase::Offered(_) | Phase::Loaned(_) | Phase::Returned => {
                 // The background thread may hand the worker on (or a borrower may take it)
                 // without a turn in between: remember the rouse until it takes the worker.
-                state.roused_on_loan = true;
-                Rouse::MarkedLoan
+                state.roused_while_away = true;
+                Rouse::MarkedAway
             }
             Phase::Background | Phase::Refused(_) | Phase::Closed => Rouse::Nothing,
         }
     }
 
     /// Background side, at a dispatch boundary: answer a request, then wait for the lent worker
-    /// to come back (returned, or rested a grace period). `holds_local` is the worker's `holds_local_tasks()` on the background thread,
-    /// computed before locking so no worker code runs under the slot lock.
+    /// to come back (returned, or rested a grace period). `holds_local` is the worker's
+    /// `holds_local_tasks()` on the background thread, computed before locking so no worker
+    /// code runs under the slot lock.
     pub(crate) fn settle(&self, worker: Box<dyn LoanWorker>, holds_local: bool) -> Settle {
         let mut state = sync::lock(&self.state);
         match state.phase {
@@ -375,7 +377,7 @@ impl Slot {
                 // Rule 7: returned, or rested a whole grace period untouched: take it back and
                 // resume. Its turns see whatever a rouse announced, so the mark is spent.
                 state.phase = Phase::Background;
-                state.roused_on_loan = false;
+                state.roused_while_away = false;
                 let worker = state
                     .parked
                     .take()
@@ -477,7 +479,7 @@ mod rouse_tests {
             state.parked = Some(worker);
         }
         // An outside event (e.g. a mailbox message from a foreign thread) arrives now.
-        assert_eq!(slot.rouse(), Rouse::MarkedLoan);
+        assert_eq!(slot.rouse(), Rouse::MarkedAway);
         slot.changed.notify_all();
         let worker = requester.join().expect("requester");
         // The worker cannot see the event itself (an unapplied mailbox message).

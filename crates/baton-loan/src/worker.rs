@@ -103,11 +103,13 @@ pub trait LoanWorker: Send {
 
     /// Whether the worker has work that no outside event will announce (rule 7), asked on the
     /// borrowing thread after its context was left, when a `block_on` gives it back.
-    /// [`Pending::Nothing`] is a promise: from now on, every event that gives the worker work
-    /// (a spawn or a task wake from another thread, an explicit unpark) triggers the rest
-    /// waker; an event that does not is only noticed when the rest ends on its own, within a
-    /// short grace period. The default, [`Pending::Work`], always hands the worker back to the
-    /// background thread.
+    /// [`Pending::Nothing`] is a promise: nothing is queued or in flight (an event the rest
+    /// waker already announced must be reported as [`Pending::Work`]), and from now on every
+    /// event that gives the worker work (a spawn or a task wake from another thread, an
+    /// explicit unpark) triggers the rest waker. The grace period after which the background
+    /// thread reclaims an untouched resting worker is only a backstop: every borrow postpones
+    /// it. The default, [`Pending::Work`], always hands the worker back to the background
+    /// thread.
     fn pending(&self) -> Pending {
         Pending::Work
     }
