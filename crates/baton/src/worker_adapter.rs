@@ -20,9 +20,10 @@
 //!    is a real task for accounting); the count is `RuntimeMetrics::roots_active`, and a
 //!    runtime with a live root is not quiescent.
 //! 6. The loan driver's rest waker is the worker's wake listener (worker rule 11): remote
-//!    spawns and wakes and [`WorkerHandle::unpark`] end a rest in the slot. So `pending`
-//!    reports nothing only for a quiescent worker whose listener is this rest waker, and not
-//!    while the runtime shuts down. [`WakeWorker`], the loan driver's own unpark (requests,
+//!    spawns and wakes, [`WorkerHandle::unpark`] and operation messages from foreign threads
+//!    end a rest in the slot, and `is_quiescent` counts each of them until it is applied. So
+//!    `pending` reports nothing only for a quiescent worker whose listener is this rest
+//!    waker, and not while the runtime shuts down. [`WakeWorker`], the loan driver's own unpark (requests,
 //!    root wakes, closure), unparks the driver alone: the loan driver handles its own events.
 
 use std::fmt;
