@@ -24,14 +24,43 @@ fn chunk(i: usize) -> Vec<u8> {
     vec![(i % 250) as u8 + 1; CHUNK]
 }
 
-/// Polls `future` exactly once (registering its request), then drops it.
-async fn poll_once_then_drop<F: Future>(future: F) {
-    let mut future = pin!(future);
+/// Spawns one task per chunk index in `indices`; each issues its chunk's write (one poll),
+/// then parks on a long sleep, so shutdown cancels it while the write is queued or in flight.
+/// Returns once every task has issued its write.
+fn spawn_writers_then_park(rt: &baton::Runtime, file: &Arc<File>, indices: std::ops::Range<usize>) {
+    let expected = indices.len();
+    let started = Arc::new(AtomicUsize::new(0));
+    for i in indices {
+        let file = Arc::clone(file);
+        let started = Arc::clone(&started);
+        rt.spawn(async move {
+            // The write stays pinned in the task until shutdown cancels the task.
+            let mut write = pin!(file.write_at(chunk(i), (i * CHUNK) as u64));
+            poll_once(write.as_mut()).await;
+            started.fetch_add(1, Ordering::Release);
+            baton::time::sleep(Duration::from_secs(600)).await;
+        });
+    }
+    let waited = std::time::Instant::now();
+    while started.load(Ordering::Acquire) < expected && waited.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(started.load(Ordering::Acquire), expected);
+}
+
+/// Polls the caller's pinned `future` once (registering its request) and leaves it with the
+/// caller.
+async fn poll_once<F: Future>(mut future: std::pin::Pin<&mut F>) {
     std::future::poll_fn(|cx| {
         let _ = future.as_mut().poll(cx);
         Poll::Ready(())
     })
     .await;
+}
+
+/// Polls `future` exactly once (registering its request), then drops it.
+async fn poll_once_then_drop<F: Future>(future: F) {
+    poll_once(pin!(future)).await;
 }
 
 #[test]
@@ -46,27 +75,7 @@ fn shutdown_with_writes_in_flight_loses_none() -> io::Result<()> {
         }
     });
     // Tasks cancelled by shutdown mid-way: their issued writes must land too.
-    let started = Arc::new(AtomicUsize::new(0));
-    for i in WRITES..2 * WRITES {
-        let file = Arc::clone(&file);
-        let started = Arc::clone(&started);
-        rt.spawn(async move {
-            let write = file.write_at(chunk(i), (i * CHUNK) as u64);
-            let mut write = pin!(write);
-            std::future::poll_fn(|cx| {
-                let _ = write.as_mut().poll(cx);
-                Poll::Ready(())
-            })
-            .await;
-            started.fetch_add(1, Ordering::Release);
-            baton::time::sleep(Duration::from_secs(600)).await;
-        });
-    }
-    let waited = std::time::Instant::now();
-    while started.load(Ordering::Acquire) < WRITES && waited.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    assert_eq!(started.load(Ordering::Acquire), WRITES);
+    spawn_writers_then_park(&rt, &file, WRITES..2 * WRITES);
     let report = rt.shutdown_timeout(Duration::from_secs(30));
     assert!(report.io_drained, "{report:?}");
     assert_eq!(report.io_leaked, 0, "{report:?}");
@@ -190,27 +199,7 @@ fn shutdown_finishes_queued_writes_of_a_tiny_ring() -> io::Result<()> {
         }
     });
     // Registered by tasks that shutdown cancels while their writes are queued or in flight.
-    let started = Arc::new(AtomicUsize::new(0));
-    for i in half..QUEUED_WRITES {
-        let file = Arc::clone(&file);
-        let started = Arc::clone(&started);
-        rt.spawn(async move {
-            let write = file.write_at(chunk(i), (i * CHUNK) as u64);
-            let mut write = pin!(write);
-            std::future::poll_fn(|cx| {
-                let _ = write.as_mut().poll(cx);
-                Poll::Ready(())
-            })
-            .await;
-            started.fetch_add(1, Ordering::Release);
-            baton::time::sleep(Duration::from_secs(600)).await;
-        });
-    }
-    let waited = std::time::Instant::now();
-    while started.load(Ordering::Acquire) < half && waited.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    assert_eq!(started.load(Ordering::Acquire), half);
+    spawn_writers_then_park(&rt, &file, half..QUEUED_WRITES);
     let report = rt.shutdown_timeout(Duration::from_secs(30));
     assert!(report.io_drained, "{report:?}");
     assert_eq!(report.io_leaked, 0, "{report:?}");
