@@ -28,16 +28,22 @@ fn assert_worker_survived(loan: &Loan, handle: &TestHandle) {
     );
 }
 
+/// Runs a ready `block_on` whose worker was primed to panic in `fault` (`enter`, `leave`,
+/// `pending`) and asserts that exactly that panic reached the caller.
+pub(crate) fn assert_block_on_panics_in(loan: &Loan, fault: &'static str) {
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(async { 1 })));
+    let payload = caught.expect_err("the primed worker method panicked");
+    assert_eq!(
+        payload.downcast_ref::<ContextFault>(),
+        Some(&ContextFault(fault))
+    );
+}
+
 #[test]
 fn panicking_enter_still_returns_the_worker() {
     let (loan, handle) = runtime();
     handle.panic_on_next_enter();
-    let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(async { 1 })));
-    let payload = caught.expect_err("enter panicked");
-    assert_eq!(
-        payload.downcast_ref::<ContextFault>(),
-        Some(&ContextFault("enter"))
-    );
+    assert_block_on_panics_in(&loan, "enter");
     assert_worker_survived(&loan, &handle);
 }
 
@@ -45,12 +51,7 @@ fn panicking_enter_still_returns_the_worker() {
 fn panicking_leave_still_returns_the_worker() {
     let (loan, handle) = runtime();
     handle.panic_on_next_leave();
-    let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(async { 1 })));
-    let payload = caught.expect_err("leave panicked");
-    assert_eq!(
-        payload.downcast_ref::<ContextFault>(),
-        Some(&ContextFault("leave"))
-    );
+    assert_block_on_panics_in(&loan, "leave");
     assert_worker_survived(&loan, &handle);
 }
 

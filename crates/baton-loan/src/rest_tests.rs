@@ -3,13 +3,13 @@
 //! thread as soon as it has work: announced through the rest waker, marked during a loan, or
 //! unannounced and picked up after the grace period.
 
-use std::panic::{self, AssertUnwindSafe};
 use std::thread;
 
 use crate::ThreadRole;
 use crate::behaviour_tests::{runtime, wait_join, wait_until};
+use crate::fault_tests::assert_block_on_panics_in;
 use crate::slot::Phase;
-use crate::test_worker::{ContextFault, TestJoin};
+use crate::test_worker::TestJoin;
 
 #[test]
 fn idle_worker_rests_between_block_ons_and_is_borrowed_from_the_rest() {
@@ -126,12 +126,7 @@ fn worker_reporting_work_is_returned_not_rested() {
 fn panicking_pending_is_reraised_after_the_worker_is_back() {
     let (loan, handle) = runtime();
     handle.panic_on_next_pending();
-    let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(async { 3 })));
-    let payload = caught.expect_err("pending panicked");
-    assert_eq!(
-        payload.downcast_ref::<ContextFault>(),
-        Some(&ContextFault("pending"))
-    );
+    assert_block_on_panics_in(&loan, "pending");
     // A panicking answer counts as work: the background thread took the worker back.
     wait_until(|| loan.phase() == Phase::Background);
     assert_eq!(
