@@ -6,7 +6,9 @@
 //! durability permits for syncs, and a mailbox through which other threads reach it.
 //! Operations ([`ops`]) are futures ([`Op`]) that take owned buffers and `Arc<OwnedFd>`s,
 //! register lazily on first poll, hand the buffers back with the result, and may be polled or
-//! dropped on any thread.
+//! dropped on any thread. An [`Op`] owns its way to the driver; an [`Operation`] bound with
+//! [`bind_borrowed`](Operation::bind_borrowed) borrows a [`DriverHandle`] instead, which saves
+//! a reference count per operation where the caller holds the handle anyway (a file, a socket).
 //!
 //! # Guarantees
 //!
@@ -71,7 +73,7 @@ pub use error::{Error, SetupError};
 pub use handle::{DriverHandle, SyncReceiver, Unparker};
 pub use inbox::{InboxSender, InboxTraffic};
 pub use key::RequestKey;
-pub use op::Op;
+pub use op::{Op, Operation};
 pub use worker::{
     InboxMetrics, RunUntil, Waits, WaitsError, Worker, WorkerConfig, WorkerGuard, WorkerHandle,
     WorkerMetrics, WorkerSetupError, WorkerShutdownReport, WorkerTurn, with_current_waits,

@@ -290,3 +290,54 @@ fn op_built_for_a_dropped_driver_resolves_to_closed() {
     let out = block_on_thread(ops::nop().bind(&handle));
     assert!(Error::is_closed(&out.expect_err("closed")));
 }
+
+/// `bind_borrowed` holds no count on the driver, so every path that needs the mailbox (a
+/// foreign registration, a forward, a foreign drop's cancel) must still reach the driver through
+/// the borrowed handle.
+#[test]
+fn borrowed_binding_registers_forwards_and_cancels_through_the_mailbox() {
+    let Some(_s) = ring_serial() else { return };
+    let driver = support::driver(4);
+    let handle = driver.handle();
+    let (sock, mut peer) = pair();
+    let probe = Probe::new();
+    thread::scope(|scope| {
+        // A foreign registration: the operation is built and awaited on another thread.
+        let remote = scope.spawn(|| {
+            block_on_thread(ops::recv(sock.clone(), Vec::with_capacity(4)).bind_borrowed(&handle))
+        });
+        peer.write_all(b"far").expect("write");
+        turn_until(&driver, || remote.is_finished());
+        let (n, buf) = remote.join().expect("remote thread");
+        assert_eq!(&buf[..n.expect("recv")], b"far");
+
+        // Registered locally, then finished on another thread through a forward.
+        let waker = Probe::waker(&probe);
+        let mut op = ops::recv(sock.clone(), Vec::with_capacity(4)).bind_borrowed(&handle);
+        {
+            let _entered = driver.enter();
+            assert!(poll_once(&mut op, &waker).is_pending());
+        }
+        assert!(op.key().is_some(), "registered locally");
+        let finisher = scope.spawn(move || block_on_thread(op));
+        peer.write_all(b"fwd").expect("write");
+        turn_until(&driver, || finisher.is_finished());
+        let (n, buf) = finisher.join().expect("finishing thread");
+        assert_eq!(&buf[..n.expect("recv")], b"fwd");
+
+        // Registered locally, dropped on another thread: the cancel retires the slot.
+        let mut op = ops::recv(sock.clone(), Vec::with_capacity(4)).bind_borrowed(&handle);
+        {
+            let _entered = driver.enter();
+            assert!(poll_once(&mut op, &waker).is_pending());
+        }
+        scope
+            .spawn(move || drop(op))
+            .join()
+            .expect("dropping thread");
+        turn_until(&driver, || driver.metrics().slots == 0);
+        drop(waker);
+    });
+    assert_eq!(Arc::strong_count(&probe), 1, "no waker left behind");
+    assert_eq!(Arc::strong_count(&sock), 1, "no descriptor left behind");
+}

@@ -124,7 +124,7 @@ impl File {
     pub async fn read_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<usize>, Vec<u8>) {
         let mut target = ReadTarget::new(buf);
         let op = ops::read_at(Arc::clone(&self.fd), target.take(), offset);
-        let (res, buf) = op.bind(self.handle.driver()).await;
+        let (res, buf) = op.bind_borrowed(self.handle.driver()).await;
         (convert(res), target.finish(buf))
     }
 
@@ -145,7 +145,7 @@ impl File {
             // more, if it had extra capacity; `finish` cuts any overshoot).
             let filled = data.len();
             let op = ops::read_at(Arc::clone(&self.fd), data, offset + filled as u64);
-            let (res, back) = op.bind(self.handle.driver()).await;
+            let (res, back) = op.bind_borrowed(self.handle.driver()).await;
             data = back;
             match convert(res) {
                 Ok(0) => {
@@ -169,7 +169,7 @@ impl File {
     /// write is retained: dropping the future does not cancel it.
     pub async fn write_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<usize>, Vec<u8>) {
         let op = ops::write_at(Arc::clone(&self.fd), buf, offset);
-        let (res, buf) = op.bind(self.handle.driver()).await;
+        let (res, buf) = op.bind_borrowed(self.handle.driver()).await;
         (convert(res), buf)
     }
 
@@ -226,13 +226,13 @@ impl File {
     /// Flushes data and metadata to the device (`fsync(2)`); retained.
     pub async fn sync_all(&self) -> io::Result<()> {
         let op = ops::fsync(Arc::clone(&self.fd));
-        convert(op.bind(self.handle.driver()).await)
+        convert(op.bind_borrowed(self.handle.driver()).await)
     }
 
     /// Flushes data, and only the metadata needed to read it back (`fdatasync(2)`); retained.
     pub async fn sync_data(&self) -> io::Result<()> {
         let op = ops::fdatasync(Arc::clone(&self.fd));
-        convert(op.bind(self.handle.driver()).await)
+        convert(op.bind_borrowed(self.handle.driver()).await)
     }
 
     /// Starts a detached `fsync` at once and returns its receiver: the sync runs whether or not
@@ -276,7 +276,7 @@ impl File {
     /// The OS error of `close(2)`.
     pub async fn close(self) -> io::Result<()> {
         match Arc::try_unwrap(self.fd) {
-            Ok(fd) => convert(ops::close(fd).bind(self.handle.driver()).await),
+            Ok(fd) => convert(ops::close(fd).bind_borrowed(self.handle.driver()).await),
             Err(shared) => {
                 drop(shared);
                 Ok(())

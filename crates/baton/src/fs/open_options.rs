@@ -149,7 +149,7 @@ impl OpenOptions {
     pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
         let handle = context::require("fs::OpenOptions::open")?;
         let flags = self.flags()?;
-        let op = ops::open(path, flags, self.mode).bind(handle.driver());
+        let op = ops::open(path, flags, self.mode).bind_borrowed(handle.driver());
         let fd = convert(op.await)?;
         Ok(File::from_parts(fd, handle))
     }

@@ -8,7 +8,7 @@ use std::net::Shutdown;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 
-use baton_uring::{Op, ops};
+use baton_uring::{Op, Operation, ops};
 
 use crate::error::convert;
 use crate::handle::Handle;
@@ -46,10 +46,11 @@ impl Socket {
         self.handle.clone().or_else(crate::context::current)
     }
 
-    /// Binds `op` to the socket's runtime, if it has one.
-    fn bind<T>(&self, op: Op<T>) -> Op<T> {
+    /// Binds `op` to the socket's runtime, if it has one, for as long as the socket is
+    /// borrowed (no count on the driver per operation).
+    fn bind<T>(&self, op: Op<T>) -> Operation<'_, T> {
         match &self.handle {
-            Some(handle) => op.bind(handle.driver()),
+            Some(handle) => op.bind_borrowed(handle.driver()),
             None => op,
         }
     }
