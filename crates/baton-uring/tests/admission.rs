@@ -216,11 +216,16 @@ fn accept_dropped_before_completion_leaks_no_fd() {
         assert!(poll_once(&mut accept, &waker).is_pending());
         let _ = driver.turn(Park::Poll);
         let client = std::net::TcpStream::connect(addr).expect("connect");
-        // Usually the kernel completes the accept before the drop's cancel arrives, so the late
-        // fd is closed; either order must leave no fd behind. The late-fd path is exercised
-        // deterministically, in both CQE orders, over the simulated ring by
-        // `accept_completing_after_its_future_dropped_has_its_fd_closed` in `src/`.
-        std::thread::sleep(Duration::from_millis(20));
+        // The accept completes (its waker fires) before the future is dropped, so the drop
+        // finds a created socket nobody will take: the driver must close it. The other order
+        // (the cancel racing the completion) is covered in both CQE orders over the simulated
+        // ring by `accept_completing_after_its_future_dropped_has_its_fd_closed` in `src/`.
+        turn_until(&driver, || probe.wakes() >= 1);
+        assert_eq!(
+            support::fd_count(),
+            before + 2,
+            "the client's socket and the accepted one, open until the driver closes it"
+        );
         drop(accept);
         turn_until(&driver, || driver.metrics().slots == 0);
         drop(client);
