@@ -88,7 +88,7 @@ impl<T> fmt::Debug for Operation<'_, T> {
             State::Invalid { .. } => "invalid",
             State::Done => "done",
         };
-        f.debug_struct("Op")
+        f.debug_struct("Operation")
             .field("state", &state)
             .field("deadline", &self.deadline)
             .finish()
@@ -118,9 +118,7 @@ impl<T> Op<T> {
             Op::new(data, decode)
         }
     }
-}
 
-impl<'h, T> Operation<'h, T> {
     /// An operation refused before registration: resolves to `InvalidInput` with `reason`.
     pub(crate) fn invalid(data: OpData, reason: &'static str, decode: Decode<T>) -> Op<T> {
         Operation {
@@ -129,7 +127,9 @@ impl<'h, T> Operation<'h, T> {
             decode,
         }
     }
+}
 
+impl<'h, T> Operation<'h, T> {
     /// Asks the driver to cancel the request without giving up its result: the operation then
     /// resolves to whatever the kernel reports last — an `ECANCELED` OS error if the cancel won, the completed result if the request finished first. A queued request is cancelled
     /// without being submitted. No effect before the first poll or after completion.
@@ -147,7 +147,9 @@ impl<'h, T> Operation<'h, T> {
     }
 
     /// Binds the operation to `handle`'s driver instead of the one entered at first poll.
-    /// Has no effect once the operation has been polled.
+    /// Has no effect once the operation has been polled. (After
+    /// [`bind_borrowed`](Operation::bind_borrowed) it replaces the borrow with a count but
+    /// keeps the borrow's lifetime.)
     pub fn bind(mut self, handle: &DriverHandle) -> Operation<'h, T> {
         if let State::Unregistered { bound, .. } = &mut self.state {
             *bound = Some(Bound::Owned(handle.shared.clone()));

@@ -201,7 +201,7 @@ fn dropped_write_still_lands_on_disk() {
 }
 
 #[test]
-fn accept_dropped_before_completion_leaks_no_fd() {
+fn accept_completed_but_unconsumed_then_dropped_has_its_fd_closed() {
     let Some(_s) = ring_serial() else { return };
     let driver = support::driver(4);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");

@@ -336,6 +336,61 @@ fn borrowed_binding_registers_forwards_and_cancels_through_the_mailbox() {
             .join()
             .expect("dropping thread");
         turn_until(&driver, || driver.metrics().slots == 0);
+
+        // Forwarded (polled on one thread), then dropped on another: the forward is abandoned
+        // and the request detached through the borrowed handle.
+        let mut op = ops::recv(sock.clone(), Vec::with_capacity(4)).bind_borrowed(&handle);
+        {
+            let _entered = driver.enter();
+            assert!(poll_once(&mut op, &waker).is_pending());
+        }
+        let foreign_waker = Probe::waker(&probe);
+        let op = scope
+            .spawn(move || {
+                assert!(poll_once(&mut op, &foreign_waker).is_pending());
+                op
+            })
+            .join()
+            .expect("forwarding thread");
+        scope
+            .spawn(move || drop(op))
+            .join()
+            .expect("dropping thread");
+        turn_until(&driver, || driver.metrics().slots == 0);
+
+        // An explicit cancel from another thread reaches the driver as a message.
+        let mut op = ops::recv(sock.clone(), Vec::with_capacity(4)).bind_borrowed(&handle);
+        {
+            let _entered = driver.enter();
+            assert!(poll_once(&mut op, &waker).is_pending());
+        }
+        let cancelled = scope.spawn(move || {
+            op.cancel();
+            block_on_thread(op)
+        });
+        turn_until(&driver, || cancelled.is_finished());
+        let (res, _) = cancelled.join().expect("cancelling thread");
+        assert_eq!(
+            res.expect_err("cancelled").raw_os_error(),
+            Some(libc::ECANCELED)
+        );
+
+        // A deadline on a foreign registration still fires.
+        let timed = scope.spawn(|| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_millis(30);
+            block_on_thread(
+                ops::recv(sock.clone(), Vec::with_capacity(4))
+                    .bind_borrowed(&handle)
+                    .with_deadline(deadline),
+            )
+        });
+        turn_until(&driver, || timed.is_finished());
+        let (res, _) = timed.join().expect("timed thread");
+        assert_eq!(
+            res.expect_err("timed out").kind(),
+            std::io::ErrorKind::TimedOut
+        );
+        turn_until(&driver, || driver.metrics().slots == 0);
         drop(waker);
     });
     assert_eq!(Arc::strong_count(&probe), 1, "no waker left behind");
