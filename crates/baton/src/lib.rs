@@ -145,5 +145,6 @@ pub use baton_uring::WorkerShutdownReport;
 struct ReadmeDoctests;
 
 /// The owned-buffer operation future of the driver, for embedders that build their own
-/// requests with [`baton_uring::ops`].
-pub use baton_uring::Op;
+/// requests with [`baton_uring::ops`]; [`Operation`] is its form bound to a borrowed driver
+/// handle (`Op::bind_borrowed`).
+pub use baton_uring::{Op, Operation};

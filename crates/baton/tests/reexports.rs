@@ -28,6 +28,10 @@ fn op_is_the_drivers() {
         TypeId::of::<baton::Op<std::io::Result<()>>>(),
         TypeId::of::<baton_uring::Op<std::io::Result<()>>>()
     );
+    assert_eq!(
+        TypeId::of::<baton::Operation<'static, std::io::Result<()>>>(),
+        TypeId::of::<baton_uring::Op<std::io::Result<()>>>()
+    );
 }
 
 #[test]
