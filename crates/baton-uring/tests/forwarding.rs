@@ -292,8 +292,9 @@ fn op_built_for_a_dropped_driver_resolves_to_closed() {
 }
 
 /// `bind_borrowed` holds no count on the driver, so every path that needs the mailbox (a
-/// foreign registration, a forward, a foreign drop's cancel) must still reach the driver through
-/// the borrowed handle.
+/// foreign registration, a forward, a foreign drop of a local or a forwarded operation, an
+/// explicit foreign cancel, a foreign registration's deadline) must still reach the driver
+/// through the borrowed handle.
 #[test]
 fn borrowed_binding_registers_forwards_and_cancels_through_the_mailbox() {
     let Some(_s) = ring_serial() else { return };
@@ -313,11 +314,13 @@ fn borrowed_binding_registers_forwards_and_cancels_through_the_mailbox() {
 
         // Registered locally, then finished on another thread through a forward.
         let waker = Probe::waker(&probe);
-        let mut op = ops::recv(sock.clone(), Vec::with_capacity(4)).bind_borrowed(&handle);
-        {
+        let register_here = || {
+            let mut op = ops::recv(sock.clone(), Vec::with_capacity(4)).bind_borrowed(&handle);
             let _entered = driver.enter();
             assert!(poll_once(&mut op, &waker).is_pending());
-        }
+            op
+        };
+        let op = register_here();
         assert!(op.key().is_some(), "registered locally");
         let finisher = scope.spawn(move || block_on_thread(op));
         peer.write_all(b"fwd").expect("write");
@@ -326,11 +329,7 @@ fn borrowed_binding_registers_forwards_and_cancels_through_the_mailbox() {
         assert_eq!(&buf[..n.expect("recv")], b"fwd");
 
         // Registered locally, dropped on another thread: the cancel retires the slot.
-        let mut op = ops::recv(sock.clone(), Vec::with_capacity(4)).bind_borrowed(&handle);
-        {
-            let _entered = driver.enter();
-            assert!(poll_once(&mut op, &waker).is_pending());
-        }
+        let op = register_here();
         scope
             .spawn(move || drop(op))
             .join()
@@ -339,11 +338,7 @@ fn borrowed_binding_registers_forwards_and_cancels_through_the_mailbox() {
 
         // Forwarded (polled on one thread), then dropped on another: the forward is abandoned
         // and the request detached through the borrowed handle.
-        let mut op = ops::recv(sock.clone(), Vec::with_capacity(4)).bind_borrowed(&handle);
-        {
-            let _entered = driver.enter();
-            assert!(poll_once(&mut op, &waker).is_pending());
-        }
+        let mut op = register_here();
         let foreign_waker = Probe::waker(&probe);
         let op = scope
             .spawn(move || {
@@ -359,11 +354,7 @@ fn borrowed_binding_registers_forwards_and_cancels_through_the_mailbox() {
         turn_until(&driver, || driver.metrics().slots == 0);
 
         // An explicit cancel from another thread reaches the driver as a message.
-        let mut op = ops::recv(sock.clone(), Vec::with_capacity(4)).bind_borrowed(&handle);
-        {
-            let _entered = driver.enter();
-            assert!(poll_once(&mut op, &waker).is_pending());
-        }
+        let op = register_here();
         let cancelled = scope.spawn(move || {
             op.cancel();
             block_on_thread(op)
