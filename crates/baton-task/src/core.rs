@@ -6,8 +6,8 @@
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 
+use crate::raw::{TaskRef, UNREGISTERED};
 use crate::sync::{Ordering, ThreadId};
-use crate::task::{TaskRef, UNREGISTERED};
 
 /// Runnable local tasks of one owner thread, and how many of its local tasks are live.
 #[derive(Debug)]

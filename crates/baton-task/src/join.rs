@@ -5,10 +5,11 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::ptr::NonNull;
 use std::task::{Context, Poll};
 
-use crate::task::JoinTarget;
+use crate::raw::{Header, TaskRef};
+use crate::state::WakeOutcome;
 
 /// Why a task was cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -131,26 +132,47 @@ impl JoinError {
 ///
 /// `Send` exactly when the output is `Send`.
 pub struct JoinHandle<T> {
-    target: Arc<dyn JoinTarget<T>>,
+    /// The handle's counted reference (rule 1).
+    task: TaskRef,
+    /// The task type's join poll: reads the output as a `T` (rule 6).
+    poll_join: PollJoin<T>,
     _output: PhantomData<T>,
 }
 
+/// A task type's join poll; the pointer is the header of a live task of that type, whose
+/// `JoinHandle` is the caller.
+type PollJoin<T> = unsafe fn(NonNull<Header>, &mut Context<'_>) -> Poll<Result<T, JoinError>>;
+
 impl<T> JoinHandle<T> {
-    pub(crate) fn new(target: Arc<dyn JoinTarget<T>>) -> JoinHandle<T> {
+    /// A handle from its task reference and the join poll of the task's type, whose output is
+    /// `T`.
+    pub(crate) fn new(task: TaskRef, poll_join: PollJoin<T>) -> JoinHandle<T> {
         JoinHandle {
-            target,
+            task,
+            poll_join,
             _output: PhantomData,
         }
     }
 
     /// Requests cancellation; see the type docs for the exact semantics.
     pub fn abort(&self) {
-        Arc::clone(&self.target).abort();
+        // Rule 4: an abort is a wake; an idle task is queued with a new reference.
+        match self.task.header().state.abort() {
+            // SAFETY: the transition took a reference for the queue entry, which we now own.
+            WakeOutcome::Submit => unsafe { TaskRef::from_raw(self.task.as_raw()) }.schedule(),
+            WakeOutcome::Coalesced | WakeOutcome::DuringPoll | WakeOutcome::Complete => {}
+        }
     }
 
     /// Whether the task finished (completed, panicked or was cancelled).
     pub fn is_finished(&self) -> bool {
-        self.target.is_finished()
+        self.task.header().state.load().is_complete()
+    }
+
+    /// Rule 8: cancels the task of a spawn that was refused after shutdown.
+    pub(crate) fn refuse(&self) {
+        // SAFETY: the vtable belongs to this task's type and our reference keeps it alive.
+        unsafe { (self.task.header().vtable.refuse)(self.task.as_raw()) }
     }
 }
 
@@ -158,13 +180,16 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.target.poll_join(cx)
+        // SAFETY: `poll_join` came with the task when it was spawned (its output is `T`), our
+        // reference keeps the task alive, and we are its handle.
+        unsafe { (self.poll_join)(self.task.as_raw(), cx) }
     }
 }
 
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
-        self.target.detach();
+        // SAFETY: as in `poll`; our reference is released after this, when `task` drops.
+        unsafe { (self.task.header().vtable.detach)(self.task.as_raw()) }
     }
 }
 

@@ -63,9 +63,14 @@
 //!
 //! # Protocol rules (cited in the code; drawn in `docs/protocols/tasks.md`)
 //!
-//! 1. **One allocation, one registry reference.** A task is one `Arc` (header + future +
-//!    output). The scheduler's registry holds one reference per accepted, unfinished task, so
-//!    shutdown can reach tasks that sit idle while only their wakers are held elsewhere.
+//! 1. **One allocation, counted references, one of them the registry's.** A task is one heap
+//!    allocation (header + future + output) whose references are counted in its state word,
+//!    above the flags. Run queue entries, the registry, wakers and the `JoinHandle` each hold
+//!    one; the last one to go frees the task. A wake by value hands the waker's reference to
+//!    the queue entry, and a poll that ends idle releases the queue entry's reference, each in
+//!    the same atomic instruction that changes the flags. The scheduler's registry holds one
+//!    reference per accepted, unfinished task, so shutdown can reach tasks that sit idle while
+//!    only their wakers are held elsewhere, and a running task is never freed under its poller.
 //! 2. **One queue entry per notification.** A wake sets `NOTIFIED`; only the waker that found the
 //!    task idle (neither notified, running nor complete) pushes it, onto the core's queues when
 //!    its thread holds the core (no lock), onto the injection queue otherwise (then unparks).
@@ -106,20 +111,25 @@
 //!
 //! # Testing
 //!
-//! Unit tests sit next to the code (state transitions, panic containment); `tests/` covers the
-//! behaviour end to end: thousands of tasks, foreign spawners, local tasks across a migrating
-//! worker, abort, panics, fairness, shutdown, the thread context. `tests/props.rs`
+//! Unit tests sit next to the code (state transitions and reference counts, panic
+//! containment, and `raw.rs`'s checks that every way a task ends frees its allocation exactly
+//! once, observed through the count of its `Arc<Shared>`); `tests/` covers the behaviour end to
+//! end: thousands of tasks, foreign spawners, local tasks across a migrating worker, abort,
+//! panics, fairness, shutdown, the thread context. `tests/props.rs`
 //! (`prop_random_task_histories_stay_consistent`) runs random histories of spawn / wake / abort
 //! / detach / run / migrate and checks counters, exactly-once drops and handle outcomes. Loom
 //! models (`tests/loom_scheduler.rs`) check a remote wake racing a poll, a spawn racing
 //! shutdown, an abort racing a poll and a wake racing worker migration against the shipped code
-//! through the `sync` shim; task cells use `std::sync::Arc` and the core's `RefCell`s are plain
-//! `std`, so loom checks the atomics and locks of the protocols, not those cells' accesses.
+//! through the `sync` shim; the models in `src/raw.rs` check that a foreign wake by value
+//! racing a poll, an idle transition or completion frees the task exactly once. The state word,
+//! reference count included, is a loom atomic; the core's `RefCell`s and the task's stage cell
+//! are plain `std`, so loom checks the protocols' atomics and locks, not those cells' accesses.
 
 mod containment;
 mod context;
 mod core;
 mod join;
+mod raw;
 mod scheduler;
 mod shared;
 mod spawner;

@@ -8,10 +8,11 @@ use std::sync::Arc;
 use crate::context::{self, ContextError, EnterGuard};
 use crate::core::Core;
 use crate::join::JoinHandle;
+use crate::raw::{Finish, RunOutcome, ShutdownOutcome, TaskRef};
 use crate::shared::{Claim, Injected, Shared, Tally, TaskCounts, Unpark};
 use crate::spawner::Spawner;
 use crate::sync;
-use crate::task::{self, Finish, RunOutcome, ShutdownOutcome, Task, TaskRef};
+use crate::task::Task;
 
 /// How many polls `run_ready` makes between two looks at the injection queue, so remote work
 /// progresses even while local tasks keep each other busy.
@@ -284,6 +285,15 @@ impl Scheduler {
     }
 }
 
+#[cfg(test)]
+impl Scheduler {
+    /// How many references to the shared state exist: the scheduler's own plus one per task
+    /// allocation that was not freed (rule 1), and one per spawner or guard alive.
+    pub(crate) fn shared_refs(&self) -> usize {
+        Arc::strong_count(&self.shared)
+    }
+}
+
 impl Drop for Scheduler {
     fn drop(&mut self) {
         // A scheduler still entered elsewhere (leaked guard) cannot be touched from here: its
@@ -313,7 +323,7 @@ fn drain_remote(shared: &Shared, core: &Core) -> usize {
     let count = drained.len();
     for task in drained.drain(..) {
         if !Core::is_registered(&task) {
-            core.register(Arc::clone(&task));
+            core.register(task.clone());
         }
         core.push_ready(task);
     }
@@ -336,15 +346,14 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let task = Task::new(future, None, Arc::clone(shared));
-    let handle = JoinHandle::new(Arc::clone(&task) as Arc<dyn crate::task::JoinTarget<_>>);
+    let (task, handle) = Task::spawn(future, None, Arc::clone(shared));
     let accepted = match shared.core_here() {
-        Some(core) => accept_here(shared, core, Arc::clone(&task) as TaskRef),
-        None => shared.inject(Arc::clone(&task) as TaskRef, true),
+        Some(core) => accept_here(shared, core, task),
+        None => shared.inject(task, true),
     };
     match accepted {
         Injected::Queued => {}
-        Injected::Closed => task::refuse(&task),
+        Injected::Closed => handle.refuse(),
     }
     (handle, accepted)
 }
@@ -359,13 +368,12 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let task = Task::new(future, Some(sync::thread_id()), Arc::clone(shared));
-    let handle = JoinHandle::new(Arc::clone(&task) as Arc<dyn crate::task::JoinTarget<_>>);
-    match accept_here(shared, core, Arc::clone(&task) as TaskRef) {
+    let (task, handle) = Task::spawn(future, Some(sync::thread_id()), Arc::clone(shared));
+    match accept_here(shared, core, task) {
         Injected::Queued => {}
         Injected::Closed => {
             // Rule 7: we are on the owner thread, so dropping the future here is allowed.
-            task::refuse(&task);
+            handle.refuse();
         }
     }
     handle
@@ -376,7 +384,7 @@ fn accept_here(shared: &Shared, core: &Core, task: TaskRef) -> Injected {
         return Injected::Closed;
     }
     shared.count_spawn();
-    core.register(Arc::clone(&task));
+    core.register(task.clone());
     core.push_ready(task);
     Injected::Queued
 }
@@ -386,7 +394,7 @@ fn shutdown_core(shared: &Shared, core: &Core) -> ShutdownReport {
     let injected = shared.close();
     for task in &injected {
         if !Core::is_registered(task) {
-            core.register(Arc::clone(task));
+            core.register(task.clone());
         }
     }
     drop(injected);
@@ -394,7 +402,7 @@ fn shutdown_core(shared: &Shared, core: &Core) -> ShutdownReport {
     drop(queued);
     let mut report = ShutdownReport::default();
     for task in core.registered() {
-        match Arc::clone(&task).shut_down() {
+        match task.shut_down() {
             ShutdownOutcome::Cancelled => {
                 report.cancelled += 1;
                 retire(shared, core, task, Tally::Aborted);

@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::core::Core;
+use crate::raw::TaskRef;
 use crate::sync::{self, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
-use crate::task::TaskRef;
 
 /// Wakes a parked worker. The scheduler calls it whenever work becomes runnable from a thread
 /// that does not hold the scheduler (a remote wake, an injected spawn, a remote abort).

@@ -1,7 +1,11 @@
 //! The task state word (rules 1–6 of the crate docs) and its transitions.
 //!
-//! One `AtomicUsize` per task holds every flag below. Each transition is a single atomic
-//! read-modify-write and returns a `#[must_use]` enum naming what the caller must do next.
+//! One `AtomicUsize` per task holds every flag below and, above them, the task's reference
+//! count (rule 1). Each transition is a single atomic read-modify-write and returns a
+//! `#[must_use]` enum naming what the caller must do next. Keeping the count in the same word
+//! lets a transition move or release a reference in the same instruction that changes a flag: a
+//! wake by value hands the waker's reference to the queue, and going idle releases the queue
+//! entry's reference.
 
 use crate::sync::{AtomicUsize, Ordering};
 
@@ -20,6 +24,14 @@ const JOIN_WAKER: usize = 1 << 5;
 /// The future was leaked with its allocation instead of dropped (rule 7).
 const LEAKED: usize = 1 << 6;
 
+/// One reference: the count occupies the bits above the flags.
+const REF_ONE: usize = 1 << 7;
+/// The flag bits.
+const FLAGS: usize = REF_ONE - 1;
+/// More references than this means a reference leak loop (as `Arc` does, abort rather than
+/// let the count wrap into the flags).
+const MAX_REFS: usize = (usize::MAX >> 1) & !FLAGS;
+
 /// A new task is queued once (its first poll) and has a `JoinHandle`.
 const INITIAL: usize = NOTIFIED | JOIN_INTEREST;
 
@@ -27,11 +39,22 @@ const INITIAL: usize = NOTIFIED | JOIN_INTEREST;
 #[derive(Debug)]
 pub(crate) struct State(AtomicUsize);
 
-/// What a wake (or an abort request) asks of the waker.
+/// What releasing one reference left behind.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Release {
+    /// Other references remain.
+    Shared,
+    /// That was the last reference: the caller frees the task.
+    Last,
+}
+
+/// What a wake by reference (or an abort request) asks of the waker.
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WakeOutcome {
-    /// Rule 2: the task was idle; the caller now owns the queue entry and must push it.
+    /// Rule 2: the task was idle; a new reference was taken for the queue entry, which the
+    /// caller now owns and must push.
     Submit,
     /// The task is already queued; this wake merged into that entry.
     Coalesced,
@@ -39,6 +62,18 @@ pub(crate) enum WakeOutcome {
     DuringPoll,
     /// Rule 5: the task finished; the wake is ignored.
     Complete,
+}
+
+/// What a wake by value (which consumes the waker's reference) asks of the waker.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WakeByValue {
+    /// Rule 2: the task was idle; the waker's reference became the queue entry's, which the
+    /// caller must push.
+    Submit,
+    /// Queued, running or complete: the wake merged or was ignored, and the waker's reference
+    /// was released.
+    Released(Release),
 }
 
 /// What the scheduler does with a task it popped from a run queue.
@@ -57,9 +92,11 @@ pub(crate) enum StartOutcome {
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum IdleOutcome {
-    /// Nobody woke it: it waits for a waker.
-    Parked,
-    /// Rule 3: it was woken during the poll: the poller pushes it back into a queue.
+    /// Nobody woke it: it waits for a waker. The queue entry's reference was released in the
+    /// same transition; the poller must not release it again.
+    Parked(Release),
+    /// Rule 3: it was woken during the poll: the poller pushes it back into a queue, reusing
+    /// the queue entry's reference.
     Requeue,
     /// Rule 4: an abort arrived during the poll: the poller still holds `RUNNING` and drops it.
     Cancel,
@@ -120,91 +157,64 @@ impl Snapshot {
     pub(crate) fn is_leaked(self) -> bool {
         self.0 & LEAKED != 0
     }
+
+    #[cfg(all(test, not(loom)))]
+    fn refs(self) -> usize {
+        self.0 / REF_ONE
+    }
+}
+
+/// Whether the word has neither a queue entry, a poller nor a result: only a wake may queue it.
+fn is_idle(word: usize) -> bool {
+    word & (NOTIFIED | RUNNING | COMPLETE) == 0
 }
 
 impl State {
-    pub(crate) fn new() -> State {
-        State(AtomicUsize::new(INITIAL))
+    /// A new task holding `refs` references (rule 1: its first queue entry, its handle).
+    pub(crate) fn new(refs: usize) -> State {
+        State(AtomicUsize::new(INITIAL | (refs * REF_ONE)))
     }
 
     pub(crate) fn load(&self) -> Snapshot {
         Snapshot(self.0.load(Ordering::Acquire))
     }
 
-    /// Rule 2: a wake sets `NOTIFIED`; only the waker that found the task idle pushes it.
-    pub(crate) fn wake(&self) -> WakeOutcome {
-        Self::classify(self.0.fetch_or(NOTIFIED, Ordering::AcqRel))
+    /// Rule 1: one more reference. Relaxed, as for `Arc::clone`: the caller already holds a
+    /// reference, so the task cannot be freed concurrently, and no data is published.
+    pub(crate) fn ref_inc(&self) {
+        let previous = self.0.fetch_add(REF_ONE, Ordering::Relaxed);
+        if previous > MAX_REFS {
+            std::process::abort();
+        }
     }
 
-    /// Rule 4: an abort is a wake that also sets `CANCELLED`.
-    pub(crate) fn abort(&self) -> WakeOutcome {
-        Self::classify(self.0.fetch_or(NOTIFIED | CANCELLED, Ordering::AcqRel))
+    /// Rule 1: one reference fewer. Release orders this holder's accesses before the free;
+    /// acquire makes every other holder's accesses visible to the one that frees.
+    pub(crate) fn ref_dec(&self) -> Release {
+        let previous = self.0.fetch_sub(REF_ONE, Ordering::AcqRel);
+        debug_assert!(
+            previous >= REF_ONE,
+            "rule 1: released more references than taken"
+        );
+        Self::release_of(previous)
     }
 
-    fn classify(previous: usize) -> WakeOutcome {
-        if previous & COMPLETE != 0 {
-            WakeOutcome::Complete
-        } else if previous & NOTIFIED != 0 {
-            WakeOutcome::Coalesced
-        } else if previous & RUNNING != 0 {
-            WakeOutcome::DuringPoll
+    fn release_of(previous: usize) -> Release {
+        if previous & !FLAGS == REF_ONE {
+            Release::Last
         } else {
-            WakeOutcome::Submit
+            Release::Shared
         }
     }
 
-    /// Rule 3: the queue entry is consumed (`NOTIFIED` cleared) and `RUNNING` taken.
-    pub(crate) fn start(&self) -> StartOutcome {
+    /// Applies `change` to the word until the CAS succeeds; `change` returns the next word (or
+    /// `None` to leave the word alone) and the outcome to report.
+    fn transition<T>(&self, mut change: impl FnMut(usize) -> (Option<usize>, T)) -> T {
         let mut current = self.0.load(Ordering::Acquire);
         loop {
-            if current & COMPLETE != 0 {
-                return StartOutcome::Stale;
-            }
-            debug_assert!(current & NOTIFIED != 0, "rule 2: a queued task is notified");
-            debug_assert!(current & RUNNING == 0, "rule 3: one poller at a time");
-            let next = (current & !NOTIFIED) | RUNNING;
-            match self
-                .0
-                .compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) if current & CANCELLED != 0 => return StartOutcome::Cancelled,
-                Ok(_) => return StartOutcome::Poll,
-                Err(actual) => current = actual,
-            }
-        }
-    }
-
-    /// Rule 3: release `RUNNING` after a `Pending` poll, unless a wake or abort arrived.
-    pub(crate) fn idle(&self) -> IdleOutcome {
-        let mut current = self.0.load(Ordering::Acquire);
-        loop {
-            debug_assert!(current & RUNNING != 0, "rule 3: only the poller goes idle");
-            if current & CANCELLED != 0 {
-                return IdleOutcome::Cancel;
-            }
-            let next = current & !RUNNING;
-            match self
-                .0
-                .compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) if current & NOTIFIED != 0 => return IdleOutcome::Requeue,
-                Ok(_) => return IdleOutcome::Parked,
-                Err(actual) => current = actual,
-            }
-        }
-    }
-
-    /// Rule 8: shutdown takes `RUNNING` on any task that is not being polled.
-    pub(crate) fn claim_for_shutdown(&self) -> ClaimOutcome {
-        let mut current = self.0.load(Ordering::Acquire);
-        loop {
-            if current & COMPLETE != 0 {
-                return ClaimOutcome::Complete;
-            }
-            let (next, outcome) = if current & RUNNING != 0 {
-                (current | CANCELLED, ClaimOutcome::Running)
-            } else {
-                (current | RUNNING | CANCELLED, ClaimOutcome::Claimed)
+            let (next, outcome) = change(current);
+            let Some(next) = next else {
+                return outcome;
             };
             match self
                 .0
@@ -214,6 +224,96 @@ impl State {
                 Err(actual) => current = actual,
             }
         }
+    }
+
+    /// Rule 2: a wake sets `NOTIFIED`; only the waker that found the task idle pushes it, with a
+    /// reference taken for the queue entry in the same transition.
+    pub(crate) fn wake(&self) -> WakeOutcome {
+        self.wake_setting(NOTIFIED)
+    }
+
+    /// Rule 4: an abort is a wake that also sets `CANCELLED`.
+    pub(crate) fn abort(&self) -> WakeOutcome {
+        self.wake_setting(NOTIFIED | CANCELLED)
+    }
+
+    fn wake_setting(&self, bits: usize) -> WakeOutcome {
+        self.transition(|current| {
+            if current & COMPLETE != 0 {
+                (None, WakeOutcome::Complete)
+            } else if current & NOTIFIED != 0 {
+                (Some(current | bits), WakeOutcome::Coalesced)
+            } else if current & RUNNING != 0 {
+                (Some(current | bits), WakeOutcome::DuringPoll)
+            } else {
+                (Some((current | bits) + REF_ONE), WakeOutcome::Submit)
+            }
+        })
+    }
+
+    /// Rule 2 for a waker consumed by its wake: an idle task's queue entry takes over the
+    /// waker's reference; otherwise the wake merges (or is ignored) and the reference goes.
+    pub(crate) fn wake_by_value(&self) -> WakeByValue {
+        self.transition(|current| {
+            if is_idle(current) {
+                return (Some(current | NOTIFIED), WakeByValue::Submit);
+            }
+            debug_assert!(current >= REF_ONE, "rule 1: a waker holds a reference");
+            let notified = if current & COMPLETE != 0 {
+                current
+            } else {
+                current | NOTIFIED
+            };
+            let outcome = WakeByValue::Released(Self::release_of(current));
+            (Some(notified - REF_ONE), outcome)
+        })
+    }
+
+    /// Rule 3: the queue entry is consumed (`NOTIFIED` cleared) and `RUNNING` taken. The entry's
+    /// reference stays with the poller.
+    pub(crate) fn start(&self) -> StartOutcome {
+        self.transition(|current| {
+            if current & COMPLETE != 0 {
+                return (None, StartOutcome::Stale);
+            }
+            debug_assert!(current & NOTIFIED != 0, "rule 2: a queued task is notified");
+            debug_assert!(current & RUNNING == 0, "rule 3: one poller at a time");
+            let next = (current & !NOTIFIED) | RUNNING;
+            if current & CANCELLED != 0 {
+                (Some(next), StartOutcome::Cancelled)
+            } else {
+                (Some(next), StartOutcome::Poll)
+            }
+        })
+    }
+
+    /// Rule 3: release `RUNNING` after a `Pending` poll, unless a wake or abort arrived. A
+    /// task that goes to sleep gives up its queue entry's reference in the same transition.
+    pub(crate) fn idle(&self) -> IdleOutcome {
+        self.transition(|current| {
+            debug_assert!(current & RUNNING != 0, "rule 3: only the poller goes idle");
+            if current & CANCELLED != 0 {
+                (None, IdleOutcome::Cancel)
+            } else if current & NOTIFIED != 0 {
+                (Some(current & !RUNNING), IdleOutcome::Requeue)
+            } else {
+                let outcome = IdleOutcome::Parked(Self::release_of(current));
+                (Some((current & !RUNNING) - REF_ONE), outcome)
+            }
+        })
+    }
+
+    /// Rule 8: shutdown takes `RUNNING` on any task that is not being polled.
+    pub(crate) fn claim_for_shutdown(&self) -> ClaimOutcome {
+        self.transition(|current| {
+            if current & COMPLETE != 0 {
+                (None, ClaimOutcome::Complete)
+            } else if current & RUNNING != 0 {
+                (Some(current | CANCELLED), ClaimOutcome::Running)
+            } else {
+                (Some(current | RUNNING | CANCELLED), ClaimOutcome::Claimed)
+            }
+        })
     }
 
     /// Rule 5: the holder of `RUNNING` publishes completion (with `LEAKED` when rule 7 applied).
@@ -234,20 +334,14 @@ impl State {
 
     /// Rule 6: the handle gives up its interest unless the output is already there.
     pub(crate) fn detach(&self) -> DetachOutcome {
-        let mut current = self.0.load(Ordering::Acquire);
-        loop {
+        self.transition(|current| {
             if current & COMPLETE != 0 {
-                return DetachOutcome::OutputIsOurs;
+                (None, DetachOutcome::OutputIsOurs)
+            } else {
+                let next = current & !(JOIN_INTEREST | JOIN_WAKER);
+                (Some(next), DetachOutcome::Detached)
             }
-            let next = current & !(JOIN_INTEREST | JOIN_WAKER);
-            match self
-                .0
-                .compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return DetachOutcome::Detached,
-                Err(actual) => current = actual,
-            }
-        }
+        })
     }
 
     /// Rule 6: published after the waker is stored, so completion either sees the bit or the
@@ -268,15 +362,15 @@ mod tests {
 
     #[test]
     fn first_start_polls_and_consumes_the_notification() {
-        let state = State::new();
+        let state = State::new(2);
         assert_eq!(state.start(), StartOutcome::Poll);
-        assert_eq!(state.idle(), IdleOutcome::Parked);
+        assert_eq!(state.idle(), IdleOutcome::Parked(Release::Shared));
         assert_eq!(state.wake(), WakeOutcome::Submit);
     }
 
     #[test]
     fn wake_during_poll_requeues() {
-        let state = State::new();
+        let state = State::new(2);
         assert_eq!(state.start(), StartOutcome::Poll);
         assert_eq!(state.wake(), WakeOutcome::DuringPoll);
         assert_eq!(state.wake(), WakeOutcome::Coalesced);
@@ -286,20 +380,20 @@ mod tests {
 
     #[test]
     fn wake_of_queued_task_coalesces() {
-        let state = State::new();
+        let state = State::new(2);
         assert_eq!(state.wake(), WakeOutcome::Coalesced);
     }
 
     #[test]
     fn abort_before_start_cancels_without_polling() {
-        let state = State::new();
+        let state = State::new(2);
         assert_eq!(state.abort(), WakeOutcome::Coalesced);
         assert_eq!(state.start(), StartOutcome::Cancelled);
     }
 
     #[test]
     fn abort_during_poll_cancels_at_idle() {
-        let state = State::new();
+        let state = State::new(2);
         assert_eq!(state.start(), StartOutcome::Poll);
         assert_eq!(state.abort(), WakeOutcome::DuringPoll);
         assert_eq!(state.idle(), IdleOutcome::Cancel);
@@ -307,16 +401,16 @@ mod tests {
 
     #[test]
     fn abort_of_idle_task_submits_it() {
-        let state = State::new();
+        let state = State::new(2);
         assert_eq!(state.start(), StartOutcome::Poll);
-        assert_eq!(state.idle(), IdleOutcome::Parked);
+        assert_eq!(state.idle(), IdleOutcome::Parked(Release::Shared));
         assert_eq!(state.abort(), WakeOutcome::Submit);
         assert_eq!(state.start(), StartOutcome::Cancelled);
     }
 
     #[test]
     fn wakes_and_aborts_after_completion_are_ignored() {
-        let state = State::new();
+        let state = State::new(2);
         assert_eq!(state.start(), StartOutcome::Poll);
         let completed = state.complete(false);
         assert!(completed.join_interest);
@@ -329,7 +423,7 @@ mod tests {
 
     #[test]
     fn join_waker_then_complete_reports_the_waker() {
-        let state = State::new();
+        let state = State::new(2);
         assert_eq!(state.set_join_waker(), JoinWakerOutcome::Registered);
         assert_eq!(state.start(), StartOutcome::Poll);
         assert!(state.complete(false).join_waker);
@@ -337,7 +431,7 @@ mod tests {
 
     #[test]
     fn complete_then_join_waker_reads_the_output() {
-        let state = State::new();
+        let state = State::new(2);
         assert_eq!(state.start(), StartOutcome::Poll);
         let _ = state.complete(false);
         assert_eq!(state.set_join_waker(), JoinWakerOutcome::Complete);
@@ -345,7 +439,7 @@ mod tests {
 
     #[test]
     fn detach_before_completion_leaves_output_to_completer() {
-        let state = State::new();
+        let state = State::new(2);
         assert_eq!(state.detach(), DetachOutcome::Detached);
         assert_eq!(state.start(), StartOutcome::Poll);
         assert!(!state.complete(false).join_interest);
@@ -353,7 +447,7 @@ mod tests {
 
     #[test]
     fn detach_after_completion_owns_output() {
-        let state = State::new();
+        let state = State::new(2);
         assert_eq!(state.start(), StartOutcome::Poll);
         let _ = state.complete(false);
         assert_eq!(state.detach(), DetachOutcome::OutputIsOurs);
@@ -361,13 +455,113 @@ mod tests {
 
     #[test]
     fn shutdown_claims_idle_task_but_not_running_one() {
-        let idle = State::new();
+        let idle = State::new(2);
         assert_eq!(idle.claim_for_shutdown(), ClaimOutcome::Claimed);
         let _ = idle.complete(true);
         assert!(idle.load().is_leaked());
-        let running = State::new();
+        let running = State::new(2);
         assert_eq!(running.start(), StartOutcome::Poll);
         assert_eq!(running.claim_for_shutdown(), ClaimOutcome::Running);
         assert_eq!(running.idle(), IdleOutcome::Cancel);
+    }
+
+    /// Rule 1: the registry's reference (taken at registration) on top of the queue entry's and
+    /// the handle's.
+    fn registered() -> State {
+        let state = State::new(2);
+        state.ref_inc();
+        state
+    }
+
+    #[test]
+    fn going_idle_releases_the_queue_entry_reference() {
+        let state = registered();
+        assert_eq!(state.start(), StartOutcome::Poll);
+        assert_eq!(state.idle(), IdleOutcome::Parked(Release::Shared));
+        assert_eq!(state.load().refs(), 2, "registry and handle remain");
+    }
+
+    #[test]
+    fn requeue_keeps_the_queue_entry_reference() {
+        let state = registered();
+        assert_eq!(state.start(), StartOutcome::Poll);
+        assert_eq!(state.wake(), WakeOutcome::DuringPoll);
+        assert_eq!(state.idle(), IdleOutcome::Requeue);
+        assert_eq!(state.load().refs(), 3);
+    }
+
+    #[test]
+    fn wake_by_value_of_idle_task_hands_the_waker_reference_to_the_queue() {
+        let state = registered();
+        assert_eq!(state.start(), StartOutcome::Poll);
+        state.ref_inc(); // the waker's clone
+        assert_eq!(state.idle(), IdleOutcome::Parked(Release::Shared));
+        assert_eq!(state.wake_by_value(), WakeByValue::Submit);
+        assert_eq!(
+            state.load().refs(),
+            3,
+            "registry, handle and the queue entry"
+        );
+        assert_eq!(state.start(), StartOutcome::Poll);
+    }
+
+    #[test]
+    fn wake_by_value_that_merges_releases_the_waker_reference() {
+        let state = registered();
+        state.ref_inc();
+        assert_eq!(
+            state.wake_by_value(),
+            WakeByValue::Released(Release::Shared),
+            "already queued"
+        );
+        assert_eq!(state.load().refs(), 3);
+        assert_eq!(state.start(), StartOutcome::Poll);
+        state.ref_inc();
+        assert_eq!(
+            state.wake_by_value(),
+            WakeByValue::Released(Release::Shared),
+            "during the poll"
+        );
+        assert_eq!(
+            state.idle(),
+            IdleOutcome::Requeue,
+            "the merged wake still requeues"
+        );
+    }
+
+    #[test]
+    fn wake_by_reference_of_idle_task_takes_a_reference_for_the_queue() {
+        let state = registered();
+        assert_eq!(state.start(), StartOutcome::Poll);
+        assert_eq!(state.idle(), IdleOutcome::Parked(Release::Shared));
+        assert_eq!(state.wake(), WakeOutcome::Submit);
+        assert_eq!(state.load().refs(), 3);
+        assert_eq!(state.wake(), WakeOutcome::Coalesced);
+        assert_eq!(state.abort(), WakeOutcome::Coalesced);
+        assert_eq!(state.load().refs(), 3, "merged wakes take no reference");
+    }
+
+    #[test]
+    fn last_waker_of_a_finished_task_frees_it() {
+        let state = State::new(1);
+        assert_eq!(state.start(), StartOutcome::Poll);
+        let _ = state.complete(false);
+        state.ref_inc(); // a waker outlives the queue entry
+        assert_eq!(state.ref_dec(), Release::Shared);
+        assert_eq!(state.wake_by_value(), WakeByValue::Released(Release::Last));
+        assert!(
+            state.load().is_complete(),
+            "a finished task is not re-notified"
+        );
+    }
+
+    #[test]
+    fn releasing_references_reports_only_the_last() {
+        let state = State::new(2);
+        state.ref_inc();
+        assert_eq!(state.ref_dec(), Release::Shared);
+        assert_eq!(state.ref_dec(), Release::Shared);
+        assert_eq!(state.ref_dec(), Release::Last);
+        assert_eq!(state.load().refs(), 0);
     }
 }

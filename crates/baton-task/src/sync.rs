@@ -1,9 +1,8 @@
 //! The synchronization shim: `std` normally, `loom` under `cfg(loom)`.
 //!
 //! Every atomic, mutex and thread-local that the scheduler's protocols rely on comes from here,
-//! so the loom models check the shipped code rather than a copy. Task allocations themselves use
-//! `std::sync::Arc` in both builds: `std::task::Wake` needs it, and reference counting is not part
-//! of any protocol the models check.
+//! so the loom models check the shipped code rather than a copy, including a task's reference
+//! count, which lives in its state word (rule 1).
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

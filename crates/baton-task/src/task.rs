@@ -1,65 +1,20 @@
-//! The task cell: header, future and output in one reference-counted allocation (rule 1).
+//! The typed task cell: header, future and output in one allocation (rule 1), and the
+//! vtable functions that reach them.
 
 use std::cell::UnsafeCell;
 use std::future::Future;
-use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
+use std::ptr::NonNull;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll};
 
 use crate::containment::{drop_contained, wake_contained};
-use crate::join::{CancelReason, JoinError};
+use crate::join::{CancelReason, JoinError, JoinHandle};
+use crate::raw::{Finish, Header, RunOutcome, ShutdownOutcome, TaskRef, Vtable};
 use crate::shared::Shared;
-use crate::state::{DetachOutcome, JoinWakerOutcome, StartOutcome, State, WakeOutcome};
-use crate::sync::{self, AtomicUsize, Mutex, ThreadId};
-
-/// A type-erased reference to a task, as held by run queues and the registry.
-pub(crate) type TaskRef = Arc<dyn Runnable>;
-
-/// The registry slot of a task that was injected but not yet drained by the scheduler.
-pub(crate) const UNREGISTERED: usize = usize::MAX;
-
-/// The type-independent part of a task.
-#[derive(Debug)]
-pub(crate) struct Header {
-    pub(crate) state: State,
-    /// `None` for a `Send` task; the owner thread of a local task (rule 7).
-    pub(crate) owner: Option<ThreadId>,
-    pub(crate) shared: Arc<Shared>,
-    /// The registry slot; only the thread holding the core claim (rule 9) touches it.
-    pub(crate) slot: AtomicUsize,
-    /// The `JoinHandle`'s waker (rule 6). Released, contained, as soon as nobody can wake it
-    /// any more: by the completer that wakes it, by the handle on detach or when its poll finds
-    /// the task complete, and at the latest when the task is freed.
-    join_waker: Mutex<Option<Waker>>,
-}
-
-impl Header {
-    /// Rule 6: takes the stored join waker and drops it with a panicking destructor contained,
-    /// outside the lock.
-    fn release_join_waker(&self) {
-        let waker = sync::lock(&self.join_waker).take();
-        if let Some(waker) = waker {
-            drop_contained(waker);
-        }
-    }
-}
-
-impl Drop for Header {
-    fn drop(&mut self) {
-        // A waker still stored here (a path that did not release it) must not panic out of
-        // whichever thread frees the task.
-        let waker = self
-            .join_waker
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(waker) = waker {
-            drop_contained(waker);
-        }
-    }
-}
+use crate::state::{ClaimOutcome, DetachOutcome, IdleOutcome, JoinWakerOutcome, StartOutcome};
+use crate::sync::{self, ThreadId};
 
 enum Stage<F: Future> {
     Running(F),
@@ -67,74 +22,23 @@ enum Stage<F: Future> {
     Consumed,
 }
 
-/// One spawned task.
+/// One spawned task: the allocation a [`TaskRef`] points to.
 ///
 /// Invariants (the crate docs' rules):
+/// * rule 1: `#[repr(C)]` with the header first, so a pointer to the header is a pointer to the
+///   task; the allocation is a `Box` freed by `dealloc` when the last counted reference goes;
 /// * rule 3: `stage` holds the future while the task is unfinished; only the holder of the
 ///   `RUNNING` bit touches it then, and the scheduler only polls or drops a local task's future
-///   on its owner thread (checked in [`Task::run`] and [`Task::drop_future`]);
+///   on its owner thread (checked in `run` and `drop_future`);
 /// * rule 5: after `COMPLETE`, `stage` is touched only by the `JoinHandle` (or, when the handle
 ///   was already gone, once by the completer);
 /// * rule 7: a future that cannot be dropped (foreign owner thread, or the thread is unwinding)
-///   is leaked together with its allocation, which is then never freed, so its pinned memory
-///   stays valid forever.
+///   is leaked together with its allocation, which is then never freed (one reference is
+///   never released), so its pinned memory stays valid forever.
+#[repr(C)]
 pub(crate) struct Task<F: Future> {
     header: Header,
     stage: UnsafeCell<Stage<F>>,
-}
-
-// SAFETY: the header is `Send + Sync`. `stage` is only touched under the state protocol (rules 3,
-// 5): the future by the `RUNNING` holder, which for a local task is always its owner thread
-// (asserted in `run`, checked in `drop_future`), so a `!Send` future never leaves that thread.
-// The output of a local task is stored on its owner thread and taken by the `JoinHandle`, which is
-// only `Send` when the output is `Send`.
-unsafe impl<F: Future> Send for Task<F> {}
-// SAFETY: shared references only reach `stage` through the state protocol above, which gives
-// one thread at a time exclusive access.
-unsafe impl<F: Future> Sync for Task<F> {}
-
-impl<F: Future> std::fmt::Debug for Task<F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Task")
-            .field("header", &self.header)
-            .finish()
-    }
-}
-
-/// What `Runnable::run` did.
-#[must_use]
-pub(crate) enum RunOutcome {
-    /// The entry was stale (the task had already finished).
-    Stale,
-    /// The task waits for a waker.
-    Parked,
-    /// Woken during its poll: push it back (rule 3).
-    Requeue(TaskRef),
-    /// The task finished and must leave the registry.
-    Finished(TaskRef, Finish),
-}
-
-/// How a task finished, for the counters.
-#[must_use]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Finish {
-    Completed,
-    Panicked,
-    Cancelled,
-}
-
-/// What shutdown did to a task (rule 8).
-#[must_use]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ShutdownOutcome {
-    /// Its future was dropped here; its handle resolves cancelled.
-    Cancelled,
-    /// Its future was leaked (foreign owner thread or unwinding); its handle resolves cancelled.
-    Leaked,
-    /// It is being polled; its poller cancels it when the poll returns.
-    Running,
-    /// It had already finished.
-    Complete,
 }
 
 #[must_use]
@@ -144,41 +48,43 @@ enum FutureDrop {
     Leaked,
 }
 
-/// The scheduler's view of a task.
-pub(crate) trait Runnable: Send + Sync + std::fmt::Debug + 'static {
-    fn header(&self) -> &Header;
-    /// Polls (or cancels) the task once. Called by the core-claim holder on a thread the task
-    /// may run on, after popping its queue entry.
-    fn run(self: Arc<Self>) -> RunOutcome;
-    /// Rule 8: cancel the task for shutdown, from the core-claim holder's thread.
-    fn shut_down(self: Arc<Self>) -> ShutdownOutcome;
-}
-
-/// The `JoinHandle`'s view of a task.
-pub(crate) trait JoinTarget<T>: Send + Sync {
-    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>>;
-    fn abort(self: Arc<Self>);
-    fn is_finished(&self) -> bool;
-    fn detach(&self);
-}
-
 impl<F> Task<F>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
-    /// A new task, notified once (its first poll) and with join interest.
-    pub(crate) fn new(future: F, owner: Option<ThreadId>, shared: Arc<Shared>) -> Arc<Task<F>> {
-        Arc::new(Task {
-            header: Header {
-                state: State::new(),
-                owner,
-                shared,
-                slot: AtomicUsize::new(UNREGISTERED),
-                join_waker: Mutex::new(None),
-            },
+    const VTABLE: Vtable = Vtable {
+        run: Self::run,
+        shut_down: Self::shut_down,
+        refuse: Self::refuse,
+        detach: Self::detach,
+        dealloc: Self::dealloc,
+    };
+
+    /// A new task, notified once (its first poll) and with join interest. It starts with two
+    /// references (rule 1): the returned queue entry's and the handle's.
+    pub(crate) fn spawn(
+        future: F,
+        owner: Option<ThreadId>,
+        shared: Arc<Shared>,
+    ) -> (TaskRef, JoinHandle<F::Output>) {
+        let task = Box::new(Task {
+            header: Header::new(&Self::VTABLE, 2, owner, shared),
             stage: UnsafeCell::new(Stage::Running(future)),
-        })
+        });
+        let header = NonNull::from(Box::leak(task)).cast::<Header>();
+        // SAFETY: the allocation was just made with two references, one for each value here.
+        let (queued, handle) = unsafe { (TaskRef::from_raw(header), TaskRef::from_raw(header)) };
+        (queued, JoinHandle::new(handle, Self::poll_join))
+    }
+
+    /// # Safety
+    ///
+    /// `header` is the header of a live `Task<F>` (a reference to it is held for `'a`).
+    unsafe fn from_header<'a>(header: NonNull<Header>) -> &'a Task<F> {
+        // SAFETY: rule 1, the header is the first field of a `#[repr(C)]` `Task<F>`, which the
+        // caller keeps alive.
+        unsafe { header.cast::<Task<F>>().as_ref() }
     }
 
     fn may_touch_future_here(&self) -> bool {
@@ -197,11 +103,11 @@ where
 
     /// Rule 7: drops the future in place, or leaks it with the allocation when it must not be
     /// dropped here. The caller holds `RUNNING`.
-    fn drop_future(self: &Arc<Self>) -> FutureDrop {
+    fn drop_future(&self) -> FutureDrop {
         if !self.may_touch_future_here() || std::thread::panicking() {
-            // Rule 7: one strong count that is never released keeps the allocation, and with it
-            // the pinned future, alive forever.
-            std::mem::forget(Arc::clone(self));
+            // Rule 7: one reference that is never released keeps the allocation, and with it the
+            // pinned future, alive forever.
+            self.header.state.ref_inc();
             return FutureDrop::Leaked;
         }
         let stage = self.stage.get();
@@ -221,7 +127,7 @@ where
 
     /// Rule 5: publishes the result. The caller holds `RUNNING` and has dropped or leaked the
     /// future.
-    fn finish(self: &Arc<Self>, result: Result<F::Output, JoinError>, future: FutureDrop) {
+    fn finish(&self, result: Result<F::Output, JoinError>, future: FutureDrop) {
         let leaked = future == FutureDrop::Leaked;
         if leaked {
             drop_contained(result);
@@ -245,7 +151,7 @@ where
         }
     }
 
-    fn cancel(self: &Arc<Self>, reason: CancelReason) -> FutureDrop {
+    fn cancel(&self, reason: CancelReason) -> FutureDrop {
         let dropped = self.drop_future();
         self.finish(Err(JoinError::cancelled(reason)), dropped);
         dropped
@@ -258,7 +164,7 @@ where
             // so this is the only reference to `stage`.
             let stage = unsafe { &mut *stage };
             let future = match stage {
-                // SAFETY: the future lives inside the `Arc` allocation, which never moves, and is
+                // SAFETY: the future lives inside the task allocation, which never moves, and is
                 // only ever dropped in place (or leaked with the allocation): pinning is sound.
                 Stage::Running(future) => unsafe { Pin::new_unchecked(future) },
                 Stage::Finished(_) | Stage::Consumed => {
@@ -283,182 +189,169 @@ where
         }
     }
 
-    /// Rule 2: queues a task whose queue entry we own: onto the core's queues when this thread
-    /// holds the claim, otherwise onto the injection queue.
-    fn schedule(self: Arc<Self>) {
-        let shared: *const Shared = Arc::as_ptr(&self.header.shared);
-        // SAFETY: `core_here` answers only on the thread holding the core claim (rule 9), and a
-        // claim is held only by a live `ClaimGuard`, which owns an `Arc<Shared>` until it
-        // releases the claim (a leaked guard leaks its `Arc` too). Nothing here releases the
-        // claim, so `Shared` outlives the push even though `self`, and with it the task's own
-        // `Arc<Shared>`, moves into the queue. This saves a reference-count pair per wake.
-        if let Some(core) = unsafe { &*shared }.core_here() {
-            core.push_ready(self);
-            return;
-        }
-        // Rule 2, remote: the injection queue (unparking the worker). Our own `Arc` keeps
-        // `Shared` alive even if a closed queue drops the task.
-        let shared = Arc::clone(&self.header.shared);
-        let _ = shared.inject(self, false);
-    }
-}
-
-impl<F> Runnable for Task<F>
-where
-    F: Future + 'static,
-    F::Output: 'static,
-{
-    fn header(&self) -> &Header {
-        &self.header
-    }
-
-    fn run(self: Arc<Self>) -> RunOutcome {
+    /// Vtable `run`: consumes the queue entry's reference `task`.
+    ///
+    /// # Safety
+    ///
+    /// `task` refers to a `Task<F>`.
+    unsafe fn run(task: TaskRef) -> RunOutcome {
+        // SAFETY: the caller's guarantee; `task` keeps the allocation alive while `this` is used
+        // (every path below stops using `this` before it gives `task` away).
+        let this = unsafe { Self::from_header(task.as_raw()) };
         assert!(
-            self.may_touch_future_here(),
+            this.may_touch_future_here(),
             "rule 7: a local task only runs on its owner thread"
         );
-        match self.header.state.start() {
+        match this.header.state.start() {
             StartOutcome::Stale => RunOutcome::Stale,
             StartOutcome::Cancelled => {
-                let _ = self.cancel(self.cancel_reason());
-                RunOutcome::Finished(self, Finish::Cancelled)
+                let _ = this.cancel(this.cancel_reason());
+                RunOutcome::Finished(task, Finish::Cancelled)
             }
             StartOutcome::Poll => {
-                // SAFETY: the pointer comes from a live `Arc` we hold for the whole poll; the
-                // `Waker` built from it is never dropped (`ManuallyDrop`), so the strong count it
-                // did not take is never released. Clones made by the future count normally.
-                let waker =
-                    ManuallyDrop::new(Waker::from(unsafe { Arc::from_raw(Arc::as_ptr(&self)) }));
+                let waker = task.borrowed_waker();
                 let mut cx = Context::from_waker(&waker);
-                match self.poll_future(&mut cx) {
+                match this.poll_future(&mut cx) {
                     Ok(Poll::Ready(output)) => {
-                        let dropped = self.drop_future();
-                        self.finish(Ok(output), dropped);
-                        RunOutcome::Finished(self, Finish::Completed)
+                        let dropped = this.drop_future();
+                        this.finish(Ok(output), dropped);
+                        RunOutcome::Finished(task, Finish::Completed)
                     }
-                    Ok(Poll::Pending) => match self.header.state.idle() {
-                        crate::state::IdleOutcome::Parked => RunOutcome::Parked,
-                        crate::state::IdleOutcome::Requeue => RunOutcome::Requeue(self),
-                        crate::state::IdleOutcome::Cancel => {
-                            let _ = self.cancel(self.cancel_reason());
-                            RunOutcome::Finished(self, Finish::Cancelled)
+                    Ok(Poll::Pending) => match this.header.state.idle() {
+                        IdleOutcome::Parked(release) => {
+                            // Rule 3: `idle` released the queue entry's reference already.
+                            let header = task.into_raw();
+                            if release == crate::state::Release::Last {
+                                // SAFETY: that was the last reference (only possible if the
+                                // registry's is gone too): nobody else can reach the task.
+                                unsafe { Self::dealloc(header) };
+                            }
+                            RunOutcome::Parked
+                        }
+                        IdleOutcome::Requeue => RunOutcome::Requeue(task),
+                        IdleOutcome::Cancel => {
+                            let _ = this.cancel(this.cancel_reason());
+                            RunOutcome::Finished(task, Finish::Cancelled)
                         }
                     },
                     Err(payload) => {
-                        let dropped = self.drop_future();
-                        self.finish(Err(JoinError::panic(payload)), dropped);
-                        RunOutcome::Finished(self, Finish::Panicked)
+                        let dropped = this.drop_future();
+                        this.finish(Err(JoinError::panic(payload)), dropped);
+                        RunOutcome::Finished(task, Finish::Panicked)
                     }
                 }
             }
         }
     }
 
-    fn shut_down(self: Arc<Self>) -> ShutdownOutcome {
-        match self.header.state.claim_for_shutdown() {
-            crate::state::ClaimOutcome::Claimed => {
-                match self.cancel(CancelReason::RuntimeShutdown) {
-                    FutureDrop::Dropped => ShutdownOutcome::Cancelled,
-                    FutureDrop::Leaked => ShutdownOutcome::Leaked,
-                }
-            }
-            crate::state::ClaimOutcome::Running => ShutdownOutcome::Running,
-            crate::state::ClaimOutcome::Complete => ShutdownOutcome::Complete,
+    /// Vtable `shut_down` (rule 8).
+    ///
+    /// # Safety
+    ///
+    /// `header` is the header of a live `Task<F>` whose reference the caller holds.
+    unsafe fn shut_down(header: NonNull<Header>) -> ShutdownOutcome {
+        // SAFETY: the caller's guarantee.
+        let this = unsafe { Self::from_header(header) };
+        match this.header.state.claim_for_shutdown() {
+            ClaimOutcome::Claimed => match this.cancel(CancelReason::RuntimeShutdown) {
+                FutureDrop::Dropped => ShutdownOutcome::Cancelled,
+                FutureDrop::Leaked => ShutdownOutcome::Leaked,
+            },
+            ClaimOutcome::Running => ShutdownOutcome::Running,
+            ClaimOutcome::Complete => ShutdownOutcome::Complete,
         }
     }
-}
 
-impl<F> JoinTarget<F::Output> for Task<F>
-where
-    F: Future + 'static,
-    F::Output: 'static,
-{
-    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
-        let snapshot = self.header.state.load();
-        if snapshot.is_complete() {
-            return Poll::Ready(self.take_output(snapshot.is_leaked()));
+    /// Vtable `refuse`: rule 8 for a spawn refused after shutdown. The task is cancelled where
+    /// it was created and never enters a queue; only a `Send` future, or a local one on its
+    /// owner thread, gets here, so dropping it here is allowed.
+    ///
+    /// # Safety
+    ///
+    /// `header` is the header of a live `Task<F>` whose reference the caller holds.
+    unsafe fn refuse(header: NonNull<Header>) {
+        // SAFETY: the caller's guarantee.
+        let this = unsafe { Self::from_header(header) };
+        match this.header.state.start() {
+            StartOutcome::Poll | StartOutcome::Cancelled => {
+                let _ = this.cancel(CancelReason::SpawnAfterShutdown);
+            }
+            StartOutcome::Stale => {}
         }
-        let same = sync::lock(&self.header.join_waker)
+    }
+
+    /// The `JoinHandle`'s poll (rule 6).
+    ///
+    /// # Safety
+    ///
+    /// `header` is the header of a live `Task<F>` and the caller is its `JoinHandle`.
+    unsafe fn poll_join(
+        header: NonNull<Header>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<F::Output, JoinError>> {
+        // SAFETY: the caller's guarantee.
+        let this = unsafe { Self::from_header(header) };
+        let snapshot = this.header.state.load();
+        if snapshot.is_complete() {
+            return Poll::Ready(this.take_output(snapshot.is_leaked()));
+        }
+        let same = sync::lock(&this.header.join_waker)
             .as_ref()
             .is_some_and(|stored| stored.will_wake(cx.waker()));
         if !same {
             // Clone and drop user wakers outside the lock.
             let fresh = cx.waker().clone();
-            let old = sync::lock(&self.header.join_waker).replace(fresh);
+            let old = sync::lock(&this.header.join_waker).replace(fresh);
             drop(old);
         }
-        match self.header.state.set_join_waker() {
+        match this.header.state.set_join_waker() {
             JoinWakerOutcome::Registered => Poll::Pending,
             JoinWakerOutcome::Complete => {
                 // Rule 6: the completer did not see our registration, so the waker is ours to
                 // release; a finished handle keeps no waker alive.
-                self.header.release_join_waker();
-                Poll::Ready(self.take_output(self.header.state.load().is_leaked()))
+                this.header.release_join_waker();
+                Poll::Ready(this.take_output(this.header.state.load().is_leaked()))
             }
         }
     }
 
-    fn abort(self: Arc<Self>) {
-        match self.header.state.abort() {
-            WakeOutcome::Submit => self.schedule(),
-            WakeOutcome::Coalesced | WakeOutcome::DuringPoll | WakeOutcome::Complete => {}
-        }
-    }
-
-    fn is_finished(&self) -> bool {
-        self.header.state.load().is_complete()
-    }
-
-    fn detach(&self) {
-        let outcome = self.header.state.detach();
+    /// Vtable `detach`: the `JoinHandle` is dropped (rule 6). Its reference is released by the
+    /// caller afterwards.
+    ///
+    /// # Safety
+    ///
+    /// `header` is the header of a live `Task<F>` and the caller is its `JoinHandle`.
+    unsafe fn detach(header: NonNull<Header>) {
+        // SAFETY: the caller's guarantee.
+        let this = unsafe { Self::from_header(header) };
+        let outcome = this.header.state.detach();
         // Rule 6: `detach` cleared `JOIN_WAKER`, so no completer takes the waker after this; it
         // is ours to release (a completer that saw the bit first may have taken it already).
-        self.header.release_join_waker();
+        this.header.release_join_waker();
         match outcome {
             DetachOutcome::Detached => {}
             DetachOutcome::OutputIsOurs => {
-                if !self.header.state.load().is_leaked() {
+                if !this.header.state.load().is_leaked() {
                     // SAFETY: rule 6, the task completed while we held join interest, so the
                     // stored output is ours alone.
-                    let stage = unsafe { std::ptr::replace(self.stage.get(), Stage::Consumed) };
+                    let stage = unsafe { std::ptr::replace(this.stage.get(), Stage::Consumed) };
                     drop_contained(stage);
                 }
             }
         }
     }
-}
 
-impl<F> Wake for Task<F>
-where
-    F: Future + 'static,
-    F::Output: 'static,
-{
-    fn wake(self: Arc<Self>) {
-        match self.header.state.wake() {
-            WakeOutcome::Submit => self.schedule(),
-            WakeOutcome::Coalesced | WakeOutcome::DuringPoll | WakeOutcome::Complete => {}
-        }
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        match self.header.state.wake() {
-            WakeOutcome::Submit => Arc::clone(self).schedule(),
-            WakeOutcome::Coalesced | WakeOutcome::DuringPoll | WakeOutcome::Complete => {}
-        }
-    }
-}
-
-/// Rule 8 for a spawn refused after shutdown: the task is cancelled where it was created (a
-/// `Send` future, so any thread may drop it) and never enters a queue.
-pub(crate) fn refuse<F>(task: &Arc<Task<F>>)
-where
-    F: Future + 'static,
-    F::Output: 'static,
-{
-    match task.header.state.start() {
-        StartOutcome::Poll | StartOutcome::Cancelled => {
-            let _ = task.cancel(CancelReason::SpawnAfterShutdown);
-        }
-        StartOutcome::Stale => {}
+    /// Vtable `dealloc`: frees the allocation.
+    ///
+    /// # Safety
+    ///
+    /// `header` is the header of a `Task<F>` whose last reference the caller released.
+    unsafe fn dealloc(header: NonNull<Header>) {
+        // SAFETY: rule 1, the allocation is a leaked `Box<Task<F>>` and nobody else can reach
+        // it any more.
+        let task = unsafe { Box::from_raw(header.cast::<Task<F>>().as_ptr()) };
+        // By now the stage holds nothing the handle or completer had to drop (rules 5, 6); a
+        // destructor that still runs here must not panic out of whichever thread freed it.
+        drop_contained(task);
     }
 }

@@ -1,0 +1,616 @@
+//! Type-erased tasks: the header every task allocation starts with, the counted [`TaskRef`]
+//! that run queues and the registry hold, and the task waker (rules 1–3 of the crate docs).
+//!
+//! A task is one heap allocation (`task::Task<F>`, `#[repr(C)]` with the [`Header`] first), so a
+//! pointer to the header is a pointer to the task. Its references are counted in the state word
+//! beside the flags (rule 1), which lets a wake by value turn the waker's reference into the
+//! queue entry's, and a task going idle drop its queue entry's reference, in the same atomic
+//! instruction that changes the flags. The typed operations (poll, drop the future, hand over
+//! the output, free) are reached through the header's [`Vtable`]; the waker's vtable is one
+//! static shared by all tasks, so `Waker::will_wake` recognises a task's wakers.
+
+use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::task::{RawWaker, RawWakerVTable, Waker};
+
+use crate::containment::drop_contained;
+use crate::shared::Shared;
+use crate::state::{Release, State, WakeByValue, WakeOutcome};
+use crate::sync::{self, AtomicUsize, Mutex, ThreadId};
+
+/// The registry slot of a task that was injected but not yet drained by the scheduler.
+pub(crate) const UNREGISTERED: usize = usize::MAX;
+
+/// The typed operations of one task type.
+///
+/// Every function takes a pointer to the header of a live task of the type the vtable was made
+/// for; each documents which reference (if any) it consumes.
+pub(crate) struct Vtable {
+    /// Polls or cancels the task; consumes the queue entry's reference (rule 3).
+    pub(crate) run: unsafe fn(TaskRef) -> RunOutcome,
+    /// Rule 8: cancels the task for shutdown if it is not being polled.
+    pub(crate) shut_down: unsafe fn(NonNull<Header>) -> ShutdownOutcome,
+    /// Rule 8: cancels a task whose spawn was refused, before it was ever queued.
+    pub(crate) refuse: unsafe fn(NonNull<Header>),
+    /// Rule 6: the `JoinHandle` gives up its interest (and drops an output it owns).
+    pub(crate) detach: unsafe fn(NonNull<Header>),
+    /// Frees the allocation; called once, by whoever released the last reference.
+    pub(crate) dealloc: unsafe fn(NonNull<Header>),
+}
+
+impl std::fmt::Debug for Vtable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vtable").finish_non_exhaustive()
+    }
+}
+
+/// The type-independent part of a task, at offset zero of its allocation.
+#[derive(Debug)]
+pub(crate) struct Header {
+    /// Flags and reference count (rules 1–6).
+    pub(crate) state: State,
+    pub(crate) vtable: &'static Vtable,
+    /// `None` for a `Send` task; the owner thread of a local task (rule 7).
+    pub(crate) owner: Option<ThreadId>,
+    pub(crate) shared: Arc<Shared>,
+    /// The registry slot; only the thread holding the core claim (rule 9) touches it.
+    pub(crate) slot: AtomicUsize,
+    /// The `JoinHandle`'s waker (rule 6). Released, contained, as soon as nobody can wake it
+    /// any more: by the completer that wakes it, by the handle on detach or when its poll finds
+    /// the task complete, and at the latest when the task is freed.
+    pub(crate) join_waker: Mutex<Option<Waker>>,
+}
+
+impl Header {
+    pub(crate) fn new(
+        vtable: &'static Vtable,
+        refs: usize,
+        owner: Option<ThreadId>,
+        shared: Arc<Shared>,
+    ) -> Header {
+        Header {
+            state: State::new(refs),
+            vtable,
+            owner,
+            shared,
+            slot: AtomicUsize::new(UNREGISTERED),
+            join_waker: Mutex::new(None),
+        }
+    }
+
+    /// Rule 6: takes the stored join waker and drops it with a panicking destructor contained,
+    /// outside the lock.
+    pub(crate) fn release_join_waker(&self) {
+        let waker = sync::lock(&self.join_waker).take();
+        if let Some(waker) = waker {
+            drop_contained(waker);
+        }
+    }
+}
+
+impl Drop for Header {
+    fn drop(&mut self) {
+        // A waker still stored here (a path that did not release it) must not panic out of
+        // whichever thread frees the task.
+        let waker = self
+            .join_waker
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(waker) = waker {
+            drop_contained(waker);
+        }
+    }
+}
+
+/// What running a task did.
+#[must_use]
+pub(crate) enum RunOutcome {
+    /// The entry was stale (the task had already finished); its reference was released.
+    Stale,
+    /// The task waits for a waker; its queue entry's reference was released (rule 3).
+    Parked,
+    /// Woken during its poll: push it back, with the same reference (rule 3).
+    Requeue(TaskRef),
+    /// The task finished and must leave the registry.
+    Finished(TaskRef, Finish),
+}
+
+/// How a task finished, for the counters.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Finish {
+    Completed,
+    Panicked,
+    Cancelled,
+}
+
+/// What shutdown did to a task (rule 8).
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShutdownOutcome {
+    /// Its future was dropped here; its handle resolves cancelled.
+    Cancelled,
+    /// Its future was leaked (foreign owner thread or unwinding); its handle resolves cancelled.
+    Leaked,
+    /// It is being polled; its poller cancels it when the poll returns.
+    Running,
+    /// It had already finished.
+    Complete,
+}
+
+/// One counted reference to a task (rule 1), as held by run queues, the registry, wakers and
+/// the `JoinHandle`.
+///
+/// Invariant: `header` points to the header of a live task allocation, and this value owns one
+/// of the references counted in its state word; the allocation is freed only when the last
+/// counted reference is released.
+pub(crate) struct TaskRef {
+    header: NonNull<Header>,
+}
+
+// SAFETY: a `TaskRef` only reaches the task through its header (whose fields are `Send + Sync`)
+// and the vtable, whose functions follow the state protocol: the future and output are touched
+// only by the `RUNNING` holder on a thread allowed to touch them (rule 7) or by the handle. The
+// count is atomic, so releasing a reference from any thread is sound.
+unsafe impl Send for TaskRef {}
+// SAFETY: as for `Send`; `&TaskRef` only gives access to the header.
+unsafe impl Sync for TaskRef {}
+
+impl TaskRef {
+    /// Takes ownership of one counted reference.
+    ///
+    /// # Safety
+    ///
+    /// `header` points to a live task's header and the caller transfers one reference that it
+    /// owns (and will not release itself).
+    pub(crate) unsafe fn from_raw(header: NonNull<Header>) -> TaskRef {
+        TaskRef { header }
+    }
+
+    pub(crate) fn as_raw(&self) -> NonNull<Header> {
+        self.header
+    }
+
+    /// Gives up this value without releasing its reference (the caller accounts for it).
+    pub(crate) fn into_raw(self) -> NonNull<Header> {
+        ManuallyDrop::new(self).header
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: the type's invariant: we own a reference, so the allocation is alive.
+        unsafe { self.header.as_ref() }
+    }
+
+    /// Polls (or cancels) the task once. Called by the core-claim holder on a thread the task
+    /// may run on, after popping its queue entry, whose reference this consumes.
+    pub(crate) fn run(self) -> RunOutcome {
+        let run = self.header().vtable.run;
+        // SAFETY: the vtable belongs to this task's type; `self` is the reference it consumes.
+        unsafe { run(self) }
+    }
+
+    /// Rule 8: cancels the task for shutdown, from the core-claim holder's thread.
+    pub(crate) fn shut_down(&self) -> ShutdownOutcome {
+        // SAFETY: the vtable belongs to this task's type and our reference keeps it alive.
+        unsafe { (self.header().vtable.shut_down)(self.header) }
+    }
+
+    /// Rule 2: queues a task whose queue entry (this reference) we own: onto the core's queues
+    /// when this thread holds the claim, otherwise onto the injection queue.
+    pub(crate) fn schedule(self) {
+        let shared: *const Shared = Arc::as_ptr(&self.header().shared);
+        // SAFETY: `core_here` answers only on the thread holding the core claim (rule 9), and a
+        // claim is held only by a live `ClaimGuard`, which owns an `Arc<Shared>` until it
+        // releases the claim (a leaked guard leaks its `Arc` too). Nothing here releases the
+        // claim, so `Shared` outlives the push even though `self`, and with it the task's own
+        // `Arc<Shared>`, moves into the queue. This saves a reference-count pair per wake.
+        if let Some(core) = unsafe { &*shared }.core_here() {
+            core.push_ready(self);
+            return;
+        }
+        // Rule 2, remote: the injection queue (unparking the worker). Our own `Arc` keeps
+        // `Shared` alive even if a closed queue drops the task.
+        let shared = Arc::clone(&self.header().shared);
+        let _ = shared.inject(self, false);
+    }
+
+    /// A waker for the duration of one poll that borrows this reference instead of counting
+    /// one; clones made from it count normally.
+    pub(crate) fn borrowed_waker(&self) -> ManuallyDrop<Waker> {
+        // SAFETY: the waker's data is a live task header, as the vtable's functions require.
+        // Wrapped in `ManuallyDrop`, it never releases the reference it did not take.
+        ManuallyDrop::new(unsafe { Waker::new(self.header.as_ptr().cast(), &WAKER_VTABLE) })
+    }
+}
+
+impl Clone for TaskRef {
+    fn clone(&self) -> TaskRef {
+        self.header().state.ref_inc();
+        TaskRef {
+            header: self.header,
+        }
+    }
+}
+
+impl Drop for TaskRef {
+    fn drop(&mut self) {
+        if self.header().state.ref_dec() == Release::Last {
+            // SAFETY: that was the last reference: nobody else can reach the task any more.
+            unsafe { dealloc(self.header) }
+        }
+    }
+}
+
+impl std::fmt::Debug for TaskRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskRef")
+            .field("header", &self.header)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Frees a task.
+///
+/// # Safety
+///
+/// The caller released the task's last reference.
+unsafe fn dealloc(header: NonNull<Header>) {
+    // SAFETY: the last reference was ours, so the header is still valid to read here, and the
+    // vtable's `dealloc` belongs to this task's type.
+    unsafe { (header.as_ref().vtable.dealloc)(header) }
+}
+
+/// One vtable for every task's wakers. A waker's data pointer is the task's header, and a
+/// waker that is not borrowed (see [`TaskRef::borrowed_waker`]) owns one counted reference.
+static WAKER_VTABLE: RawWakerVTable =
+    RawWakerVTable::new(clone_waker, wake_by_value, wake_by_ref, drop_waker);
+
+fn header_of(data: *const ()) -> NonNull<Header> {
+    NonNull::new(data.cast_mut().cast()).expect("rule 1: a task waker's data is its task header")
+}
+
+/// Rule 1: a clone counts one more reference.
+unsafe fn clone_waker(data: *const ()) -> RawWaker {
+    // SAFETY: `data` is the header of a task that the cloned waker keeps alive.
+    unsafe { header_of(data).as_ref() }.state.ref_inc();
+    RawWaker::new(data, &WAKER_VTABLE)
+}
+
+/// Rule 2: consumes the waker's reference: it becomes the queue entry's when the task was idle,
+/// and is released otherwise.
+unsafe fn wake_by_value(data: *const ()) {
+    let header = header_of(data);
+    // SAFETY: the waker owns a reference, so the task is alive.
+    match unsafe { header.as_ref() }.state.wake_by_value() {
+        // SAFETY: the transition moved the waker's reference to the queue entry we now own.
+        WakeByValue::Submit => unsafe { TaskRef::from_raw(header) }.schedule(),
+        WakeByValue::Released(Release::Shared) => {}
+        // SAFETY: the transition released the task's last reference.
+        WakeByValue::Released(Release::Last) => unsafe { dealloc(header) },
+    }
+}
+
+/// Rule 2: the waker keeps its reference; an idle task gets a new one for its queue entry.
+unsafe fn wake_by_ref(data: *const ()) {
+    let header = header_of(data);
+    // SAFETY: the waker (owned or borrowed) holds a reference, so the task is alive.
+    match unsafe { header.as_ref() }.state.wake() {
+        // SAFETY: the transition took a reference for the queue entry, which we now own.
+        WakeOutcome::Submit => unsafe { TaskRef::from_raw(header) }.schedule(),
+        WakeOutcome::Coalesced | WakeOutcome::DuringPoll | WakeOutcome::Complete => {}
+    }
+}
+
+/// Rule 1: a dropped waker releases its reference.
+unsafe fn drop_waker(data: *const ()) {
+    // SAFETY: an owned waker holds one reference, which it gives up here.
+    drop(unsafe { TaskRef::from_raw(header_of(data)) });
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Context, Poll, Waker};
+
+    use crate::{Scheduler, Unpark};
+
+    struct NoPark;
+
+    impl Unpark for NoPark {
+        fn unpark(&self) {}
+    }
+
+    fn scheduler() -> Scheduler {
+        Scheduler::new(Arc::new(NoPark))
+    }
+
+    /// Stores a clone of its waker on each of its first `pending` polls, then finishes.
+    struct Parking {
+        wakers: Arc<std::sync::Mutex<Vec<Waker>>>,
+        pending: usize,
+        drops: Arc<AtomicUsize>,
+    }
+
+    impl Parking {
+        fn new(pending: usize) -> (Parking, Arc<std::sync::Mutex<Vec<Waker>>>, Arc<AtomicUsize>) {
+            let wakers = Arc::default();
+            let drops = Arc::default();
+            let future = Parking {
+                wakers: Arc::clone(&wakers),
+                pending,
+                drops: Arc::clone(&drops),
+            };
+            (future, wakers, drops)
+        }
+    }
+
+    impl Future for Parking {
+        type Output = u8;
+
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u8> {
+            if self.pending == 0 {
+                return Poll::Ready(7);
+            }
+            self.pending -= 1;
+            self.wakers.lock().unwrap().push(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+
+    impl Drop for Parking {
+        fn drop(&mut self) {
+            self.drops.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn take_waker(wakers: &std::sync::Mutex<Vec<Waker>>) -> Waker {
+        wakers
+            .lock()
+            .unwrap()
+            .pop()
+            .expect("the task stored a waker")
+    }
+
+    fn run_all(scheduler: &Scheduler) {
+        while scheduler.run_ready(64).more_ready {}
+    }
+
+    fn poll_handle<T>(handle: &mut crate::JoinHandle<T>) -> Poll<Result<T, crate::JoinError>> {
+        Pin::new(handle).poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    /// Rule 1: wakes by reference and by value (handing over, merging) move or release exactly
+    /// the references they should: the task lives while any waker does and is freed by the
+    /// last one, after it finished.
+    #[test]
+    fn wakes_by_value_and_by_reference_free_the_task_with_its_last_waker() {
+        let scheduler = scheduler();
+        let base = scheduler.shared_refs();
+        let (future, wakers, drops) = Parking::new(2);
+        let mut handle = scheduler.spawn(future);
+        assert_eq!(scheduler.shared_refs(), base + 1, "one allocation per task");
+        run_all(&scheduler);
+        let stray = take_waker(&wakers);
+        stray.wake_by_ref();
+        run_all(&scheduler);
+        let by_value = take_waker(&wakers);
+        let merged = by_value.clone();
+        by_value.wake();
+        merged.wake();
+        run_all(&scheduler);
+        assert_eq!(
+            poll_handle(&mut handle).map(Result::ok),
+            Poll::Ready(Some(7))
+        );
+        drop(handle);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            scheduler.shared_refs(),
+            base + 1,
+            "the stray waker keeps it"
+        );
+        stray.wake_by_ref();
+        let clone = stray.clone();
+        drop(stray);
+        assert_eq!(scheduler.shared_refs(), base + 1);
+        clone.wake();
+        assert_eq!(scheduler.shared_refs(), base, "the last waker freed it");
+    }
+
+    /// Rule 1 on the other ways a task ends: aborted while idle, detached, panicked, shut down
+    /// with a waker still out, and refused after shutdown. Every one is freed once its last
+    /// reference goes, and every future is dropped exactly once.
+    #[test]
+    fn every_way_a_task_ends_frees_it() {
+        let scheduler = scheduler();
+        let base = scheduler.shared_refs();
+        let (aborted, _, aborted_drops) = Parking::new(5);
+        let aborted = scheduler.spawn(aborted);
+        let (detached, detached_wakers, detached_drops) = Parking::new(1);
+        drop(scheduler.spawn(detached));
+        let panicked = scheduler.spawn(async { panic!("on purpose") });
+        let (parked, parked_wakers, parked_drops) = Parking::new(5);
+        let parked = scheduler.spawn(parked);
+        run_all(&scheduler);
+        aborted.abort();
+        take_waker(&detached_wakers).wake();
+        run_all(&scheduler);
+        assert!(aborted.is_finished() && panicked.is_finished());
+        drop((aborted, panicked));
+        let out = take_waker(&parked_wakers);
+        assert_eq!(scheduler.shutdown().cancelled, 1);
+        drop(parked);
+        assert_eq!(
+            scheduler.shared_refs(),
+            base + 1,
+            "the waker still holds it"
+        );
+        out.wake();
+        let (refused, _, refused_drops) = Parking::new(0);
+        drop(scheduler.spawn(refused));
+        for drops in [aborted_drops, detached_drops, parked_drops, refused_drops] {
+            assert_eq!(drops.load(Ordering::SeqCst), 1);
+        }
+        assert_eq!(scheduler.shared_refs(), base);
+    }
+
+    /// Rule 7: a local task shut down on a foreign thread is leaked with its allocation, which
+    /// stays allocated after its handle is gone.
+    #[test]
+    fn leaked_local_task_keeps_its_allocation() {
+        let scheduler = scheduler();
+        let base = scheduler.shared_refs();
+        let (future, _, drops) = Parking::new(5);
+        let handle = scheduler.spawn_local(future);
+        run_all(&scheduler);
+        let scheduler = std::thread::spawn(move || {
+            assert_eq!(scheduler.shutdown().leaked, 1);
+            scheduler
+        })
+        .join()
+        .unwrap();
+        drop(handle);
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            0,
+            "never dropped off its thread"
+        );
+        assert_eq!(scheduler.shared_refs(), base + 1, "never freed");
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_models {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Waker};
+
+    use crate::sync::{self, AtomicUsize, Mutex, Ordering};
+    use crate::{Scheduler, Unpark};
+
+    struct NoPark;
+
+    impl Unpark for NoPark {
+        fn unpark(&self) {}
+    }
+
+    /// Pending on its first poll (after storing a waker clone in `slot`), ready afterwards.
+    /// Counts its polls and its drop.
+    struct Twice {
+        slot: Arc<Mutex<Option<Waker>>>,
+        polls: Arc<AtomicUsize>,
+        drops: Arc<AtomicUsize>,
+    }
+
+    impl Future for Twice {
+        type Output = ();
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            if self.polls.fetch_add(1, Ordering::SeqCst) > 0 {
+                return Poll::Ready(());
+            }
+            *sync::lock(&self.slot) = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+
+    impl Drop for Twice {
+        fn drop(&mut self) {
+            self.drops.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    struct Probe {
+        slot: Arc<Mutex<Option<Waker>>>,
+        polls: Arc<AtomicUsize>,
+        drops: Arc<AtomicUsize>,
+    }
+
+    fn twice() -> (Twice, Probe) {
+        let probe = Probe {
+            slot: Arc::new(Mutex::new(None)),
+            polls: Arc::new(AtomicUsize::new(0)),
+            drops: Arc::new(AtomicUsize::new(0)),
+        };
+        let future = Twice {
+            slot: Arc::clone(&probe.slot),
+            polls: Arc::clone(&probe.polls),
+            drops: Arc::clone(&probe.drops),
+        };
+        (future, probe)
+    }
+
+    fn run_all(scheduler: &Scheduler) {
+        while scheduler.run_ready(8).more_ready {}
+    }
+
+    /// Proves rule 1 with rules 2 and 5: a foreign wake by value may land while the task is
+    /// queued, being polled to completion, or already complete (with its handle and every
+    /// other reference gone, so the waking thread frees it). In every interleaving the task is
+    /// polled to completion once, its future dropped once, and its allocation freed exactly
+    /// once: afterwards only the scheduler's own reference to the shared state is left.
+    #[test]
+    fn loom_wake_by_value_racing_completion_frees_exactly_once() {
+        loom::model(|| {
+            let scheduler = Scheduler::new(Arc::new(NoPark));
+            let base = scheduler.shared_refs();
+            let (future, probe) = twice();
+            let handle = scheduler.spawn(future);
+            let _ = scheduler.run_ready(1);
+            let waker = sync::lock(&probe.slot)
+                .take()
+                .expect("the first poll stored it");
+            let local = waker.clone();
+            let waking = loom::thread::spawn(move || waker.wake());
+            local.wake_by_ref();
+            drop(local);
+            drop(handle);
+            let _ = scheduler.run_ready(1);
+            waking.join().unwrap();
+            run_all(&scheduler);
+            assert_eq!(probe.polls.load(Ordering::SeqCst), 2);
+            assert_eq!(probe.drops.load(Ordering::SeqCst), 1);
+            assert_eq!(scheduler.counts().completed, 1);
+            assert_eq!(scheduler.shared_refs(), base, "freed, and only once");
+        });
+    }
+
+    /// Proves rules 1 and 3: a foreign wake by value racing the first poll either merges into
+    /// it (the poller requeues the task with the queue entry's reference) or finds the task
+    /// idle after `idle` released that reference (the waker's own becomes the new entry's).
+    /// Either way the task runs again, finishes, and is freed exactly once.
+    #[test]
+    fn loom_wake_by_value_racing_idle_hands_over_one_reference() {
+        loom::model(|| {
+            let scheduler = Scheduler::new(Arc::new(NoPark));
+            let base = scheduler.shared_refs();
+            let (future, probe) = twice();
+            let mut handle = scheduler.spawn(future);
+            let slot = Arc::clone(&probe.slot);
+            let waking = loom::thread::spawn(move || {
+                loop {
+                    if let Some(waker) = sync::lock(&slot).take() {
+                        waker.wake();
+                        return;
+                    }
+                    loom::thread::yield_now();
+                }
+            });
+            let _ = scheduler.run_ready(1);
+            waking.join().unwrap();
+            run_all(&scheduler);
+            let output = Pin::new(&mut handle).poll(&mut Context::from_waker(Waker::noop()));
+            assert!(matches!(output, Poll::Ready(Ok(()))));
+            drop(handle);
+            assert_eq!(probe.polls.load(Ordering::SeqCst), 2);
+            assert_eq!(probe.drops.load(Ordering::SeqCst), 1);
+            assert_eq!(scheduler.shared_refs(), base, "freed, and only once");
+        });
+    }
+}
