@@ -17,8 +17,8 @@ struct LocalQueue {
     live: usize,
 }
 
-/// Rule 1: one strong reference per accepted, unfinished task, so shutdown can reach tasks that
-/// sit idle with their wakers held elsewhere.
+/// Rule 1: one counted reference per accepted, unfinished task, so shutdown can reach tasks that
+/// sit idle with their wakers held elsewhere, and a task is never freed while it runs.
 #[derive(Default)]
 struct Registry {
     slots: Vec<Option<TaskRef>>,

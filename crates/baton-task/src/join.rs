@@ -136,6 +136,8 @@ pub struct JoinHandle<T> {
     task: TaskRef,
     /// The task type's join poll: reads the output as a `T` (rule 6).
     poll_join: PollJoin<T>,
+    /// Makes the handle `Send` only when `T` is (and `Sync` only when `T` is): `TaskRef` is
+    /// both, and the fn pointer carries no auto traits of `T`.
     _output: PhantomData<T>,
 }
 

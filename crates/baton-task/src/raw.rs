@@ -24,8 +24,9 @@ pub(crate) const UNREGISTERED: usize = usize::MAX;
 
 /// The typed operations of one task type.
 ///
-/// Every function takes a pointer to the header of a live task of the type the vtable was made
-/// for; each documents which reference (if any) it consumes.
+/// Every function takes a live task of the type the vtable was made for (`run` as the counted
+/// reference it consumes, the others as a header pointer whose reference the caller holds, or,
+/// for `dealloc`, just released).
 pub(crate) struct Vtable {
     /// Polls or cancels the task; consumes the queue entry's reference (rule 3).
     pub(crate) run: unsafe fn(TaskRef) -> RunOutcome,
@@ -152,8 +153,12 @@ pub(crate) struct TaskRef {
 
 // SAFETY: a `TaskRef` only reaches the task through its header (whose fields are `Send + Sync`)
 // and the vtable, whose functions follow the state protocol: the future and output are touched
-// only by the `RUNNING` holder on a thread allowed to touch them (rule 7) or by the handle. The
-// count is atomic, so releasing a reference from any thread is sound.
+// only by the `RUNNING` holder on a thread allowed to touch them (rule 7) or by the handle, which
+// is `Send` only when the output is. The count is atomic, so a reference may be released on any
+// thread, and so may the last one: the registry holds a reference until the task finished, a
+// leaked task (rule 7) keeps one forever, and the completer or the handle takes the result
+// (rules 5, 6), so the allocation is freed with an empty stage and no `!Send` future or output
+// is ever dropped by the thread that frees it.
 unsafe impl Send for TaskRef {}
 // SAFETY: as for `Send`; `&TaskRef` only gives access to the header.
 unsafe impl Sync for TaskRef {}
@@ -267,13 +272,20 @@ unsafe fn dealloc(header: NonNull<Header>) {
 static WAKER_VTABLE: RawWakerVTable =
     RawWakerVTable::new(clone_waker, wake_by_value, wake_by_ref, drop_waker);
 
-fn header_of(data: *const ()) -> NonNull<Header> {
-    NonNull::new(data.cast_mut().cast()).expect("rule 1: a task waker's data is its task header")
+/// The header a task waker's data points to.
+///
+/// # Safety
+///
+/// `data` comes from a waker made with [`WAKER_VTABLE`], whose data is always a task header.
+unsafe fn header_of(data: *const ()) -> NonNull<Header> {
+    // SAFETY: the caller's guarantee: the data of our wakers is a non-null header pointer.
+    unsafe { NonNull::new_unchecked(data.cast_mut().cast()) }
 }
 
 /// Rule 1: a clone counts one more reference.
 unsafe fn clone_waker(data: *const ()) -> RawWaker {
-    // SAFETY: `data` is the header of a task that the cloned waker keeps alive.
+    // SAFETY: called through `WAKER_VTABLE`; `data` is the header of a task that the cloned
+    // waker keeps alive.
     unsafe { header_of(data).as_ref() }.state.ref_inc();
     RawWaker::new(data, &WAKER_VTABLE)
 }
@@ -281,7 +293,8 @@ unsafe fn clone_waker(data: *const ()) -> RawWaker {
 /// Rule 2: consumes the waker's reference: it becomes the queue entry's when the task was idle,
 /// and is released otherwise.
 unsafe fn wake_by_value(data: *const ()) {
-    let header = header_of(data);
+    // SAFETY: called through `WAKER_VTABLE`.
+    let header = unsafe { header_of(data) };
     // SAFETY: the waker owns a reference, so the task is alive.
     match unsafe { header.as_ref() }.state.wake_by_value() {
         // SAFETY: the transition moved the waker's reference to the queue entry we now own.
@@ -294,7 +307,8 @@ unsafe fn wake_by_value(data: *const ()) {
 
 /// Rule 2: the waker keeps its reference; an idle task gets a new one for its queue entry.
 unsafe fn wake_by_ref(data: *const ()) {
-    let header = header_of(data);
+    // SAFETY: called through `WAKER_VTABLE`.
+    let header = unsafe { header_of(data) };
     // SAFETY: the waker (owned or borrowed) holds a reference, so the task is alive.
     match unsafe { header.as_ref() }.state.wake() {
         // SAFETY: the transition took a reference for the queue entry, which we now own.
@@ -305,7 +319,8 @@ unsafe fn wake_by_ref(data: *const ()) {
 
 /// Rule 1: a dropped waker releases its reference.
 unsafe fn drop_waker(data: *const ()) {
-    // SAFETY: an owned waker holds one reference, which it gives up here.
+    // SAFETY: called through `WAKER_VTABLE`; an owned waker holds one reference, which it
+    // gives up here.
     drop(unsafe { TaskRef::from_raw(header_of(data)) });
 }
 
@@ -482,6 +497,24 @@ mod tests {
         );
         assert_eq!(scheduler.shared_refs(), base + 1, "never freed");
     }
+
+    /// Rule 1 while unwinding: a finished task whose last reference goes during a panic (its
+    /// handle dropped by the unwinding) is still freed, and releases the scheduler's shared
+    /// state with it; only its stage (empty by then) is handled as a value that must not panic.
+    #[test]
+    fn task_whose_last_reference_goes_while_unwinding_is_freed() {
+        let scheduler = scheduler();
+        let base = scheduler.shared_refs();
+        let handle = scheduler.spawn(async { 1_u8 });
+        run_all(&scheduler);
+        assert!(handle.is_finished());
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _handle = handle;
+            panic!("unwinds with the task's last reference");
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(scheduler.shared_refs(), base, "freed during the unwinding");
+    }
 }
 
 #[cfg(all(test, loom))]
@@ -608,6 +641,89 @@ mod loom_models {
             let output = Pin::new(&mut handle).poll(&mut Context::from_waker(Waker::noop()));
             assert!(matches!(output, Poll::Ready(Ok(()))));
             drop(handle);
+            assert_eq!(probe.polls.load(Ordering::SeqCst), 2);
+            assert_eq!(probe.drops.load(Ordering::SeqCst), 1);
+            assert_eq!(scheduler.shared_refs(), base, "freed, and only once");
+        });
+    }
+
+    /// Proves rules 1 and 4: a foreign abort racing the first poll either lands before `start`
+    /// (never polled), during the poll (the poller's `idle` sees `CANCELLED`, keeps the queue
+    /// entry's reference and cancels), or after `idle` released that reference (the abort takes
+    /// a new one for its queue entry). The future is dropped once and the task freed once.
+    #[test]
+    fn loom_abort_racing_idle_frees_exactly_once() {
+        loom::model(|| {
+            let scheduler = Scheduler::new(Arc::new(NoPark));
+            let base = scheduler.shared_refs();
+            let (future, probe) = twice();
+            let handle = Arc::new(scheduler.spawn(future));
+            let aborting = {
+                let handle = Arc::clone(&handle);
+                loom::thread::spawn(move || handle.abort())
+            };
+            let _ = scheduler.run_ready(1);
+            aborting.join().unwrap();
+            run_all(&scheduler);
+            let mut handle = Arc::into_inner(handle).expect("the aborting thread was joined");
+            let output = Pin::new(&mut handle).poll(&mut Context::from_waker(Waker::noop()));
+            assert!(matches!(output, Poll::Ready(Err(ref err)) if err.is_cancelled()));
+            drop(handle);
+            drop(sync::lock(&probe.slot).take());
+            assert!(
+                probe.polls.load(Ordering::SeqCst) <= 1,
+                "never polled after the abort"
+            );
+            assert_eq!(probe.drops.load(Ordering::SeqCst), 1);
+            assert_eq!(scheduler.shared_refs(), base, "freed, and only once");
+        });
+    }
+
+    /// Proves rules 1 and 8: a foreign wake by value racing shutdown pushes its queue entry
+    /// before the injection queue closes (shutdown drains and drops it), or is refused by the
+    /// closed queue (the refused entry's reference is dropped), or finds the task already
+    /// finished (the waker's reference is released, perhaps the last). The task is cancelled
+    /// once, never polled again, and freed once.
+    #[test]
+    fn loom_wake_by_value_racing_shutdown_frees_exactly_once() {
+        loom::model(|| {
+            let scheduler = Scheduler::new(Arc::new(NoPark));
+            let base = scheduler.shared_refs();
+            let (future, probe) = twice();
+            let handle = scheduler.spawn(future);
+            let _ = scheduler.run_ready(1);
+            let waker = sync::lock(&probe.slot)
+                .take()
+                .expect("the first poll stored it");
+            let waking = loom::thread::spawn(move || waker.wake());
+            assert_eq!(scheduler.shutdown().cancelled, 1);
+            drop(handle);
+            waking.join().unwrap();
+            assert_eq!(probe.polls.load(Ordering::SeqCst), 1);
+            assert_eq!(probe.drops.load(Ordering::SeqCst), 1);
+            assert_eq!(scheduler.shared_refs(), base, "freed, and only once");
+        });
+    }
+
+    /// Proves rules 1 and 6: the handle dropped on a foreign thread racing the task's
+    /// completion either detaches first (the completer drops the output) or finds the output
+    /// published (the handle drops it); whichever side releases the last reference frees the
+    /// task, once.
+    #[test]
+    fn loom_handle_dropped_remotely_racing_completion_frees_exactly_once() {
+        loom::model(|| {
+            let scheduler = Scheduler::new(Arc::new(NoPark));
+            let base = scheduler.shared_refs();
+            let (future, probe) = twice();
+            let handle = scheduler.spawn(future);
+            let _ = scheduler.run_ready(1);
+            let waker = sync::lock(&probe.slot)
+                .take()
+                .expect("the first poll stored it");
+            waker.wake();
+            let dropping = loom::thread::spawn(move || drop(handle));
+            run_all(&scheduler);
+            dropping.join().unwrap();
             assert_eq!(probe.polls.load(Ordering::SeqCst), 2);
             assert_eq!(probe.drops.load(Ordering::SeqCst), 1);
             assert_eq!(scheduler.shared_refs(), base, "freed, and only once");

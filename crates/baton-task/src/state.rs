@@ -246,6 +246,8 @@ impl State {
             } else if current & RUNNING != 0 {
                 (Some(current | bits), WakeOutcome::DuringPoll)
             } else {
+                // Rule 2: only the waker that finds the task idle takes a reference here, so
+                // at most one such reference is outstanding: the count cannot overflow.
                 (Some((current | bits) + REF_ONE), WakeOutcome::Submit)
             }
         })

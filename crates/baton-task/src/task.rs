@@ -349,9 +349,19 @@ where
     unsafe fn dealloc(header: NonNull<Header>) {
         // SAFETY: rule 1, the allocation is a leaked `Box<Task<F>>` and nobody else can reach
         // it any more.
-        let task = unsafe { Box::from_raw(header.cast::<Task<F>>().as_ptr()) };
-        // By now the stage holds nothing the handle or completer had to drop (rules 5, 6); a
-        // destructor that still runs here must not panic out of whichever thread freed it.
-        drop_contained(task);
+        let Task { header, mut stage } =
+            *unsafe { Box::from_raw(header.cast::<Task<F>>().as_ptr()) };
+        // Rules 5–7: the last reference only goes after the task finished (the registry holds
+        // one until then, and a leaked task keeps one forever) and after the completer or the
+        // handle took the result, so the stage is empty and no `!Send` value is dropped on this
+        // thread, whichever it is. It goes through `drop_contained` all the same; the header
+        // (its `Arc<Shared>`, a join waker contained by its own `Drop`) is freed normally, also
+        // while this thread unwinds.
+        debug_assert!(
+            matches!(stage.get_mut(), Stage::Consumed),
+            "rules 5-7: a task is freed only after its result was taken"
+        );
+        drop_contained(stage);
+        drop(header);
     }
 }
