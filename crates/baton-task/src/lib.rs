@@ -121,9 +121,11 @@
 //! models (`tests/loom_scheduler.rs`) check a remote wake racing a poll, a spawn racing
 //! shutdown, an abort racing a poll and a wake racing worker migration against the shipped code
 //! through the `sync` shim; the models in `src/raw.rs` check that a foreign wake by value
-//! racing a poll, an idle transition or completion frees the task exactly once. The state word,
-//! reference count included, is a loom atomic; the core's `RefCell`s and the task's stage cell
-//! are plain `std`, so loom checks the protocols' atomics and locks, not those cells' accesses.
+//! racing a poll, an idle transition, an abort, shutdown or completion frees the task exactly
+//! once. The state word, reference count included, is a loom atomic and the task's stage (its
+//! future, then its output) a loom cell, so the models also check that every hand-over of the
+//! stage between threads is ordered; the core's `RefCell`s are plain `std` (only the thread
+//! holding the core claim touches them).
 
 mod containment;
 mod context;

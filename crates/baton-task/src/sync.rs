@@ -22,6 +22,35 @@ pub(crate) use loom::thread::{ThreadId, current as current_thread};
 #[cfg(loom)]
 pub(crate) use loom::thread_local;
 
+/// A cell for data that the state protocol hands from thread to thread (a task's stage): a
+/// plain `std::cell::UnsafeCell` normally, loom's cell under `cfg(loom)`, so the models also
+/// check that every access is ordered after the previous one. Accessed only through
+/// `with_mut`, the API both share.
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    pub(crate) fn new(value: T) -> UnsafeCell<T> {
+        UnsafeCell(std::cell::UnsafeCell::new(value))
+    }
+
+    /// Calls `f` with a raw pointer to the value; the caller's protocol makes the access
+    /// exclusive.
+    #[inline]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    pub(crate) fn into_inner(self) -> T {
+        self.0.into_inner()
+    }
+}
+
+#[cfg(loom)]
+pub(crate) use loom::cell::UnsafeCell;
+
 /// Locks `mutex`, ignoring poisoning: every critical section in this crate only moves queue
 /// entries and flags, never runs user code, so a poisoned lock still guards consistent data.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -1,7 +1,6 @@
 //! The typed task cell: header, future and output in one allocation (rule 1), and the
 //! vtable functions that reach them.
 
-use std::cell::UnsafeCell;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
@@ -38,7 +37,9 @@ enum Stage<F: Future> {
 #[repr(C)]
 pub(crate) struct Task<F: Future> {
     header: Header,
-    stage: UnsafeCell<Stage<F>>,
+    /// Under loom, a loom cell: the models check that whoever touches the stage (poller,
+    /// completer, handle, the thread that frees) is ordered after the previous toucher.
+    stage: sync::UnsafeCell<Stage<F>>,
 }
 
 #[must_use]
@@ -70,7 +71,7 @@ where
     ) -> (TaskRef, JoinHandle<F::Output>) {
         let task = Box::new(Task {
             header: Header::new(&Self::VTABLE, 2, owner, shared),
-            stage: UnsafeCell::new(Stage::Running(future)),
+            stage: sync::UnsafeCell::new(Stage::Running(future)),
         });
         let header = NonNull::from(Box::leak(task)).cast::<Header>();
         // SAFETY: the allocation was just made with two references, one for each value here.
@@ -110,18 +111,20 @@ where
             self.header.state.ref_inc();
             return FutureDrop::Leaked;
         }
-        let stage = self.stage.get();
-        // SAFETY: rule 3, the caller holds `RUNNING` and we are on a thread that may touch the
-        // future, so this is the only access to `stage`. Dropping in place honours the pin.
-        let dropped = catch_unwind(AssertUnwindSafe(|| unsafe {
-            std::ptr::drop_in_place(stage)
-        }));
-        // SAFETY: the old stage was dropped (even if its destructor panicked, drop glue finished
-        // the remaining fields), so overwriting without dropping is correct.
-        unsafe { std::ptr::write(stage, Stage::Consumed) };
-        if let Err(payload) = dropped {
-            std::mem::forget(payload);
-        }
+        self.stage.with_mut(|stage| {
+            // SAFETY: rule 3, the caller holds `RUNNING` and we are on a thread that may touch
+            // the future, so this is the only access to `stage`. Dropping in place honours the
+            // pin.
+            let dropped = catch_unwind(AssertUnwindSafe(|| unsafe {
+                std::ptr::drop_in_place(stage)
+            }));
+            // SAFETY: the old stage was dropped (even if its destructor panicked, drop glue
+            // finished the remaining fields), so overwriting without dropping is correct.
+            unsafe { std::ptr::write(stage, Stage::Consumed) };
+            if let Err(payload) = dropped {
+                std::mem::forget(payload);
+            }
+        });
         FutureDrop::Dropped
     }
 
@@ -134,14 +137,15 @@ where
         } else {
             // SAFETY: rule 3, we hold `RUNNING` and the future is gone, so nobody else reads or
             // writes `stage`; the old `Consumed` value needs no drop.
-            unsafe { std::ptr::write(self.stage.get(), Stage::Finished(result)) };
+            let publish = |stage| unsafe { std::ptr::write(stage, Stage::Finished(result)) };
+            self.stage.with_mut(publish);
         }
         let completed = self.header.state.complete(leaked);
         if !completed.join_interest && !leaked {
             // SAFETY: rule 6, the handle is gone, so after `COMPLETE` the completer is the only
             // one left to touch `stage`.
-            let stage = unsafe { std::ptr::replace(self.stage.get(), Stage::Consumed) };
-            drop_contained(stage);
+            let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
+            drop_contained(self.stage.with_mut(take));
         }
         if completed.join_waker {
             let waker = sync::lock(&self.header.join_waker).take();
@@ -158,21 +162,23 @@ where
     }
 
     fn poll_future(&self, cx: &mut Context<'_>) -> std::thread::Result<Poll<F::Output>> {
-        let stage = self.stage.get();
-        catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: rule 3, the caller holds `RUNNING` on a thread that may touch the future,
-            // so this is the only reference to `stage`.
-            let stage = unsafe { &mut *stage };
-            let future = match stage {
-                // SAFETY: the future lives inside the task allocation, which never moves, and is
-                // only ever dropped in place (or leaked with the allocation): pinning is sound.
-                Stage::Running(future) => unsafe { Pin::new_unchecked(future) },
-                Stage::Finished(_) | Stage::Consumed => {
-                    unreachable!("rule 3: a RUNNING task that is not complete holds its future")
-                }
-            };
-            future.poll(cx)
-        }))
+        self.stage.with_mut(|stage| {
+            catch_unwind(AssertUnwindSafe(|| {
+                // SAFETY: rule 3, the caller holds `RUNNING` on a thread that may touch the
+                // future, so this is the only reference to `stage`.
+                let stage = unsafe { &mut *stage };
+                let future = match stage {
+                    // SAFETY: the future lives inside the task allocation, which never moves,
+                    // and is only ever dropped in place (or leaked with the allocation): pinning
+                    // is sound.
+                    Stage::Running(future) => unsafe { Pin::new_unchecked(future) },
+                    Stage::Finished(_) | Stage::Consumed => {
+                        unreachable!("rule 3: a RUNNING task that is not complete holds its future")
+                    }
+                };
+                future.poll(cx)
+            }))
+        })
     }
 
     /// Takes the published result. The caller observed `COMPLETE` and is the `JoinHandle`.
@@ -181,7 +187,8 @@ where
             return Err(JoinError::cancelled(CancelReason::RuntimeShutdown));
         }
         // SAFETY: rule 5, after `COMPLETE` with join interest only the handle touches `stage`.
-        match unsafe { std::ptr::replace(self.stage.get(), Stage::Consumed) } {
+        let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
+        match self.stage.with_mut(take) {
             Stage::Finished(result) => result,
             Stage::Running(_) | Stage::Consumed => {
                 panic!("a JoinHandle was polled again after it returned its output")
@@ -334,8 +341,8 @@ where
                 if !this.header.state.load().is_leaked() {
                     // SAFETY: rule 6, the task completed while we held join interest, so the
                     // stored output is ours alone.
-                    let stage = unsafe { std::ptr::replace(this.stage.get(), Stage::Consumed) };
-                    drop_contained(stage);
+                    let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
+                    drop_contained(this.stage.with_mut(take));
                 }
             }
         }
@@ -349,16 +356,16 @@ where
     unsafe fn dealloc(header: NonNull<Header>) {
         // SAFETY: rule 1, the allocation is a leaked `Box<Task<F>>` and nobody else can reach
         // it any more.
-        let Task { header, mut stage } =
-            *unsafe { Box::from_raw(header.cast::<Task<F>>().as_ptr()) };
+        let Task { header, stage } = *unsafe { Box::from_raw(header.cast::<Task<F>>().as_ptr()) };
         // Rules 5–7: the last reference only goes after the task finished (the registry holds
         // one until then, and a leaked task keeps one forever) and after the completer or the
         // handle took the result, so the stage is empty and no `!Send` value is dropped on this
         // thread, whichever it is. It goes through `drop_contained` all the same; the header
         // (its `Arc<Shared>`, a join waker contained by its own `Drop`) is freed normally, also
         // while this thread unwinds.
+        let stage = stage.into_inner();
         debug_assert!(
-            matches!(stage.get_mut(), Stage::Consumed),
+            matches!(stage, Stage::Consumed),
             "rules 5-7: a task is freed only after its result was taken"
         );
         drop_contained(stage);
