@@ -111,21 +111,21 @@
 //!
 //! # Testing
 //!
-//! Unit tests sit next to the code (state transitions and reference counts, panic
-//! containment, and `raw.rs`'s checks that every way a task ends frees its allocation exactly
-//! once, observed through the count of its `Arc<Shared>`); `tests/` covers the behaviour end to
-//! end: thousands of tasks, foreign spawners, local tasks across a migrating worker, abort,
-//! panics, fairness, shutdown, the thread context. `tests/props.rs`
+//! Unit tests sit next to the code: state transitions and reference counts, panic
+//! containment, and `raw/tests.rs`, which checks that every way a task ends frees its allocation
+//! exactly once, observed through the count of its `Arc<Shared>`. `tests/` covers the behaviour
+//! end to end: thousands of tasks, foreign spawners, local tasks across a migrating worker,
+//! abort, panics, fairness, shutdown, the thread context. `tests/props.rs`
 //! (`prop_random_task_histories_stay_consistent`) runs random histories of spawn / wake / abort
 //! / detach / run / migrate and checks counters, exactly-once drops and handle outcomes. Loom
 //! models (`tests/loom_scheduler.rs`) check a remote wake racing a poll, a spawn racing
 //! shutdown, an abort racing a poll and a wake racing worker migration against the shipped code
-//! through the `sync` shim; the models in `src/raw.rs` check that a foreign wake by value
-//! racing a poll, an idle transition, an abort, shutdown or completion frees the task exactly
-//! once. The state word, reference count included, is a loom atomic and the task's stage (its
-//! future, then its output) a loom cell, so the models also check that every hand-over of the
-//! stage between threads is ordered; the core's `RefCell`s are plain `std` (only the thread
-//! holding the core claim touches them).
+//! through the `sync` shim; the models in `src/raw/loom_models.rs` check that a foreign wake by
+//! value racing a poll, an idle transition, an abort, shutdown or completion frees the task
+//! exactly once. The state word, reference count included, is a loom atomic and the task's
+//! stage (its future, then its output) a loom cell, so the models also check that every
+//! hand-over of the stage between threads is ordered; the core's `RefCell`s are plain `std`
+//! (only the thread holding the core claim touches them).
 
 mod containment;
 mod context;

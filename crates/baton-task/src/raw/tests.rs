@@ -1,0 +1,192 @@
+//! Rule 1 end to end: every way a task ends frees its allocation exactly once, observed through
+//! the count of the scheduler state its header holds.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
+
+use crate::{Scheduler, Unpark};
+
+struct NoPark;
+
+impl Unpark for NoPark {
+    fn unpark(&self) {}
+}
+
+fn scheduler() -> Scheduler {
+    Scheduler::new(Arc::new(NoPark))
+}
+
+/// Stores a clone of its waker on each of its first `pending` polls, then finishes.
+struct Parking {
+    wakers: Arc<std::sync::Mutex<Vec<Waker>>>,
+    pending: usize,
+    drops: Arc<AtomicUsize>,
+}
+
+impl Parking {
+    fn new(pending: usize) -> (Parking, Arc<std::sync::Mutex<Vec<Waker>>>, Arc<AtomicUsize>) {
+        let wakers = Arc::default();
+        let drops = Arc::default();
+        let future = Parking {
+            wakers: Arc::clone(&wakers),
+            pending,
+            drops: Arc::clone(&drops),
+        };
+        (future, wakers, drops)
+    }
+}
+
+impl Future for Parking {
+    type Output = u8;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u8> {
+        if self.pending == 0 {
+            return Poll::Ready(7);
+        }
+        self.pending -= 1;
+        self.wakers.lock().unwrap().push(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl Drop for Parking {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn take_waker(wakers: &std::sync::Mutex<Vec<Waker>>) -> Waker {
+    wakers
+        .lock()
+        .unwrap()
+        .pop()
+        .expect("the task stored a waker")
+}
+
+fn run_all(scheduler: &Scheduler) {
+    while scheduler.run_ready(64).more_ready {}
+}
+
+fn poll_handle<T>(handle: &mut crate::JoinHandle<T>) -> Poll<Result<T, crate::JoinError>> {
+    Pin::new(handle).poll(&mut Context::from_waker(Waker::noop()))
+}
+
+/// Rule 1: wakes by reference and by value (handing over, merging) move or release exactly
+/// the references they should: the task lives while any waker does and is freed by the
+/// last one, after it finished.
+#[test]
+fn wakes_by_value_and_by_reference_free_the_task_with_its_last_waker() {
+    let scheduler = scheduler();
+    let base = scheduler.shared_refs();
+    let (future, wakers, drops) = Parking::new(2);
+    let mut handle = scheduler.spawn(future);
+    assert_eq!(scheduler.shared_refs(), base + 1, "one allocation per task");
+    run_all(&scheduler);
+    let stray = take_waker(&wakers);
+    stray.wake_by_ref();
+    run_all(&scheduler);
+    let by_value = take_waker(&wakers);
+    let merged = by_value.clone();
+    by_value.wake();
+    merged.wake();
+    run_all(&scheduler);
+    assert_eq!(
+        poll_handle(&mut handle).map(Result::ok),
+        Poll::Ready(Some(7))
+    );
+    drop(handle);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        scheduler.shared_refs(),
+        base + 1,
+        "the stray waker keeps it"
+    );
+    stray.wake_by_ref();
+    let clone = stray.clone();
+    drop(stray);
+    assert_eq!(scheduler.shared_refs(), base + 1);
+    clone.wake();
+    assert_eq!(scheduler.shared_refs(), base, "the last waker freed it");
+}
+
+/// Rule 1 on the other ways a task ends: aborted while idle, detached, panicked, shut down
+/// with a waker still out, and refused after shutdown. Every one is freed once its last
+/// reference goes, and every future is dropped exactly once.
+#[test]
+fn every_way_a_task_ends_frees_it() {
+    let scheduler = scheduler();
+    let base = scheduler.shared_refs();
+    let (aborted, _, aborted_drops) = Parking::new(5);
+    let aborted = scheduler.spawn(aborted);
+    let (detached, detached_wakers, detached_drops) = Parking::new(1);
+    drop(scheduler.spawn(detached));
+    let panicked = scheduler.spawn(async { panic!("on purpose") });
+    let (parked, parked_wakers, parked_drops) = Parking::new(5);
+    let parked = scheduler.spawn(parked);
+    run_all(&scheduler);
+    aborted.abort();
+    take_waker(&detached_wakers).wake();
+    run_all(&scheduler);
+    assert!(aborted.is_finished() && panicked.is_finished());
+    drop((aborted, panicked));
+    let out = take_waker(&parked_wakers);
+    assert_eq!(scheduler.shutdown().cancelled, 1);
+    drop(parked);
+    assert_eq!(
+        scheduler.shared_refs(),
+        base + 1,
+        "the waker still holds it"
+    );
+    out.wake();
+    let (refused, _, refused_drops) = Parking::new(0);
+    drop(scheduler.spawn(refused));
+    for drops in [aborted_drops, detached_drops, parked_drops, refused_drops] {
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    }
+    assert_eq!(scheduler.shared_refs(), base);
+}
+
+/// Rule 7: a local task shut down on a foreign thread is leaked with its allocation, which
+/// stays allocated after its handle is gone.
+#[test]
+fn leaked_local_task_keeps_its_allocation() {
+    let scheduler = scheduler();
+    let base = scheduler.shared_refs();
+    let (future, _, drops) = Parking::new(5);
+    let handle = scheduler.spawn_local(future);
+    run_all(&scheduler);
+    let scheduler = std::thread::spawn(move || {
+        assert_eq!(scheduler.shutdown().leaked, 1);
+        scheduler
+    })
+    .join()
+    .unwrap();
+    drop(handle);
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        0,
+        "never dropped off its thread"
+    );
+    assert_eq!(scheduler.shared_refs(), base + 1, "never freed");
+}
+
+/// Rule 1 while unwinding: a finished task whose last reference goes during a panic (its
+/// handle dropped by the unwinding) is still freed, and releases the scheduler's shared
+/// state with it; only its stage (empty by then) is handled as a value that must not panic.
+#[test]
+fn task_whose_last_reference_goes_while_unwinding_is_freed() {
+    let scheduler = scheduler();
+    let base = scheduler.shared_refs();
+    let handle = scheduler.spawn(async { 1_u8 });
+    run_all(&scheduler);
+    assert!(handle.is_finished());
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let _handle = handle;
+        panic!("unwinds with the task's last reference");
+    }));
+    assert!(unwound.is_err());
+    assert_eq!(scheduler.shared_refs(), base, "freed during the unwinding");
+}
