@@ -135,15 +135,15 @@ where
         if leaked {
             drop_contained(result);
         } else {
-            // SAFETY: rule 3, we hold `RUNNING` and the future is gone, so nobody else reads or
-            // writes `stage`; the old `Consumed` value needs no drop.
+            // SAFETY: rule 3, we hold `RUNNING` and the future is gone, so this `with_mut` access
+            // is the only one to `stage`; the old `Consumed` value needs no drop.
             let publish = |stage| unsafe { std::ptr::write(stage, Stage::Finished(result)) };
             self.stage.with_mut(publish);
         }
         let completed = self.header.state.complete(leaked);
         if !completed.join_interest && !leaked {
-            // SAFETY: rule 6, the handle is gone, so after `COMPLETE` the completer is the only
-            // one left to touch `stage`.
+            // SAFETY: rule 6, the handle is gone, so after `COMPLETE` this `with_mut` access by
+            // the completer is the only one left to `stage`.
             let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
             drop_contained(self.stage.with_mut(take));
         }
@@ -186,7 +186,8 @@ where
         if leaked {
             return Err(JoinError::cancelled(CancelReason::RuntimeShutdown));
         }
-        // SAFETY: rule 5, after `COMPLETE` with join interest only the handle touches `stage`.
+        // SAFETY: rule 5, after `COMPLETE` with join interest only the handle touches `stage`,
+        // and this `with_mut` access is the handle's.
         let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
         match self.stage.with_mut(take) {
             Stage::Finished(result) => result,
@@ -340,7 +341,7 @@ where
             DetachOutcome::OutputIsOurs => {
                 if !this.header.state.load().is_leaked() {
                     // SAFETY: rule 6, the task completed while we held join interest, so the
-                    // stored output is ours alone.
+                    // stored output is ours alone: this `with_mut` access is the only one.
                     let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
                     drop_contained(this.stage.with_mut(take));
                 }
