@@ -37,7 +37,8 @@ impl Default for DriverConfig {
 }
 
 impl DriverConfig {
-    /// The defaults: 256 entries, in-flight limit = the ring's SQ size, migratable.
+    /// The defaults: 256 entries, in-flight limit = the ring's completion queue size (twice the
+    /// SQ), migratable.
     pub fn new() -> Self {
         Self::default()
     }
@@ -48,7 +49,13 @@ impl DriverConfig {
         self
     }
 
-    /// How many requests the kernel may own at once; more are queued. Defaults to the SQ size.
+    /// How many requests that complete on their own (file I/O, syncs, opens, closes, nops) the
+    /// kernel may own at once; more are queued and submitted as earlier ones complete. The
+    /// limit keeps a burst of their completions within the completion queue; it defaults to
+    /// the completion queue's size (twice the SQ). Requests that wait on a peer (receive,
+    /// send, accept, connect) are never held back by it: thousands of idle connections cannot
+    /// stall anything else. Completions beyond the completion queue are kept by the kernel
+    /// (`IORING_FEAT_NODROP`, required), so a larger limit costs time, never a completion.
     pub fn max_in_flight(mut self, limit: u32) -> Self {
         self.max_in_flight = Some(limit);
         self
@@ -111,6 +118,9 @@ pub struct DriverMetrics {
     pub queued: usize,
     /// Requests the kernel owns (async cancels not included).
     pub in_flight: usize,
+    /// The part of `in_flight` that waits on a peer (receives, sends, accepts, connects): not
+    /// under the in-flight limit.
+    pub peer_in_flight: usize,
     /// Async cancels the kernel owns.
     pub cancels_in_flight: usize,
     /// Live slots, including completed results not yet consumed.
@@ -132,7 +142,7 @@ pub struct DriverMetrics {
     pub stale_messages: u64,
     /// Ring set-up flags in effect.
     pub flags: RingFlags,
-    /// The in-flight limit.
+    /// The in-flight limit for requests that complete on their own.
     pub max_in_flight: usize,
     /// Whether the driver is closed.
     pub closed: bool,
@@ -230,11 +240,8 @@ impl Driver {
     /// Sets up a ring (see [`DriverConfig`]); the error names the cause.
     pub fn new(config: DriverConfig) -> Result<Driver, SetupError> {
         config.validate()?;
-        let (backend, sq_entries) = RingBackend::new(config.ring_entries, config.pinned)?;
-        let max_in_flight = config
-            .max_in_flight
-            .unwrap_or(sq_entries)
-            .min(sq_entries.saturating_mul(2)) as usize;
+        let (backend, cq_entries) = RingBackend::new(config.ring_entries, config.pinned)?;
+        let max_in_flight = config.max_in_flight.unwrap_or(cq_entries) as usize;
         Ok(Self::with_backend(
             Box::new(backend),
             max_in_flight,
@@ -530,6 +537,7 @@ impl Driver {
         with_core(&self.inner, |core| DriverMetrics {
             queued: core.counts.queued,
             in_flight: core.counts.in_flight,
+            peer_in_flight: core.counts.peer_in_flight,
             cancels_in_flight: core.counts.cancels_in_flight,
             slots: core.slots(),
             completed: core.counts.completed,

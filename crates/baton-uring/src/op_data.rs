@@ -215,6 +215,20 @@ impl OpData {
         )
     }
 
+    /// Requests that wait on a peer (a receive waits for bytes, a send for window space, an
+    /// accept for a client, a connect for the handshake) and may stay in flight indefinitely.
+    /// They are bounded by the sockets and buffers the application holds, never by the
+    /// driver's in-flight limit, so idle connections cannot hold back other requests.
+    pub(crate) fn waits_on_peer(&self) -> bool {
+        matches!(
+            self,
+            OpData::Recv { .. }
+                | OpData::Send { .. }
+                | OpData::Accept { .. }
+                | OpData::Connect { .. }
+        )
+    }
+
     /// Requests whose success creates a descriptor the driver must close if nobody takes it.
     pub(crate) fn creates_fd(&self) -> bool {
         matches!(

@@ -10,9 +10,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use baton_uring::{Error, Park, ops};
-use support::{
-    Probe, TempFile, assert_all_released, pair, poll_once, ring_serial, run, turn_until,
-};
+use support::{Fifo, Probe, TempFile, pair, poll_once, ring_serial, run, turn_until};
 use web_time::Instant;
 
 #[test]
@@ -20,53 +18,53 @@ fn queued_request_completes_without_further_polls() {
     let Some(_s) = ring_serial() else { return };
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
-    let (sock, mut peer) = pair();
+    let fifo = Fifo::new("queued");
     let probe_a = Probe::new();
     let probe_b = Probe::new();
     let waker_a = Probe::waker(&probe_a);
     let waker_b = Probe::waker(&probe_b);
-    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(16));
-    assert!(poll_once(&mut recv, &waker_a).is_pending());
+    // The open completes on its own, so it holds the one in-flight place until released.
+    let mut open = fifo.open_reader();
+    assert!(poll_once(&mut open, &waker_a).is_pending());
     let mut nop = ops::nop();
     assert!(poll_once(&mut nop, &waker_b).is_pending());
     let _ = driver.turn(Park::Poll);
     let m = driver.metrics();
     assert_eq!((m.in_flight, m.queued), (1, 1), "{m:?}");
-    peer.write_all(b"x").expect("write");
-    // The recv completes; nobody polls it, yet the nop gets the slot and completes.
+    let _writer = fifo.release().expect("a reader is waiting");
+    // The open completes; nobody polls it, yet the nop gets the place and completes.
     turn_until(&driver, || probe_b.wakes() == 1);
     assert_eq!(probe_a.wakes(), 1);
     let m = driver.metrics();
     assert_eq!(
         m.in_flight, 0,
-        "an unconsumed result holds no in-flight slot: {m:?}"
+        "an unconsumed result holds no in-flight place: {m:?}"
     );
     assert_eq!(m.slots, 2, "both results wait to be consumed");
     assert!(matches!(poll_once(&mut nop, &waker_b), Poll::Ready(Ok(()))));
-    let Poll::Ready((n, buf)) = poll_once(&mut recv, &waker_a) else {
-        panic!("recv is complete")
+    let Poll::Ready(opened) = poll_once(&mut open, &waker_a) else {
+        panic!("the open is complete")
     };
-    assert_eq!((n.expect("recv"), &buf[..1]), (1, &b"x"[..]));
+    drop(opened.expect("the fifo opened for reading"));
     drop((waker_a, waker_b));
     assert_eq!(
         (Arc::strong_count(&probe_a), Arc::strong_count(&probe_b)),
         (1, 1)
     );
-    assert_eq!(Arc::strong_count(&sock), 1);
 }
 
 #[test]
-fn deadlines_and_sleeps_fire_while_the_ring_is_full_of_untimed_receives() {
+fn deadlines_and_sleeps_fire_while_the_in_flight_limit_is_held_by_an_untimed_request() {
     let Some(_s) = ring_serial() else { return };
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
-    let (sock, _peer) = pair();
-    let (sock2, _peer2) = pair();
+    let fifo = Fifo::new("untimed");
+    let file = TempFile::new("timed", b"data");
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut untimed = ops::recv(sock.clone(), Vec::with_capacity(8));
+    let mut untimed = fifo.open_reader();
     assert!(poll_once(&mut untimed, &waker).is_pending());
-    let mut timed = ops::recv(sock2.clone(), Vec::with_capacity(8))
+    let mut timed = ops::read_at(file.fd.clone(), Vec::with_capacity(8), 0)
         .with_deadline(Instant::now() + Duration::from_millis(40));
     assert!(poll_once(&mut timed, &waker).is_pending());
     let start = Instant::now();
@@ -75,17 +73,21 @@ fn deadlines_and_sleeps_fire_while_the_ring_is_full_of_untimed_receives() {
         turn_until(&driver, || driver.metrics().queued == 0);
         poll_once(&mut timed, &waker)
     }) else {
-        panic!("the queued recv timed out")
+        panic!("the queued read timed out")
     };
     assert!(Error::is_timeout(&n.expect_err("timeout")));
     assert!(start.elapsed() >= Duration::from_millis(20));
     assert_eq!(
         driver.metrics().in_flight,
         1,
-        "the untimed recv still holds the slot"
+        "the untimed open still holds the place"
     );
+    let _writer = fifo.release().expect("the open waits for a writer");
     drop(untimed);
-    assert_all_released(&driver, waker, &probe, (&sock, &sock2));
+    turn_until(&driver, || driver.metrics().slots == 0);
+    drop(waker);
+    assert_eq!(Arc::strong_count(&probe), 1);
+    assert_eq!(Arc::strong_count(&file.fd), 1);
 }
 
 #[test]
@@ -158,25 +160,27 @@ fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe()
 }
 
 #[test]
-fn dropping_a_queued_recv_retires_it_locally() {
+fn dropping_a_queued_request_retires_it_locally() {
     let Some(_s) = ring_serial() else { return };
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
-    let (sock, _peer) = pair();
+    let fifo = Fifo::new("first");
+    let file = TempFile::new("queued", b"data");
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut first = ops::recv(sock.clone(), Vec::with_capacity(8));
+    let mut first = fifo.open_reader();
     assert!(poll_once(&mut first, &waker).is_pending());
-    let mut queued = ops::recv(sock.clone(), Vec::with_capacity(8));
+    let mut queued = ops::read_at(file.fd.clone(), Vec::with_capacity(8), 0);
     assert!(poll_once(&mut queued, &waker).is_pending());
     let _ = driver.turn(Park::Poll);
     assert_eq!(driver.metrics().queued, 1);
     drop(queued);
     let m = driver.metrics();
     assert_eq!((m.queued, m.slots, m.cancelled), (0, 1, 0), "{m:?}");
+    let _writer = fifo.release().expect("the open waits for a writer");
     drop(first);
     turn_until(&driver, || driver.metrics().slots == 0);
-    assert_eq!(Arc::strong_count(&sock), 1);
+    assert_eq!(Arc::strong_count(&file.fd), 1);
 }
 
 #[test]
@@ -302,4 +306,63 @@ fn explicit_cancel_of_an_in_flight_recv_reports_ecanceled() {
         out.0.expect_err("cancelled").raw_os_error(),
         Some(libc::ECANCELED)
     );
+}
+
+/// Receives that wait on a peer never hold back requests behind them: with a ring of 8
+/// entries (so the default in-flight limit is small), twice as many idle receives as SQ
+/// entries stay in flight while a send on another socket, a sleep and a nop still complete.
+#[test]
+fn idle_receives_beyond_the_ring_size_never_hold_back_a_send_a_sleep_or_a_nop() {
+    let Some(_s) = ring_serial() else { return };
+    let driver = support::driver(8);
+    let _entered = driver.enter();
+    let probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let sq = 8;
+    let pairs: Vec<_> = (0..2 * sq).map(|_| pair()).collect();
+    let mut idle: Vec<_> = pairs
+        .iter()
+        .map(|(sock, _)| ops::recv(sock.clone(), Vec::with_capacity(8)))
+        .collect();
+    for recv in &mut idle {
+        assert!(poll_once(recv, &waker).is_pending());
+    }
+    let (out, mut out_peer) = pair();
+    let mut send = ops::send(out.clone(), b"through".to_vec());
+    let mut sleep = ops::sleep(Duration::from_millis(5));
+    let mut nop = ops::nop();
+    assert!(poll_once(&mut send, &waker).is_pending());
+    assert!(poll_once(&mut sleep, &waker).is_pending());
+    assert!(poll_once(&mut nop, &waker).is_pending());
+    let mut sent = None;
+    let mut slept = false;
+    let mut nopped = false;
+    turn_until(&driver, || {
+        if sent.is_none()
+            && let Poll::Ready((res, _)) = poll_once(&mut send, &waker)
+        {
+            sent = Some(res.expect("send"));
+        }
+        slept = slept || poll_once(&mut sleep, &waker).is_ready();
+        nopped = nopped || poll_once(&mut nop, &waker).is_ready();
+        sent.is_some() && slept && nopped
+    });
+    assert_eq!(sent, Some(7));
+    let mut got = [0; 7];
+    std::io::Read::read_exact(&mut out_peer, &mut got).expect("the send arrived");
+    assert_eq!(&got, b"through");
+    let m = driver.metrics();
+    assert_eq!(
+        m.in_flight,
+        2 * sq,
+        "every idle receive is in flight: {m:?}"
+    );
+    assert_eq!(m.queued, 0, "{m:?}");
+    drop(idle);
+    turn_until(&driver, || driver.metrics().slots == 0);
+    drop((send, sleep, nop, waker));
+    assert_eq!(Arc::strong_count(&probe), 1);
+    for (sock, _) in &pairs {
+        assert_eq!(Arc::strong_count(sock), 1);
+    }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use baton_uring::{Error, Park, ops};
-use support::{Probe, TempFile, block_on_thread, poll_once, ring_serial, run, turn_until};
+use support::{Fifo, Probe, TempFile, block_on_thread, poll_once, ring_serial, run, turn_until};
 use web_time::Instant;
 
 fn pair() -> (Arc<OwnedFd>, UnixStream) {
@@ -23,14 +23,21 @@ fn closure_rejects_new_ops_pending_polls_and_detached_syncs_with_closed() {
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
     let (sock, _peer) = pair();
+    let fifo = Fifo::new("close");
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
+    // The receive waits on a peer (never limited); the open holds the one place for requests
+    // that complete on their own, so the read and the sync behind it stay queued.
     let mut in_flight = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut in_flight, &waker).is_pending());
-    let mut queued = ops::recv(sock.clone(), Vec::with_capacity(4));
+    let mut blocker = fifo.open_reader();
+    assert!(poll_once(&mut blocker, &waker).is_pending());
+    let mut queued = ops::read_at(file.fd.clone(), Vec::with_capacity(4), 0);
     assert!(poll_once(&mut queued, &waker).is_pending());
     let queued_sync = driver.start_sync(file.fd.clone(), false);
     let _ = driver.turn(Park::Poll);
+    let m = driver.metrics();
+    assert_eq!((m.in_flight, m.queued), (2, 2), "{m:?}");
     let wakes_before = probe.wakes();
     driver.close();
     assert!(probe.wakes() > wakes_before, "pending polls are woken");
@@ -56,10 +63,16 @@ fn closure_rejects_new_ops_pending_polls_and_detached_syncs_with_closed() {
     let foreign = driver.handle();
     let out = block_on_thread(ops::nop().bind(&foreign));
     assert!(Error::is_closed(&out.expect_err("refused via the mailbox")));
+    let Poll::Ready(opened) = poll_once(&mut blocker, &waker) else {
+        panic!("the in-flight open fails after closure")
+    };
+    assert!(Error::is_closed(&opened.expect_err("closed")));
+    // Closure cancelled the open; a writer ends it too, should the cancel lose the race.
+    let _writer = fifo.try_release();
     turn_until(&driver, || {
         driver.metrics().in_flight == 0 && driver.metrics().slots == 0
     });
-    drop((in_flight, queued, waker));
+    drop((in_flight, blocker, queued, waker));
     assert_eq!(Arc::strong_count(&probe), 1);
     assert_eq!(
         (Arc::strong_count(&sock), Arc::strong_count(&file.fd)),
@@ -109,25 +122,30 @@ fn detached_sync_returns_at_once_with_a_full_ring_and_clones_no_waker() {
     let file = TempFile::new("sync", b"");
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
-    let (sock, _peer) = pair();
+    let fifo = Fifo::new("sync");
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut blocker = ops::recv(sock.clone(), Vec::with_capacity(4));
+    let mut blocker = fifo.open_reader();
     assert!(poll_once(&mut blocker, &waker).is_pending());
     let _ = driver.turn(Park::Poll);
-    assert_eq!(driver.metrics().in_flight, 1, "the ring is full");
+    assert_eq!(
+        driver.metrics().in_flight,
+        1,
+        "the in-flight limit is reached"
+    );
     let clones = probe.clones();
     let receiver = driver.start_sync(file.fd.clone(), false);
     assert_eq!(probe.clones(), clones, "no waker was cloned");
     assert_eq!(driver.metrics().queued, 1, "the sync waits for a slot");
     // Dropping the receiver leaves the sync running.
     drop(receiver);
+    let _writer = fifo.release().expect("the open waits for a writer");
     drop(blocker);
     let completed = driver.metrics().completed;
     turn_until(&driver, || driver.metrics().slots == 0);
     assert!(
         driver.metrics().completed >= completed + 2,
-        "recv and sync both reached the kernel"
+        "the open and the sync both reached the kernel"
     );
     drop(waker);
     assert_eq!(Arc::strong_count(&probe), 1);

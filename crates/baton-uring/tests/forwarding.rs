@@ -9,8 +9,7 @@ use std::thread;
 
 use baton_uring::{Error, Op, Park, ops};
 use support::{
-    Probe, TempFile, assert_all_released, block_on_thread, pair, poll_once, ring_serial, serial,
-    turn_until,
+    Fifo, Probe, TempFile, block_on_thread, pair, poll_once, ring_serial, serial, turn_until,
 };
 
 type Recv = Op<(std::io::Result<usize>, Vec<u8>)>;
@@ -51,24 +50,19 @@ enum Stage {
 
 fn foreign_poll_completes_there(stage: Stage) {
     let _s = serial();
-    let driver = support::driver_limited(1, 1);
+    let driver = support::driver(2);
     let _entered = driver.enter();
-    let (blocker, mut blocker_peer) = pair();
     let (sock, mut peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut first = ops::recv(blocker.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut first, &waker).is_pending());
     let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut op, &waker).is_pending());
-    let _ = driver.turn(Park::Poll);
     match stage {
+        // Registered, not yet submitted: the next turn would push it into the ring.
         Stage::Queued => assert_eq!(driver.metrics().queued, 1),
         Stage::InFlight | Stage::Completed => {
-            blocker_peer.write_all(b"a").expect("write");
-            turn_until(&driver, || {
-                driver.metrics().in_flight == 1 && driver.metrics().queued == 0
-            });
+            let _ = driver.turn(Park::Poll);
+            assert_eq!(driver.metrics().in_flight, 1);
             if let Stage::Completed = stage {
                 peer.write_all(b"done").expect("write");
                 turn_until(&driver, || driver.metrics().in_flight == 0);
@@ -78,15 +72,16 @@ fn foreign_poll_completes_there(stage: Stage) {
     let mut wrote = matches!(stage, Stage::Completed);
     let (n, buf) = finish_on_other_thread(&driver, op, || {
         if !wrote {
-            blocker_peer.write_all(b"a").expect("write");
             peer.write_all(b"done").expect("write");
             wrote = true;
         }
     });
     assert_eq!(&buf[..n.expect("forwarded recv")], b"done");
     assert!(driver.metrics().forwarded >= 1);
-    drop(first);
-    assert_all_released(&driver, waker, &probe, (&sock, &blocker));
+    turn_until(&driver, || driver.metrics().slots == 0);
+    drop(waker);
+    assert_eq!(Arc::strong_count(&probe), 1);
+    assert_eq!(Arc::strong_count(&sock), 1);
 }
 
 #[test]
@@ -185,15 +180,12 @@ fn op_built_on_a_foreign_thread_registers_through_the_mailbox() {
 #[test]
 fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_generation() {
     let Some(_s) = ring_serial() else { return };
-    let driver = support::driver_limited(1, 1);
+    let driver = support::driver(2);
     let _entered = driver.enter();
-    let (blocker, mut blocker_peer) = pair();
     let (sock, mut peer) = pair();
     let probe = Probe::new();
     let foreign_probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut first = ops::recv(blocker.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut first, &waker).is_pending());
     let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut op, &waker).is_pending());
     let old_key = op.key().expect("registered");
@@ -212,9 +204,8 @@ fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_gene
         stale_before + 1,
         "the forward was ignored"
     );
-    blocker_peer.write_all(b"a").expect("write");
     peer.write_all(b"new").expect("write");
-    turn_until(&driver, || probe.wakes() >= 2);
+    turn_until(&driver, || probe.wakes() >= 1);
     let Poll::Ready((n, buf)) = poll_once(&mut next, &waker) else {
         panic!("the new occupant completes normally")
     };
@@ -224,7 +215,7 @@ fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_gene
         0,
         "the stale handle's waker never fires"
     );
-    drop((first, waker));
+    drop(waker);
     turn_until(&driver, || driver.metrics().slots == 0);
     assert_eq!(
         (Arc::strong_count(&probe), Arc::strong_count(&foreign_probe)),
@@ -239,15 +230,18 @@ fn write_dropped_on_a_foreign_thread_still_lands_on_disk() {
     let file = TempFile::new("foreigndrop", b"");
     let driver = support::driver_limited(1, 1);
     let _entered = driver.enter();
-    let (blocker, mut blocker_peer) = pair();
+    let fifo = Fifo::new("foreigndrop");
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut first = ops::recv(blocker.clone(), Vec::with_capacity(4));
+    // The open holds the one in-flight place, so the write stays queued while it is dropped.
+    let mut first = fifo.open_reader();
     assert!(poll_once(&mut first, &waker).is_pending());
     let mut write = ops::write_at(file.fd.clone(), b"landed".to_vec(), 0);
     assert!(poll_once(&mut write, &waker).is_pending());
+    let _ = driver.turn(Park::Poll);
+    assert_eq!(driver.metrics().queued, 1, "the write waits for the place");
     thread::spawn(move || drop(write)).join().expect("dropper");
-    blocker_peer.write_all(b"a").expect("write");
+    let _writer = fifo.release().expect("the open waits for a writer");
     turn_until(&driver, || driver.metrics().completed >= 2);
     assert_eq!(std::fs::read(&file.path).expect("read back"), b"landed");
     drop(first);

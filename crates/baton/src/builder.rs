@@ -20,7 +20,7 @@ use crate::worker_adapter::{WakeWorker, WorkerAdapter};
 /// | setting | default | why |
 /// | --- | --- | --- |
 /// | `ring_entries` | 256 | the driver's default: room for a deep queue of 4 KiB I/O without a large locked-memory footprint; more requests queue in userspace, never fail |
-/// | `max_in_flight` | the ring's SQ size | the kernel owns at most one request per SQ entry |
+/// | `max_in_flight` | the ring's completion queue size (2 × `ring_entries`) | bounds only requests that complete on their own (file I/O, syncs), so their completion bursts fit the completion queue; receives, sends, accepts and connects wait on a peer and are never held back, so idle connections cannot stall other work |
 /// | `blocking_threads` | 64, started on demand | blocking jobs are mostly waiting (DNS, `unlink`, slow disks); idle threads leave after `blocking_keep_alive` |
 /// | `blocking_keep_alive` | 10 s | |
 /// | `quarantine_threads` | 4, started on demand | a separate lane, so runaway uninterruptible jobs cannot starve the others |
@@ -80,7 +80,10 @@ impl Builder {
         self
     }
 
-    /// How many requests the kernel may own at once; more wait in a userspace queue.
+    /// How many requests that complete on their own (file reads and writes, syncs, opens) the
+    /// kernel may own at once; more wait in a userspace queue and go out as earlier ones
+    /// complete. Socket receives, sends, accepts and connects wait on a peer and are never
+    /// held back by this limit, however many connections sit idle.
     pub fn max_in_flight(mut self, limit: u32) -> Builder {
         self.max_in_flight = Some(limit);
         self

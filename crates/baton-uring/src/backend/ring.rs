@@ -44,7 +44,8 @@ fn classify(err: io::Error) -> SetupError {
 }
 
 impl RingBackend {
-    /// Sets up a ring of `entries`, probing the set-up flags (see the module doc).
+    /// Sets up a ring of `entries`, probing the set-up flags (see the module doc); also returns
+    /// the completion queue's size.
     pub(crate) fn new(entries: u32, pinned: bool) -> Result<(RingBackend, u32), SetupError> {
         let mut attempts: Vec<RingFlags> = Vec::new();
         if pinned {
@@ -97,12 +98,20 @@ impl RingBackend {
                 feature: "IORING_FEAT_EXT_ARG (timed waits)",
             });
         }
+        // Requests that wait on a peer are not held back by the in-flight limit (lifecycle
+        // rule 2), so more of them may complete at once than the completion queue holds: the
+        // kernel must keep the overflow rather than drop it.
+        if !ring.params().is_feature_nodrop() {
+            return Err(SetupError::MissingFeature {
+                feature: "IORING_FEAT_NODROP (completions beyond the completion queue are kept)",
+            });
+        }
         let mut probe = Probe::new();
         ring.submitter()
             .register_probe(&mut probe)
             .map_err(|source| SetupError::Os { source })?;
-        let sq_entries = ring.params().sq_entries();
-        Ok((RingBackend { ring, probe, flags }, sq_entries))
+        let cq_entries = ring.params().cq_entries();
+        Ok((RingBackend { ring, probe, flags }, cq_entries))
     }
 }
 

@@ -78,10 +78,12 @@ impl Core {
             }
         }
         let slab = &self.slab;
-        self.submit_queue.retain(|key| {
+        let still_queued = |key: &RequestKey| {
             slab.get(key.index as usize)
                 .is_some_and(|s| s.generation == key.generation && matches!(s.phase, Phase::Queued))
-        });
+        };
+        self.submit_queue.retain(still_queued);
+        self.peer_queue.retain(still_queued);
         self.timers.clear();
     }
 
@@ -132,7 +134,9 @@ impl Core {
             self.wake.armed = false;
         }
         self.submit_queue.clear();
+        self.peer_queue.clear();
         self.counts.in_flight = 0;
+        self.counts.peer_in_flight = 0;
         self.counts.queued = 0;
         undrained
     }

@@ -10,8 +10,14 @@
 //!    (`Closed`), a missing opcode is `Unsupported`, and a deadline already passed is `Timeout`
 //!    — all without submitting anything.
 //! 2. A registered request is *queued* (or *awaiting its durability permit*, for syncs) until
-//!    the in-flight limit has room; queued requests are submitted in order as slots free, with
-//!    no further poll needed. A completed-but-unconsumed result is not in flight.
+//!    it can be submitted; queued requests are submitted in order as room frees, with no
+//!    further poll needed. Requests that complete on their own (file I/O, syncs, opens, nops)
+//!    wait for room under the in-flight limit, which keeps their completion bursts within the
+//!    completion queue. Requests that wait on a peer (receive, send, accept, connect) are
+//!    never held back by it: they are bounded by the application's sockets, and the kernel
+//!    keeps completions that overflow the completion queue (`IORING_FEAT_NODROP`), so idle
+//!    connections can never stall a write, an accept or a timer. A completed-but-unconsumed
+//!    result is not in flight.
 //! 3. Async cancels are pushed before any queued request, and are not limited by the in-flight
 //!    limit, so a cancel never waits behind ordinary work. A full SQ is submitted and retried.
 //! 4. A final CQE settles the request: the result is stored for a local poll, or moved into
@@ -180,7 +186,10 @@ pub(crate) enum Install {
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Counts {
     pub(crate) queued: usize,
+    /// Requests the kernel owns, of both kinds (lifecycle rule 2).
     pub(crate) in_flight: usize,
+    /// The part of `in_flight` that waits on a peer and so is not under the in-flight limit.
+    pub(crate) peer_in_flight: usize,
     pub(crate) cancels_in_flight: usize,
     pub(crate) live_timers: usize,
     pub(crate) completed: u64,
@@ -204,7 +213,10 @@ struct WakeRead {
 pub(crate) struct Core {
     slab: Slab<Slot>,
     generations: Vec<u32>,
+    /// Queued requests that complete on their own, submitted under the in-flight limit.
     submit_queue: VecDeque<RequestKey>,
+    /// Queued requests that wait on a peer, submitted as SQ space allows (lifecycle rule 2).
+    peer_queue: VecDeque<RequestKey>,
     cancel_queue: VecDeque<RequestKey>,
     timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
     durability: Durability,
@@ -251,6 +263,7 @@ impl Core {
             slab: Slab::new(),
             generations: Vec::new(),
             submit_queue: VecDeque::new(),
+            peer_queue: VecDeque::new(),
             cancel_queue: VecDeque::new(),
             timers: BinaryHeap::new(),
             durability: Durability::default(),
@@ -338,6 +351,7 @@ impl Core {
         // The common case (no sleep, no sync, no deadline) is queued as it is inserted: one
         // slab access instead of three.
         let plain = !is_sleep && fsync_fd.is_none() && deadline.is_none();
+        let peer = data.waits_on_peer();
         self.slab.insert(Slot {
             generation,
             data,
@@ -350,7 +364,7 @@ impl Core {
         });
         if plain {
             self.counts.queued += 1;
-            self.submit_queue.push_back(key);
+            self.push_queued(key, peer);
             return Ok(key);
         }
         if is_sleep {
@@ -367,9 +381,9 @@ impl Core {
             self.arm_timer(key, at);
         }
         match fsync_fd {
-            None => self.enqueue(key),
+            None => self.enqueue(key, peer),
             Some(fd) => match self.durability.acquire(&fd, key) {
-                Acquire::GrantedDirty => self.enqueue(key),
+                Acquire::GrantedDirty => self.enqueue(key, false),
                 Acquire::GrantedClean => {
                     // Durability rule 4: the permit passes on at once.
                     let next = self.durability.release(&fd, key, None);
@@ -391,10 +405,20 @@ impl Core {
         }
     }
 
-    fn enqueue(&mut self, key: RequestKey) {
+    fn enqueue(&mut self, key: RequestKey, peer: bool) {
         self.set_phase(key, Phase::Queued);
         self.counts.queued += 1;
-        self.submit_queue.push_back(key);
+        self.push_queued(key, peer);
+    }
+
+    /// Lifecycle rule 2: a request that waits on a peer goes to the queue the in-flight limit
+    /// does not hold back.
+    fn push_queued(&mut self, key: RequestKey, peer: bool) {
+        if peer {
+            self.peer_queue.push_back(key);
+        } else {
+            self.submit_queue.push_back(key);
+        }
     }
 
     fn arm_timer(&mut self, key: RequestKey, at: Instant) {
@@ -616,8 +640,9 @@ impl Core {
                 next = self.durability.release(fd, key, None);
                 self.settle_slot(key, Ok(0));
             } else {
+                // A sync completes on its own: it goes under the in-flight limit.
                 self.set_phase(key, Phase::Queued);
-                self.submit_queue.push_back(key);
+                self.push_queued(key, false);
                 next = None;
             }
         }

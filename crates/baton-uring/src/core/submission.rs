@@ -8,6 +8,15 @@ use io_uring::{opcode, types};
 use web_time::Instant;
 
 use super::{CancelState, Core, Phase};
+
+/// The two submission queues of lifecycle rule 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Queue {
+    /// Requests that wait on a peer: never held back by the in-flight limit.
+    Peer,
+    /// Requests that complete on their own: submitted under the in-flight limit.
+    Bounded,
+}
 use crate::backend::{Cqe, Wait};
 use crate::error::Error;
 use crate::key::{self, RequestKey, Tagged};
@@ -157,23 +166,40 @@ impl Core {
             self.counts.cancels_in_flight += 1;
             self.counts.cancelled += 1;
         }
-        while self.counts.in_flight < self.max_in_flight {
-            let Some(&key) = self.submit_queue.front() else {
-                break;
+        while self.push_queued_front(Queue::Peer)? {}
+        while self.counts.in_flight - self.counts.peer_in_flight < self.max_in_flight
+            && self.push_queued_front(Queue::Bounded)?
+        {}
+        Ok(())
+    }
+
+    /// Moves the front request of `queue` into the SQ (skipping retired or re-phased entries);
+    /// `false` when the queue is empty or the SQ is full.
+    fn push_queued_front(&mut self, queue: Queue) -> io::Result<bool> {
+        loop {
+            let queued = match queue {
+                Queue::Peer => &mut self.peer_queue,
+                Queue::Bounded => &mut self.submit_queue,
+            };
+            let Some(&key) = queued.front() else {
+                return Ok(false);
             };
             let Some(slot) = self.slab.get_mut(key.index as usize) else {
-                self.submit_queue.pop_front();
+                queued.pop_front();
                 continue;
             };
             if slot.generation != key.generation || !matches!(slot.phase, Phase::Queued) {
-                self.submit_queue.pop_front();
+                queued.pop_front();
                 continue;
             }
             let entry = slot.data.prepare(key.user_data());
             if !self.push(&entry)? {
-                return Ok(());
+                return Ok(false);
             }
-            self.submit_queue.pop_front();
+            match queue {
+                Queue::Peer => self.peer_queue.pop_front(),
+                Queue::Bounded => self.submit_queue.pop_front(),
+            };
             let slot = &mut self.slab[key.index as usize];
             if let OpData::Fsync { fd, start, .. } = &mut slot.data {
                 *start = Some(self.durability.started(fd));
@@ -181,9 +207,10 @@ impl Core {
             slot.data.mark_submitted();
             slot.phase = Phase::InFlight;
             self.counts.in_flight += 1;
+            self.counts.peer_in_flight += usize::from(matches!(queue, Queue::Peer));
             self.counts.queued -= 1;
+            return Ok(true);
         }
-        Ok(())
     }
 
     /// Reaps every available CQE and settles its request; returns how many.
@@ -218,6 +245,7 @@ impl Core {
             return;
         }
         let timed_out = slot.timed_out;
+        let peer = slot.data.waits_on_peer();
         let res = cqe.result;
         let outcome = if res >= 0 {
             Ok(res)
@@ -232,6 +260,7 @@ impl Core {
             let fd = fd.clone();
             self.durability.write_completed(&fd);
         }
+        self.counts.peer_in_flight -= usize::from(peer);
         self.counts.in_flight -= 1;
         self.counts.completed += 1;
         self.settle(key, outcome);

@@ -111,6 +111,62 @@ impl Drop for TempFile {
     }
 }
 
+/// A named pipe, removed when the guard drops. Opening it for reading blocks in the kernel
+/// until a writer opens it, so [`Fifo::open_reader`] is a request that completes on its own
+/// (it counts against the in-flight limit) yet stays in flight until [`Fifo::release`].
+pub struct Fifo {
+    pub path: PathBuf,
+}
+
+impl Fifo {
+    pub fn new(tag: &str) -> Fifo {
+        let path = temp_path(tag);
+        let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+            .expect("temp paths hold no NUL");
+        // SAFETY: `c_path` is a valid NUL-terminated string for the duration of the call.
+        let rc = unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) };
+        assert_eq!(rc, 0, "mkfifo: {}", std::io::Error::last_os_error());
+        Fifo { path }
+    }
+
+    /// An open for reading, which the kernel holds until a writer appears. `O_CREAT` (a no-op
+    /// on the existing fifo) makes io_uring run the open in a blocking worker instead of first
+    /// trying it without blocking, which would succeed at once on a fifo.
+    pub fn open_reader(&self) -> baton_uring::Op<std::io::Result<OwnedFd>> {
+        baton_uring::ops::open(&self.path, libc::O_RDONLY | libc::O_CREAT, 0o600)
+    }
+
+    /// One attempt to open the write end (ends a reader's open still in flight, if any).
+    pub fn try_release(&self) -> std::io::Result<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&self.path)
+    }
+
+    /// Opens the write end without blocking, which completes a reader's open in flight. The
+    /// kernel's worker may not have reached the fifo yet (the open then fails with `ENXIO`), so
+    /// this retries until [`BOUND`].
+    pub fn release(&self) -> std::io::Result<std::fs::File> {
+        let start = Instant::now();
+        loop {
+            match self.try_release() {
+                Err(err) if err.raw_os_error() == Some(libc::ENXIO) && start.elapsed() < BOUND => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+impl Drop for Fifo {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
 type Hook = Box<dyn Fn() + Send + Sync>;
 
 /// Counts clones, wakes and drops of the wakers made from it; can run a hook or panic in each.
