@@ -133,6 +133,20 @@ pub(crate) fn release_in_place(deferred: &mut Deferred) -> Option<Box<dyn Any + 
             first.get_or_insert(payload);
         }
     };
+    // Stash rule 3: late results reach their stashes (whose waiters may wake) here, outside
+    // the borrow, before the wakes of the operations that completed.
+    if !deferred.deposits.is_empty() {
+        for (ticket, outcome, data) in deferred.deposits.drain(..) {
+            record(catch_unwind(AssertUnwindSafe(|| {
+                ticket.deposit(outcome, data);
+            })));
+        }
+    }
+    if !deferred.drop_tickets.is_empty() {
+        for ticket in deferred.drop_tickets.drain(..) {
+            record(catch_unwind(AssertUnwindSafe(|| drop(ticket))));
+        }
+    }
     for waker in deferred.wake.drain(..) {
         record(catch_unwind(AssertUnwindSafe(|| waker.wake())));
     }

@@ -19,12 +19,16 @@
 //! 5. A local drop acts on the slot at once, overtaking any queued `Forward`.
 //! 6. Closure settles every waiting cell with `Closed`; a handle whose mailbox refuses a message
 //!    resolves to `Closed`.
+//! 7. A handle bound to a stash leaves its ticket in the cell when it abandons a cell still
+//!    waiting (stash rule 2); whoever disposes of the result for the driver — the settle that
+//!    finds the cell abandoned, or the detach that retires its slot — takes the ticket with it.
 
 use std::task::{Context, Poll, Waker};
 
 use crate::error::Error;
 use crate::key::RequestKey;
 use crate::op_data::{Failure, OpData, Outcome};
+use crate::stash::StashTicket;
 use crate::sync::{Mutex, MutexGuard, lock};
 
 /// What the cell holds.
@@ -46,6 +50,8 @@ pub(crate) struct CellState {
     /// The handle is gone (forward rule 4).
     pub(crate) abandoned: bool,
     pub(crate) slot: CellSlot,
+    /// The abandoned handle's stash ticket, for whoever disposes of the result (rule 7).
+    pub(crate) ticket: Option<StashTicket>,
 }
 
 /// A one-shot shared between a driver slot and a handle or sync receiver.
@@ -60,8 +66,9 @@ pub(crate) struct ForwardCell {
 pub(crate) enum Settle {
     /// Stored; wake this waker (if any) after releasing every internal borrow.
     Stored(Option<Waker>),
-    /// The handle is gone; the outcome and data come back to be disposed of.
-    Abandoned(Outcome, Option<OpData>),
+    /// The handle is gone; the outcome and data come back to be disposed of, with the
+    /// handle's stash ticket if it left one (rule 7).
+    Abandoned(Outcome, Option<OpData>, Option<StashTicket>),
 }
 
 impl ForwardCell {
@@ -71,6 +78,7 @@ impl ForwardCell {
                 key,
                 abandoned: false,
                 slot: CellSlot::Waiting(None),
+                ticket: None,
             }),
         }
     }
@@ -83,7 +91,7 @@ impl ForwardCell {
     pub(crate) fn settle(&self, outcome: Outcome, data: Option<OpData>) -> Settle {
         let mut state = self.lock();
         if state.abandoned {
-            return Settle::Abandoned(outcome, data);
+            return Settle::Abandoned(outcome, data, state.ticket.take());
         }
         match &mut state.slot {
             CellSlot::Waiting(waker) => {
@@ -92,7 +100,7 @@ impl ForwardCell {
                 Settle::Stored(waker)
             }
             // Already settled or taken: the first result stands.
-            CellSlot::Ready(..) | CellSlot::Taken => Settle::Abandoned(outcome, data),
+            CellSlot::Ready(..) | CellSlot::Taken => Settle::Abandoned(outcome, data, None),
         }
     }
 
@@ -102,12 +110,29 @@ impl ForwardCell {
     }
 
     /// Marks the handle gone and returns the key, if known, plus any unconsumed result to drop
-    /// outside the lock (forward rule 4).
-    pub(crate) fn abandon(&self) -> (Option<RequestKey>, CellSlot) {
+    /// outside the lock (forward rule 4). A `ticket` stays in the cell while the result is
+    /// still to come (rule 7); it comes back when the result is already here, for the handle
+    /// to deposit.
+    pub(crate) fn abandon(
+        &self,
+        ticket: Option<StashTicket>,
+    ) -> (Option<RequestKey>, CellSlot, Option<StashTicket>) {
         let mut state = self.lock();
         state.abandoned = true;
         let slot = std::mem::replace(&mut state.slot, CellSlot::Taken);
-        (state.key, slot)
+        let ticket = match slot {
+            CellSlot::Waiting(_) => {
+                state.ticket = ticket;
+                None
+            }
+            CellSlot::Ready(..) | CellSlot::Taken => ticket,
+        };
+        (state.key, slot, ticket)
+    }
+
+    /// The abandoned handle's ticket, for the detach that retires its slot (rule 7).
+    pub(crate) fn take_ticket(&self) -> Option<StashTicket> {
+        self.lock().ticket.take()
     }
 
     /// Polls for the result. The waker is cloned only when the stored one is not equivalent,

@@ -62,6 +62,7 @@ pub mod ops;
 mod retention;
 #[cfg(all(test, not(loom)))]
 mod shutdown_unwind;
+mod stash;
 mod sync;
 mod worker;
 
@@ -74,6 +75,7 @@ pub use handle::{DriverHandle, SyncReceiver, Unparker};
 pub use inbox::{InboxSender, InboxTraffic};
 pub use key::RequestKey;
 pub use op::{Op, Operation};
+pub use stash::{Accepted, Stash};
 pub use worker::{
     InboxMetrics, RunUntil, Waits, WaitsError, Worker, WorkerConfig, WorkerGuard, WorkerHandle,
     WorkerMetrics, WorkerSetupError, WorkerShutdownReport, WorkerTurn, with_current_waits,

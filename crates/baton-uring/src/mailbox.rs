@@ -10,6 +10,7 @@ use web_time::Instant;
 use crate::forward::ForwardCell;
 use crate::key::RequestKey;
 use crate::op_data::OpData;
+use crate::stash::StashTicket;
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, lock};
 
 /// A message from another thread to the driver.
@@ -26,8 +27,12 @@ pub(crate) enum Msg {
         key: RequestKey,
         cell: Arc<ForwardCell>,
     },
-    /// The handle of `key` was dropped on a foreign thread.
-    Drop { key: RequestKey },
+    /// The handle of `key` was dropped on a foreign thread, with its stash ticket if it was
+    /// bound to a stash (stash rule 2).
+    Drop {
+        key: RequestKey,
+        ticket: Option<StashTicket>,
+    },
     /// The handle of `key` asked for an async cancel, keeping its result.
     Cancel { key: RequestKey },
 }

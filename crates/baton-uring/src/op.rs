@@ -6,6 +6,7 @@ use std::fmt;
 use std::future::Future;
 use std::ops::Deref;
 use std::pin::Pin;
+use std::sync::Arc as StdArc;
 use std::task::{Context, Poll};
 
 use web_time::Instant;
@@ -18,6 +19,7 @@ use crate::handle::DriverHandle;
 use crate::key::RequestKey;
 use crate::mailbox::{Msg, Shared};
 use crate::op_data::{Failure, OpData, Outcome, close_orphan_fd};
+use crate::stash::{Stash, StashTicket};
 use crate::sync::Arc;
 
 /// Turns a raw outcome plus the returned buffers into the operation's output.
@@ -73,6 +75,8 @@ pub struct Operation<'h, T> {
     state: State<'h>,
     deadline: Option<Instant>,
     decode: Decode<T>,
+    /// Where a result that completes after this operation is dropped goes (stash rule 1).
+    stash: Option<&'h StdArc<Stash>>,
 }
 
 /// An operation that owns its way to the driver: what every constructor in [`ops`](crate::ops)
@@ -101,6 +105,7 @@ impl<T> Op<T> {
             state: State::Unregistered { data, bound: None },
             deadline: None,
             decode,
+            stash: None,
         }
     }
 
@@ -125,6 +130,7 @@ impl<T> Op<T> {
             state: State::Invalid { data, reason },
             deadline: None,
             decode,
+            stash: None,
         }
     }
 }
@@ -170,6 +176,21 @@ impl<'h, T> Operation<'h, T> {
         if let State::Unregistered { bound, .. } = &mut op.state {
             *bound = Some(Bound::Borrowed(&handle.shared));
         }
+        op
+    }
+
+    /// Makes the operation cancel-safe: if it is dropped after the kernel completed it, or
+    /// while the kernel may still complete it, its result (the bytes of a receive, the
+    /// connection of an accept) goes to `stash` instead of being discarded, and the socket's
+    /// next receive or accept takes it from there first ([`Stash::poll_take_bytes`],
+    /// [`Stash::poll_take_connection`]). For other requests a late result is disposed of as
+    /// usual. The operation then cannot outlive `stash`'s borrow.
+    pub fn stash_late_result<'b>(self, stash: &'b StdArc<Stash>) -> Operation<'b, T>
+    where
+        'h: 'b,
+    {
+        let mut op: Operation<'b, T> = self;
+        op.stash = Some(stash);
         op
     }
 
@@ -344,30 +365,36 @@ impl<T> Drop for Operation<'_, T> {
             // The common end of a consumed operation: nothing to hand back or detach.
             return;
         }
+        let stash = self.stash;
         match std::mem::replace(&mut self.state, State::Done) {
             State::Unregistered { .. } | State::Invalid { .. } | State::Done => {}
-            State::Local { key, shared } => detach(&shared, key),
+            State::Local { key, shared } => {
+                // Stash rule 1: counted as outstanding before the driver hears of the drop.
+                detach(&shared, key, stash.map(Stash::ticket));
+            }
             State::Forwarded { cell, shared } => {
-                // Forward rule 4.
-                let (key, slot) = cell.abandon();
-                if let CellSlot::Ready(Ok(fd), Some(data)) = &slot
-                    && data.creates_fd()
-                {
-                    close_orphan_fd(*fd);
+                // Forward rules 4 and 7.
+                let (key, slot, ticket) = cell.abandon(stash.map(Stash::ticket));
+                match (slot, ticket) {
+                    // Stash rule 1: the result already reached this handle; keep it.
+                    (CellSlot::Ready(outcome, data), Some(ticket)) => ticket.deposit(outcome, data),
+                    (CellSlot::Ready(Ok(fd), Some(data)), None) if data.creates_fd() => {
+                        close_orphan_fd(fd);
+                    }
+                    (slot, ticket) => drop((slot, ticket)),
                 }
-                drop(slot);
                 if let Some(key) = key {
-                    detach(&shared, key);
+                    detach(&shared, key, None);
                 }
             }
         }
     }
 }
 
-fn detach(shared: &Shared, key: RequestKey) {
+fn detach(shared: &Shared, key: RequestKey, ticket: Option<StashTicket>) {
     match context::current_for(shared.id) {
         // Forward rule 5: a local drop acts at once.
-        Some(entered) => with_core(entered.inner(), |core| core.detach(key)),
-        None => drop(shared.send(Msg::Drop { key })),
+        Some(entered) => with_core(entered.inner(), |core| core.detach(key, ticket)),
+        None => drop(shared.send(Msg::Drop { key, ticket })),
     }
 }

@@ -1,7 +1,6 @@
 //! Closure, idleness and the bounded-shutdown leak (lifecycle rules 7, 8 and 9 of `core`).
 
 use super::{Core, Phase, PhaseKind, Waiter};
-use crate::forward::Settle;
 use crate::key::RequestKey;
 
 /// What a shutdown that ran out of time left undone (lifecycle rule 8).
@@ -41,9 +40,8 @@ impl Core {
             match waiter {
                 Waiter::Local(w) => self.deferred.wake.push(w),
                 Waiter::Forward(cell) => {
-                    if let Settle::Stored(Some(w)) = cell.close() {
-                        self.deferred.wake.push(w);
-                    }
+                    let settled = cell.close();
+                    self.settled(settled);
                     self.deferred.drop_cells.push(cell);
                 }
                 Waiter::None => {}
@@ -65,14 +63,19 @@ impl Core {
                     if matches!(kind, PhaseKind::Queued | PhaseKind::AwaitingPermit) {
                         self.counts.queued -= 1;
                     }
-                    let slot = self.slab.remove(key.index as usize);
+                    let mut slot = self.slab.remove(key.index as usize);
                     if slot.deadline.is_some() {
                         self.counts.live_timers -= 1;
                     }
+                    let ticket = slot.late.take();
                     match slot.phase {
-                        // Rule 4: an unconsumed result is disposed of (a created fd is closed).
-                        Phase::Completed(outcome) => self.dispose(outcome, Some(slot.data)),
-                        _ => self.deferred.drop_data.push(slot.data),
+                        // Rule 4: an unconsumed result is disposed of (a created fd is closed,
+                        // or the result goes to its stash).
+                        Phase::Completed(outcome) => self.dispose(outcome, Some(slot.data), ticket),
+                        _ => {
+                            self.deferred.drop_data.push(slot.data);
+                            self.deferred.drop_ticket(ticket);
+                        }
                     }
                 }
             }
@@ -119,8 +122,10 @@ impl Core {
             .map(|(i, s)| (i, matches!(s.phase, Phase::InFlight)))
             .collect();
         for (index, in_flight) in keys {
-            let slot = self.slab.remove(index);
+            let mut slot = self.slab.remove(index);
             self.deferred.drop_waiter(slot.waiter);
+            // Its result will never be read: the stash stops waiting for it.
+            self.deferred.drop_ticket(slot.late.take());
             if in_flight {
                 std::mem::forget(slot.data);
                 undrained.leaked += 1;

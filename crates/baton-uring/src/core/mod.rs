@@ -64,6 +64,7 @@ use crate::forward::{ForwardCell, Settle};
 use crate::key::{GENERATION_MASK, RequestKey};
 use crate::mailbox::Msg;
 use crate::op_data::{Failure, OpData, Outcome, close_orphan_fd};
+use crate::stash::StashTicket;
 use crate::sync::Arc;
 
 /// Where a request is in its lifecycle.
@@ -124,6 +125,8 @@ struct Slot {
     cancel: CancelState,
     deadline: Option<Instant>,
     timed_out: bool,
+    /// The detached handle's stash ticket: the final result goes to its stash (stash rule 2).
+    late: Option<StashTicket>,
 }
 
 /// Values whose release may run user code, released after the core's borrow ends.
@@ -133,6 +136,9 @@ pub(crate) struct Deferred {
     pub(crate) drop_wakers: Vec<Waker>,
     pub(crate) drop_cells: Vec<Arc<ForwardCell>>,
     pub(crate) drop_data: Vec<OpData>,
+    /// Late results for their stashes, and tickets ending with nothing (stash rule 3).
+    pub(crate) deposits: Vec<(StashTicket, Outcome, Option<OpData>)>,
+    pub(crate) drop_tickets: Vec<StashTicket>,
 }
 
 impl Deferred {
@@ -141,6 +147,13 @@ impl Deferred {
             && self.drop_wakers.is_empty()
             && self.drop_cells.is_empty()
             && self.drop_data.is_empty()
+            && self.deposits.is_empty()
+            && self.drop_tickets.is_empty()
+    }
+
+    /// Ends `ticket` with nothing, after the borrow (stash rule 3).
+    pub(crate) fn drop_ticket(&mut self, ticket: Option<StashTicket>) {
+        self.drop_tickets.extend(ticket);
     }
 
     pub(crate) fn drop_waiter(&mut self, waiter: Waiter) {
@@ -361,6 +374,7 @@ impl Core {
             cancel: CancelState::None,
             deadline: None,
             timed_out: false,
+            late: None,
         });
         if plain {
             self.counts.queued += 1;
@@ -455,21 +469,34 @@ impl Core {
             };
             self.deliver_to_cell(cell, outcome, slot.data);
             self.deferred.drop_waiter(slot.waiter);
+            self.deferred.drop_ticket(slot.late);
         }
     }
 
     fn deliver_to_cell(&mut self, cell: &Arc<ForwardCell>, outcome: Outcome, data: OpData) {
         self.counts.forwarded += 1;
-        match cell.settle(outcome, Some(data)) {
+        let settled = cell.settle(outcome, Some(data));
+        self.settled(settled);
+    }
+
+    /// Acts on a cell's answer to a settle: wake its waker after the borrow, or dispose of a
+    /// result its abandoned handle left behind (with the handle's stash ticket, forward rule 7).
+    pub(crate) fn settled(&mut self, settled: Settle) {
+        match settled {
             Settle::Stored(Some(w)) => self.deferred.wake.push(w),
             Settle::Stored(None) => {}
-            Settle::Abandoned(outcome, data) => self.dispose(outcome, data),
+            Settle::Abandoned(outcome, data, ticket) => self.dispose(outcome, data, ticket),
         }
     }
 
-    /// Disposes of a result nobody will consume: closes a created fd (SPEC §4, "an operation
-    /// that creates a resource ... closes that resource").
-    fn dispose(&mut self, outcome: Outcome, data: Option<OpData>) {
+    /// Disposes of a result nobody will consume. With a stash ticket, the result goes to the
+    /// stash after the borrow (stash rules 2 and 3); otherwise a created fd is closed (SPEC §4,
+    /// "an operation that creates a resource ... closes that resource").
+    fn dispose(&mut self, outcome: Outcome, data: Option<OpData>, ticket: Option<StashTicket>) {
+        if let Some(ticket) = ticket {
+            self.deferred.deposits.push((ticket, outcome, data));
+            return;
+        }
         if let Some(data) = data {
             if let Ok(fd) = outcome
                 && data.creates_fd()
@@ -503,7 +530,7 @@ impl Core {
         }
         if closed {
             // Lifecycle rule 7: a pending poll after closure fails; the request detaches.
-            self.detach(key);
+            self.detach(key, None);
             return Ok(PollSlot::Ready(
                 Err(Failure::Runtime(Error::Closed)),
                 None,
@@ -533,13 +560,19 @@ impl Core {
         }
     }
 
-    /// The handle of `key` is gone (lifecycle rule 5).
-    pub(crate) fn detach(&mut self, key: RequestKey) {
+    /// The handle of `key` is gone (lifecycle rule 5), leaving `ticket` if it was bound to a
+    /// stash (stash rule 2); a forwarded handle left its ticket in its cell (forward rule 7).
+    pub(crate) fn detach(&mut self, key: RequestKey, ticket: Option<StashTicket>) {
         let Some(slot) = self.slot_mut(key) else {
+            self.deferred.drop_ticket(ticket);
             return;
         };
         slot.attached = false;
         let waiter = std::mem::replace(&mut slot.waiter, Waiter::None);
+        let ticket = match (&waiter, ticket) {
+            (Waiter::Forward(cell), None) => cell.take_ticket(),
+            (_, ticket) => ticket,
+        };
         let retained = slot.data.is_retained();
         // A retained request runs to completion once detached: its deadline no longer applies.
         let dropped_deadline = retained && slot.deadline.take().is_some();
@@ -555,9 +588,11 @@ impl Core {
                 let Phase::Completed(outcome) = slot.phase else {
                     unreachable!("matched Completed just above")
                 };
-                self.dispose(outcome, Some(slot.data));
+                self.dispose(outcome, Some(slot.data), ticket);
             }
-            PhaseKind::Queued | PhaseKind::AwaitingPermit if retained => {}
+            PhaseKind::Queued | PhaseKind::AwaitingPermit if retained => {
+                self.deferred.drop_ticket(ticket);
+            }
             PhaseKind::Queued | PhaseKind::Sleeping => {
                 if kind == PhaseKind::Queued {
                     self.counts.queued -= 1;
@@ -567,9 +602,13 @@ impl Core {
                 }
                 let slot = self.slab.remove(key.index as usize);
                 self.deferred.drop_data.push(slot.data);
+                self.deferred.drop_ticket(ticket);
             }
-            PhaseKind::AwaitingPermit => {}
+            PhaseKind::AwaitingPermit => self.deferred.drop_ticket(ticket),
             PhaseKind::InFlight => {
+                if let Some(slot) = self.slot_mut(key) {
+                    slot.late = ticket;
+                }
                 if !retained {
                     self.request_cancel(key);
                 }
@@ -665,9 +704,10 @@ impl Core {
             if self.closed && outcome.is_err() && slot.data.is_retained() {
                 self.counts.retained_failures += 1;
             }
-            let slot = self.slab.remove(key.index as usize);
+            let mut slot = self.slab.remove(key.index as usize);
             self.deferred.drop_waiter(slot.waiter);
-            self.dispose(outcome, Some(slot.data));
+            let ticket = slot.late.take();
+            self.dispose(outcome, Some(slot.data), ticket);
             return;
         }
         match std::mem::replace(&mut slot.waiter, Waiter::None) {
@@ -687,15 +727,14 @@ impl Core {
     /// Applies one mailbox message (forward rules 2 and 4).
     pub(crate) fn apply(&mut self, msg: Msg) {
         match msg {
-            Msg::Drop { key } => self.detach(key),
+            Msg::Drop { key, ticket } => self.detach(key, ticket),
             Msg::Cancel { key } => self.cancel(key),
             Msg::Forward { key, cell } => {
                 if self.closed {
                     // Lifecycle rule 7 / forward rule 6: closure retired or detached the slot.
-                    if let Settle::Stored(Some(w)) = cell.close() {
-                        self.deferred.wake.push(w);
-                    }
-                    self.detach(key);
+                    let settled = cell.close();
+                    self.settled(settled);
+                    self.detach(key, None);
                 } else {
                     self.attach_forward(key, &cell);
                 }
@@ -708,6 +747,8 @@ impl Core {
             } => {
                 let abandoned = cell.lock().abandoned;
                 if abandoned && !data.is_retained() {
+                    // Dropped at birth: never submitted, so its ticket ends with nothing.
+                    self.deferred.drop_ticket(cell.take_ticket());
                     self.deferred.drop_data.push(data);
                     self.deferred.drop_cells.push(cell);
                     return;
@@ -720,17 +761,14 @@ impl Core {
                             state.abandoned
                         };
                         if abandoned {
-                            self.detach(key);
+                            self.detach(key, None);
                         }
                     }
                     Err((refusal, waiter)) => {
                         self.deferred.drop_waiter(waiter);
-                        match cell.settle(Err(Failure::Runtime(refusal.error)), Some(refusal.data))
-                        {
-                            Settle::Stored(Some(w)) => self.deferred.wake.push(w),
-                            Settle::Stored(None) => {}
-                            Settle::Abandoned(outcome, data) => self.dispose(outcome, data),
-                        }
+                        let settled =
+                            cell.settle(Err(Failure::Runtime(refusal.error)), Some(refusal.data));
+                        self.settled(settled);
                     }
                 }
                 self.deferred.drop_cells.push(cell);

@@ -13,6 +13,7 @@ mod net;
 mod time;
 
 pub use fs::{close, fdatasync, fsync, open, read_at, readv_at, statx, write_at, writev_at};
+pub(crate) use net::to_socket_addr;
 pub use net::{ConnectTo, accept, connect, recv, send, shutdown, socket};
 pub use time::{nop, sleep, sleep_until};
 

@@ -6,6 +6,15 @@
 //! buffer stays alive until the kernel is done with it even when the future is dropped. Binding
 //! and socket pairs are synchronous system calls. Sockets stay in blocking mode: the kernel
 //! then waits for readiness itself instead of failing with `EAGAIN`.
+//!
+//! # Cancel safety
+//!
+//! `read` and `accept` are cancel-safe: when their future is dropped (a `timeout`, a
+//! `select!`, an abort) after the kernel completed the request, or while it does, the bytes or
+//! the connection are kept by the socket and returned first, in order, by its next `read` or
+//! `accept`. Nothing received is ever discarded. Writes and shutdowns are *retained* instead:
+//! a dropped write still goes out (its count is lost with the future). Each method's docs
+//! say which it is.
 
 mod socket;
 mod tcp;

@@ -3,14 +3,15 @@
 //! ring requests on it.
 
 use std::fmt;
+use std::future::poll_fn;
 use std::io;
 use std::net::Shutdown;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 
-use baton_uring::{Op, Operation, ops};
+use baton_uring::{Accepted, Operation, Stash, ops};
 
-use crate::error::convert;
+use crate::error::{Error, convert};
 use crate::handle::Handle;
 use crate::io_buf::ReadTarget;
 
@@ -20,9 +21,15 @@ use crate::io_buf::ReadTarget;
 /// `handle` is the runtime the socket was made on; a socket made outside any runtime (a
 /// synchronous `bind` or `pair` before `block_on`) runs each request on the runtime current
 /// where the request is first polled.
+///
+/// `stash` makes receives and accepts cancel-safe: a receive or accept whose future is dropped
+/// after (or while) the kernel completes it leaves its bytes or connection there, and the next
+/// [`read`](Socket::read) or [`accept`](Socket::accept) hands them out first, in order (the
+/// driver's stash rules).
 pub(crate) struct Socket {
     fd: Arc<OwnedFd>,
     handle: Option<Handle>,
+    stash: Arc<Stash>,
 }
 
 impl fmt::Debug for Socket {
@@ -38,7 +45,19 @@ impl Socket {
         Socket {
             fd: Arc::new(fd),
             handle,
+            stash: Arc::new(Stash::new()),
         }
+    }
+
+    /// Adopts `fd` into the runtime current on this thread (if any), as a socket
+    /// constructor does: a runtime that shut down refuses with [`Error::Closed`], as every
+    /// other call does after shutdown.
+    pub(crate) fn adopt(fd: OwnedFd) -> io::Result<Socket> {
+        let handle = crate::context::current();
+        if handle.as_ref().is_some_and(Handle::is_shutting_down) {
+            return Err(Error::Closed.into_io());
+        }
+        Ok(Socket::new(fd, handle))
     }
 
     /// The runtime this socket belongs to: the one it was made on, else the current one.
@@ -48,21 +67,23 @@ impl Socket {
 
     /// Binds `op` to the socket's runtime, if it has one, for as long as the socket is
     /// borrowed (no count on the driver per operation).
-    fn bind<T>(&self, op: Op<T>) -> Operation<'_, T> {
+    fn bind<'s, T>(&'s self, op: Operation<'s, T>) -> Operation<'s, T> {
         match &self.handle {
             Some(handle) => op.bind_borrowed(handle.driver()),
             None => op,
         }
     }
 
-    /// The shared descriptor, for requests made elsewhere (accept).
-    pub(crate) fn fd(&self) -> &Arc<OwnedFd> {
-        &self.fd
-    }
-
-    /// Runs `op` on the socket's runtime.
-    pub(crate) async fn run<T>(&self, op: Op<T>) -> T {
-        self.bind(op).await
+    /// Accepts one connection, cancel-safely: a connection the kernel accepted for an earlier
+    /// `accept` whose future was dropped comes first (stash rule 4).
+    pub(crate) async fn accept(&self) -> io::Result<Accepted> {
+        if !self.stash.is_idle()
+            && let Some(accepted) = poll_fn(|cx| self.stash.poll_take_connection(cx)).await
+        {
+            return Ok(accepted);
+        }
+        let op = ops::accept(Arc::clone(&self.fd)).stash_late_result(&self.stash);
+        convert(self.bind(op).await)
     }
 
     /// A duplicate of the descriptor, for the standard library's address and option calls.
@@ -76,9 +97,17 @@ impl Socket {
         convert(self.bind(op).await)
     }
 
+    /// Receives, cancel-safely: bytes the kernel received for an earlier read whose future was
+    /// dropped come first, in order (stash rule 4).
     pub(crate) async fn read(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         let mut target = ReadTarget::new(buf);
-        let op = ops::recv(Arc::clone(&self.fd), target.take());
+        let mut buf = target.take();
+        if !self.stash.is_idle()
+            && let Some(n) = poll_fn(|cx| self.stash.poll_take_bytes(cx, &mut buf)).await
+        {
+            return (Ok(n), target.finish(buf));
+        }
+        let op = ops::recv(Arc::clone(&self.fd), buf).stash_late_result(&self.stash);
         let (res, buf) = self.bind(op).await;
         let res = convert(res);
         let buf = target.finish(buf);
@@ -120,9 +149,15 @@ impl Socket {
         (Ok(()), buf)
     }
 
+    /// `shutdown(2)`. A socket whose peer already reset the connection is no longer
+    /// connected; shutting it down then succeeds (there is nothing left to shut), as tokio's
+    /// does, instead of failing with `NotConnected`.
     pub(crate) async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         let op = ops::shutdown(Arc::clone(&self.fd), how);
-        convert(self.bind(op).await)
+        match convert(self.bind(op).await) {
+            Err(err) if err.raw_os_error() == Some(libc::ENOTCONN) => Ok(()),
+            other => other,
+        }
     }
 }
 

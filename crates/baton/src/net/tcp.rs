@@ -3,12 +3,10 @@
 use std::io;
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::Arc;
 
 use baton_uring::ops;
 
 use crate::context;
-use crate::error::convert;
 use crate::net::socket::{Socket, stream_socket};
 
 /// A TCP socket listening for connections; [`accept`](TcpListener::accept) runs on the ring.
@@ -61,7 +59,7 @@ impl TcpListener {
         listener.set_nonblocking(false)?;
         let local = listener.local_addr()?;
         Ok(TcpListener {
-            socket: Socket::new(OwnedFd::from(listener), context::current()),
+            socket: Socket::adopt(OwnedFd::from(listener))?,
             local,
         })
     }
@@ -71,9 +69,14 @@ impl TcpListener {
     /// # Errors
     ///
     /// The OS error of `accept(2)`, or a runtime error (closed, not in a runtime).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe. If the future is dropped (by a `timeout`, a `select!`, an abort) after the
+    /// kernel accepted a connection for it, or while it does, the connection is kept by the
+    /// listener and returned by the next `accept`: no client is ever dropped.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        let op = ops::accept(Arc::clone(self.socket.fd()));
-        let (fd, peer) = convert(self.socket.run(op).await)?;
+        let (fd, peer) = self.socket.accept().await?;
         let stream = TcpStream {
             socket: Socket::new(fd, self.socket.runtime()),
         };
@@ -138,6 +141,10 @@ impl TcpStream {
     ///
     /// The error of the last address tried (`ConnectionRefused`, ...), `InvalidInput` when
     /// `addr` resolves to nothing, or [`Error::NotInRuntime`](crate::Error::NotInRuntime).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the connect and closes its socket; no stream is created.
     pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
         let handle = context::require("net::TcpStream::connect")?;
         let mut last = None;
@@ -168,7 +175,7 @@ impl TcpStream {
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(false)?;
         Ok(TcpStream {
-            socket: Socket::new(OwnedFd::from(stream), context::current()),
+            socket: Socket::adopt(OwnedFd::from(stream))?,
         })
     }
 
@@ -176,16 +183,35 @@ impl TcpStream {
     /// its old contents followed by the bytes received (a buffer with no spare capacity, like
     /// `vec![0; n]`, is received into its length instead); `Ok(0)` means the peer
     /// closed its side.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe. If the future is dropped (by a `timeout`, a `select!`, an abort) after the
+    /// kernel received bytes for it, or while it does, the bytes are kept by the stream and
+    /// returned first, in order, by the next `read`: nothing received is lost. Only the buffer
+    /// passed to the dropped call is gone.
     pub async fn read(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         self.socket.read(buf).await
     }
 
     /// Sends from `buf`, returning how many bytes the kernel took.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancelled by a drop: a write is *retained*. Dropping the future does not stop the
+    /// send the kernel already has, so some or all of the bytes may still be sent; the count is
+    /// lost with the future. Use `write_all` to completion, or shut the stream down, rather
+    /// than racing writes against a timeout when the count matters.
     pub async fn write(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         self.socket.write(buf).await
     }
 
     /// Sends all of `buf`.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel-safe: each send is retained, but a drop between two sends leaves the rest
+    /// unsent, and the caller cannot learn how much went out. Await it to completion.
     pub async fn write_all(&self, buf: Vec<u8>) -> (io::Result<()>, Vec<u8>) {
         self.socket.write_all(buf).await
     }
@@ -194,7 +220,12 @@ impl TcpStream {
     ///
     /// # Errors
     ///
-    /// The OS error (`NotConnected`, ...).
+    /// The OS error. A stream whose peer already reset the connection shuts down with
+    /// `Ok(())`, as tokio's does (there is nothing left to shut).
+    ///
+    /// # Cancel safety
+    ///
+    /// Retained: once polled, the shutdown happens even if the future is dropped.
     pub async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.socket.shutdown(how).await
     }

@@ -1,0 +1,277 @@
+//! Cancel-safe receives and accepts: the [`Stash`] where a result that completes after its
+//! future is gone waits for the socket's next receive or accept.
+//!
+//! Stash rules (also drawn in `docs/protocols/uring.md`, cited as "stash rule N"):
+//!
+//! 1. An operation bound to a stash ([`Operation::stash_late_result`](crate::Operation)) that is
+//!    dropped while the kernel may still complete it takes a *ticket* from the stash first, so
+//!    the stash counts the result as outstanding before the handle lets go. A handle dropped
+//!    after its result already reached it deposits that result itself, without a ticket.
+//! 2. The ticket travels with the request's detachment — into the slot at a local drop, into the
+//!    forwarding cell (under its lock) when the handle was forwarded — and ends exactly once:
+//!    with the request's final result deposited (bytes received, a connection accepted), or
+//!    with nothing (cancelled in time, failed, end of stream, never submitted). Dropping a
+//!    ticket ends it with nothing.
+//! 3. The driver never touches a stash while its state is borrowed: a ticket it ends or a
+//!    result it deposits goes to the deferred release, as wakers do.
+//! 4. A receive or accept on a socket whose stash is not idle does not go to the kernel: it
+//!    waits until no ticket is outstanding, then takes the stashed results first, in the order
+//!    the kernel completed them. So bytes come back in order and nothing received is discarded.
+//!
+//! The fast path costs one atomic load: [`Stash::is_idle`] is true while nothing is
+//! outstanding or stashed, and a ticket is taken only on the drop path.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::net::SocketAddr;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::task::{Context, Poll, Waker};
+
+use crate::op_data::{OpData, Outcome, close_orphan_fd};
+use crate::ops::to_socket_addr;
+use crate::sync::{AtomicUsize, Mutex, Ordering, lock};
+// A std `Arc` even under loom: the models check the stash's lock and counter, which are loom's;
+// the socket and its operations share the stash through a plain `std::sync::Arc`.
+use std::sync::Arc;
+
+/// An accepted connection: its socket and, for IP sockets, the peer's address.
+pub type Accepted = (OwnedFd, Option<SocketAddr>);
+
+/// A result kept for the next call (stash rule 4).
+#[derive(Debug)]
+enum Stashed {
+    /// Bytes received: `buf[start..]` is still to be handed out.
+    Bytes { buf: Vec<u8>, start: usize },
+    /// A connection accepted, with the peer's address for IP sockets.
+    Connection(OwnedFd, Option<SocketAddr>),
+}
+
+#[derive(Debug, Default)]
+struct StashState {
+    /// Tickets not yet ended (stash rule 2).
+    outstanding: usize,
+    stashed: VecDeque<Stashed>,
+    /// Callers waiting for the outstanding tickets to end.
+    waiters: Vec<Waker>,
+}
+
+impl StashState {
+    /// What [`Stash::pending`] mirrors.
+    fn pending(&self) -> usize {
+        self.outstanding + self.stashed.len()
+    }
+}
+
+/// Where a socket's late receives and accepts leave their results (see the module
+/// documentation). Shared as `Arc<Stash>` between the socket and the operations bound to it.
+///
+/// Invariant: `pending` equals `outstanding + stashed.len()` of the state behind the lock; it
+/// is written only under the lock, so a reader that sees zero (with `Acquire`) saw every ticket
+/// taken and every result stashed before its own call began.
+pub struct Stash {
+    state: Mutex<StashState>,
+    pending: AtomicUsize,
+}
+
+impl fmt::Debug for Stash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stash")
+            .field("pending", &self.pending.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Stash {
+    fn default() -> Self {
+        Stash::new()
+    }
+}
+
+impl Stash {
+    /// An empty stash.
+    pub fn new() -> Stash {
+        Stash {
+            state: Mutex::new(StashState::default()),
+            pending: AtomicUsize::new(0),
+        }
+    }
+
+    /// Nothing is outstanding or stashed: the next receive or accept may go to the kernel
+    /// (stash rule 4). One atomic load.
+    pub fn is_idle(&self) -> bool {
+        self.pending.load(Ordering::Acquire) == 0
+    }
+
+    /// Stash rule 4 for receives: waits while tickets are outstanding, then copies stashed
+    /// bytes into `buf`'s spare capacity (extending its length) and returns how many;
+    /// `Ready(None)` when nothing is stashed (receive from the kernel then). A buffer with no
+    /// spare capacity takes nothing.
+    pub fn poll_take_bytes(&self, cx: &mut Context<'_>, buf: &mut Vec<u8>) -> Poll<Option<usize>> {
+        let spare = buf.capacity() - buf.len();
+        self.poll_take(cx, |stashed| match stashed {
+            Stashed::Bytes { buf: held, start } if spare > 0 => {
+                let n = (held.len() - *start).min(spare);
+                buf.extend_from_slice(&held[*start..*start + n]);
+                *start += n;
+                Take::Took(n, *start == held.len())
+            }
+            _ => Take::Leave,
+        })
+        .map(|taken| taken.map(|(n, _)| n))
+    }
+
+    /// Stash rule 4 for accepts: waits while tickets are outstanding, then returns the oldest
+    /// stashed connection; `Ready(None)` when none is stashed.
+    pub fn poll_take_connection(&self, cx: &mut Context<'_>) -> Poll<Option<Accepted>> {
+        self.poll_take(cx, |stashed| match stashed {
+            Stashed::Connection(..) => Take::Took(0, true),
+            Stashed::Bytes { .. } => Take::Leave,
+        })
+        .map(|taken| match taken {
+            Some((_, Some(Stashed::Connection(fd, peer)))) => Some((fd, peer)),
+            _ => None,
+        })
+    }
+
+    /// The shared waiting and taking of rule 4: `take` looks at the oldest stashed result and
+    /// says how much it took and whether that result is used up (it is then removed and
+    /// returned).
+    fn poll_take(
+        &self,
+        cx: &mut Context<'_>,
+        mut take: impl FnMut(&mut Stashed) -> Take,
+    ) -> Poll<Option<(usize, Option<Stashed>)>> {
+        if self.is_idle() {
+            return Poll::Ready(None);
+        }
+        let mut state = lock(&self.state);
+        if state.outstanding > 0 {
+            // Waker hygiene: clone outside the lock, then check again.
+            drop(state);
+            let waker = cx.waker().clone();
+            state = lock(&self.state);
+            if state.outstanding > 0 {
+                if !state.waiters.iter().any(|w| w.will_wake(&waker)) {
+                    state.waiters.push(waker);
+                    return Poll::Pending;
+                }
+                drop(state);
+                drop(waker);
+                return Poll::Pending;
+            }
+        }
+        let Some(front) = state.stashed.front_mut() else {
+            return Poll::Ready(None);
+        };
+        let Take::Took(n, used_up) = take(front) else {
+            return Poll::Ready(None);
+        };
+        let removed = used_up.then(|| state.stashed.pop_front()).flatten();
+        self.pending.store(state.pending(), Ordering::Release);
+        drop(state);
+        Poll::Ready(Some((n, removed)))
+    }
+
+    /// Stash rule 1: counts one more outstanding result; the ticket ends it (rule 2).
+    pub(crate) fn ticket(self: &Arc<Self>) -> StashTicket {
+        let mut state = lock(&self.state);
+        state.outstanding += 1;
+        self.pending.store(state.pending(), Ordering::Release);
+        StashTicket {
+            stash: Some(Arc::clone(self)),
+        }
+    }
+
+    /// Ends one ticket, keeping `result` if there is one, and wakes the waiters once nothing is
+    /// outstanding (outside the lock).
+    fn end(&self, result: Option<Stashed>) {
+        let mut state = lock(&self.state);
+        state.outstanding -= 1;
+        state.stashed.extend(result);
+        self.pending.store(state.pending(), Ordering::Release);
+        let wake = if state.outstanding == 0 {
+            std::mem::take(&mut state.waiters)
+        } else {
+            Vec::new()
+        };
+        drop(state);
+        for waker in wake {
+            waker.wake();
+        }
+    }
+}
+
+/// What `take` did with the oldest stashed result.
+enum Take {
+    /// Took `n` bytes (or the connection); `true` when the result is used up.
+    Took(usize, bool),
+    /// Not what the caller takes (or nothing fits): leave it.
+    Leave,
+}
+
+/// One outstanding late result (stash rule 2): ends exactly once, by [`deposit`]
+/// (`StashTicket::deposit`) or by being dropped.
+pub(crate) struct StashTicket {
+    /// `None` once ended.
+    stash: Option<Arc<Stash>>,
+}
+
+impl fmt::Debug for StashTicket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StashTicket")
+            .field("ended", &self.stash.is_none())
+            .finish()
+    }
+}
+
+impl StashTicket {
+    /// Ends the ticket with the request's final result: bytes received or a connection
+    /// accepted are kept; anything else (an error, zero bytes, another kind of request) ends it
+    /// with nothing. Called outside the driver's borrow (stash rule 3).
+    pub(crate) fn deposit(mut self, outcome: Outcome, data: Option<OpData>) {
+        if let Some(stash) = self.stash.take() {
+            stash.end(stashed(outcome, data));
+        }
+    }
+}
+
+impl Drop for StashTicket {
+    fn drop(&mut self) {
+        if let Some(stash) = self.stash.take() {
+            stash.end(None);
+        }
+    }
+}
+
+/// The part of a final result worth keeping; a descriptor the request created but the stash
+/// does not keep is closed.
+fn stashed(outcome: Outcome, data: Option<OpData>) -> Option<Stashed> {
+    let Ok(res) = outcome else { return None };
+    let n = usize::try_from(res).ok()?;
+    match data? {
+        OpData::Recv { mut buf, .. } if n > 0 && n <= buf.capacity() - buf.len() => {
+            let start = buf.len();
+            // SAFETY: the receive pointed the kernel at `buf`'s spare capacity (`OpData::Recv`),
+            // and the driver owned `buf`, unchanged, until this final completion; a successful
+            // result `n` means the kernel initialized exactly `n` bytes from the old length, and
+            // `n` fits the spare capacity (checked above).
+            unsafe { buf.set_len(start + n) };
+            Some(Stashed::Bytes { buf, start })
+        }
+        OpData::Accept { addr, .. } => {
+            // SAFETY: a successful accept's result is a new descriptor nobody else owns: its
+            // future is gone, so the stash is its only owner.
+            let fd = unsafe { OwnedFd::from_raw_fd(res) };
+            Some(Stashed::Connection(fd, to_socket_addr(&addr)))
+        }
+        other => {
+            if other.creates_fd() {
+                close_orphan_fd(res);
+            }
+            None
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;
