@@ -120,3 +120,49 @@ fn bad_input_gives_clear_errors() -> io::Result<()> {
     );
     Ok(())
 }
+
+/// io_uring reads offset −1 as "use the file cursor": a positional call with an offset above
+/// `i64::MAX` must be refused before it reaches the ring, never read or write at the cursor —
+/// including the loops of `read_exact_at` and `write_all_at`.
+#[test]
+fn offsets_above_i64_max_are_invalid_input_and_leave_the_file_unchanged() -> io::Result<()> {
+    fn refused<T: std::fmt::Debug>(result: io::Result<T>, what: &str) {
+        let err = result.expect_err(what);
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{what}: {err}");
+        assert_eq!(
+            err.raw_os_error(),
+            None,
+            "{what}: refused before the kernel: {err}"
+        );
+    }
+    let rt = baton::Runtime::new()?;
+    let path = temp_path("offsets");
+    std::fs::write(&path, b"0123456789")?;
+    rt.block_on(async {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .await?;
+        for offset in [u64::MAX, i64::MAX as u64 + 1] {
+            let (res, _buf) = file.read_exact_at(vec![0; 16], offset).await;
+            refused(res, "read_exact_at");
+            let (res, buf) = file.read_at(Vec::with_capacity(4), offset).await;
+            refused(res, "read_at");
+            assert!(buf.is_empty());
+            let (res, buf) = file.write_at(b"XY".to_vec(), offset).await;
+            refused(res, "write_at");
+            assert_eq!(buf, b"XY");
+            let (res, buf) = file.write_all_at(b"XY".to_vec(), offset).await;
+            refused(res, "write_all_at");
+            assert_eq!(buf, b"XY");
+        }
+        file.close().await?;
+        assert_eq!(
+            std::fs::read(&path)?,
+            b"0123456789",
+            "the file is unchanged"
+        );
+        baton::fs::remove_file(&path).await
+    })
+}

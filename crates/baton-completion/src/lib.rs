@@ -58,11 +58,14 @@
 //!
 //! Unit tests next to each module cover every rule (hostile destructors, panicking jobs and
 //! futures, never-constructed futures, rollbacks, foreign identities, kind mismatches, the
-//! pool's bad inputs and an injected spawn failure); property tests `prop_*` check that
-//! identity allocators never repeat and that pool counters add up; loom models
-//! (`loom_dispatch_*`, `loom_pool_*`) prove exactly-once delivery under run/drop/cancel races
-//! and that a shutdown racing a submit never reports *drained* with a job still queued; the
-//! workspace `tests/` crate runs a 100 000-job stress test and a deadline-exceeded shutdown.
+//! pool's bad inputs and an injected spawn failure); `tests/hostile_destructors.rs` drops every
+//! unarmed owner of user values (prepared operations of each kind, refused binds, bindings and
+//! their halves, rejected submissions) normally and, in a child process, during an unwind;
+//! property tests `prop_*` check that identity allocators never repeat and that pool counters
+//! add up; loom models (`loom_dispatch_*`, `loom_pool_*`) prove exactly-once delivery under
+//! run/drop/cancel races and that a shutdown racing a submit never reports *drained* with a job
+//! still queued; the workspace `tests/` crate runs a 100 000-job stress test and a
+//! deadline-exceeded shutdown.
 
 pub mod completion;
 pub mod dispatch;

@@ -113,18 +113,64 @@ where
     }
 }
 
-/// The job of a prepared operation. Whoever owns one drops it through [`ContainedDrop`] (rule
-/// 7), see `Submission` and the dispatches.
-pub(crate) enum JobBody {
+/// A job, blocking or async.
+pub(crate) enum Job {
     Blocking(Box<dyn ErasedBlocking>),
     Async(Box<dyn ErasedAsync>),
 }
 
+/// The job of a prepared operation, from preparation until it is armed. It destroys the job
+/// through [`ContainedDrop`] itself (rule 7), so each of its owners — a [`PreparedOperation`]
+/// never bound, a refused bind, an unarmed `Submission` — contains a panicking job destructor,
+/// and leaks the job while the thread is unwinding; the values next to it (decoder, hook) are
+/// then still dropped normally.
+///
+/// Invariant: `job` is `Some` until [`JobBody::into_job`] or [`JobBody::destroy`] takes it.
+pub(crate) struct JobBody {
+    job: Option<Job>,
+}
+
+impl JobBody {
+    fn new(job: Job) -> Self {
+        Self { job: Some(job) }
+    }
+
+    /// Whether the job is async.
+    pub(crate) fn is_async(&self) -> bool {
+        matches!(self.job, Some(Job::Async(_)))
+    }
+
+    /// Hands the job over to its dispatch, which contains its destructor from then on.
+    pub(crate) fn into_job(mut self) -> Job {
+        self.job
+            .take()
+            .expect("the job is only taken by into_job or destroy, which consume the body")
+    }
+
+    /// Destroys the job now, reporting whether its destructor panicked.
+    pub(crate) fn destroy(mut self) -> ContainedDrop {
+        match self.job.take() {
+            Some(job) => ContainedDrop::drop_value(job),
+            None => ContainedDrop::Dropped,
+        }
+    }
+}
+
+impl Drop for JobBody {
+    fn drop(&mut self) {
+        if let Some(job) = self.job.take() {
+            // Rule 7: a hostile job destructor is caught, or leaked during an unwind.
+            let _ = ContainedDrop::drop_value(job);
+        }
+    }
+}
+
 impl fmt::Debug for JobBody {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Blocking(_) => f.write_str("JobBody::Blocking"),
-            Self::Async(_) => f.write_str("JobBody::Async"),
+        match self.job {
+            Some(Job::Blocking(_)) => f.write_str("JobBody::Blocking"),
+            Some(Job::Async(_)) => f.write_str("JobBody::Async"),
+            None => f.write_str("JobBody::Taken"),
         }
     }
 }
@@ -270,6 +316,10 @@ pub enum WorkClass {
 }
 
 /// An operation ready to be bound to an identity.
+///
+/// Dropping one that was never bound destroys its job, decoder and hook without running them;
+/// a panicking destructor of any of them is caught, and while the thread is already unwinding
+/// they are leaked instead (rule 7).
 pub struct PreparedOperation {
     pub(crate) kind: CompletionKind,
     pub(crate) body: JobBody,
@@ -287,7 +337,7 @@ impl PreparedOperation {
     ) -> Self {
         Self {
             kind,
-            body: JobBody::Blocking(Box::new(job)),
+            body: JobBody::new(Job::Blocking(Box::new(job))),
             decoder: decoder.erase(),
             resource: ResourceClass::Interruptible(resource),
         }
@@ -302,7 +352,7 @@ impl PreparedOperation {
     ) -> Self {
         Self {
             kind,
-            body: JobBody::Blocking(Box::new(job)),
+            body: JobBody::new(Job::Blocking(Box::new(job))),
             decoder: decoder.erase(),
             resource: ResourceClass::Quarantined(bound),
         }
@@ -323,7 +373,7 @@ impl PreparedOperation {
     {
         Self {
             kind,
-            body: JobBody::Async(Box::new(AsyncConstructor(construct))),
+            body: JobBody::new(Job::Async(Box::new(AsyncConstructor(construct)))),
             decoder: decoder.erase(),
             resource: ResourceClass::Interruptible(resource),
         }

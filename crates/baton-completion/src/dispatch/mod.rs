@@ -19,7 +19,7 @@ use crate::completion::{
     CompletionFailure, CompletionIdentity, CompletionSender, DeliveryOutcome, ExternalCompletion,
     Payload,
 };
-use crate::prepared::{ErasedAsync, ErasedBlocking, JobBody, PayloadFuture, WorkClass};
+use crate::prepared::{ErasedAsync, ErasedBlocking, Job, JobBody, PayloadFuture, WorkClass};
 use baton_cancel::{ClaimForRun, ContainedDrop, StartToken, call_contained};
 use std::fmt;
 use std::future::Future;
@@ -66,14 +66,13 @@ pub struct RunReport {
 
 /// The `Send` half of a binding: identity, completion sink, start token and job.
 ///
-/// Invariant: `start` and `body` are `Some` until the submission is armed (which consumes
-/// it); dropping an unarmed submission drops the body through [`ContainedDrop`] and delivers
-/// nothing (rule 5).
+/// Dropping an unarmed submission delivers nothing (rule 5); its body destroys the job
+/// through [`ContainedDrop`] (rule 7).
 pub struct Submission {
     identity: CompletionIdentity,
     sink: Arc<dyn CompletionSender>,
-    start: Option<StartToken>,
-    body: Option<JobBody>,
+    start: StartToken,
+    body: JobBody,
     work_class: WorkClass,
 }
 
@@ -88,8 +87,8 @@ impl Submission {
         Self {
             identity,
             sink,
-            start: Some(start),
-            body: Some(body),
+            start,
+            body,
             work_class,
         }
     }
@@ -106,50 +105,37 @@ impl Submission {
 
     /// Whether the job is async (a future driven by the executor).
     pub fn is_async(&self) -> bool {
-        matches!(self.body, Some(JobBody::Async(_)))
+        self.body.is_async()
     }
 
     /// Arms the submission: from now on exactly one completion is delivered (rule 6).
-    pub fn arm(mut self) -> Dispatch {
-        let header = Header {
-            identity: self.identity,
-            sink: Arc::clone(&self.sink),
-        };
-        let start = self
-            .start
-            .take()
-            .expect("the start token is only taken by arm, which consumes the submission");
-        match self.body.take() {
-            Some(JobBody::Blocking(job)) => Dispatch::Blocking(BlockingDispatch {
+    pub fn arm(self) -> Dispatch {
+        let Submission {
+            identity,
+            sink,
+            start,
+            body,
+            ..
+        } = self;
+        let header = Header { identity, sink };
+        match body.into_job() {
+            Job::Blocking(job) => Dispatch::Blocking(BlockingDispatch {
                 header: Some(header),
                 start,
                 job: Some(job),
             }),
-            Some(JobBody::Async(construct)) => Dispatch::Async(AsyncDispatch {
+            Job::Async(construct) => Dispatch::Async(AsyncDispatch {
                 header: Some(header),
                 start,
                 state: AsyncState::Unstarted(Some(construct)),
             }),
-            None => unreachable!("a submission's body is only taken by arm, which consumes it"),
         }
     }
 
     /// Destroys the job without delivering anything (rule 5): the rollback of a rejected
     /// submission. Reports whether the job's destructor panicked.
-    pub fn rollback(mut self) -> ContainedDrop {
-        match self.body.take() {
-            Some(body) => ContainedDrop::drop_value(body),
-            None => ContainedDrop::Dropped,
-        }
-    }
-}
-
-impl Drop for Submission {
-    fn drop(&mut self) {
-        if let Some(body) = self.body.take() {
-            // Rule 5: never armed, so nothing is delivered; the job is destroyed contained.
-            let _ = ContainedDrop::drop_value(body);
-        }
+    pub fn rollback(self) -> ContainedDrop {
+        self.body.destroy()
     }
 }
 

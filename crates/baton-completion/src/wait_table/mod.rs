@@ -439,12 +439,13 @@ impl WaitTable {
             unreachable!("only a ready entry is removed by poll")
         };
         Poll::Ready(result.and_then(|value| {
-            value
-                .downcast::<T>()
-                .map(|value| *value)
-                .map_err(|_| WaitError::ValueType {
+            value.downcast::<T>().map(|value| *value).map_err(|value| {
+                // Rule 7: the value is user data; destroy it contained.
+                let _ = ContainedDrop::drop_value(value);
+                WaitError::ValueType {
                     expected: std::any::type_name::<T>(),
-                })
+                }
+            })
         }))
     }
 

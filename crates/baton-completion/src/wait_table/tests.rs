@@ -432,6 +432,25 @@ fn forged_payload_type_and_wrong_poll_type_are_errors() {
     );
 }
 
+/// The value a wait settled with is user data: polling it as the wrong type destroys it, and
+/// its panicking destructor must not escape `poll_wait` (crate rule 7).
+#[test]
+fn value_polled_as_the_wrong_type_is_destroyed_contained() {
+    let mut f = fixture();
+    let key = f.table.register_internal().expect("ids available");
+    assert!(matches!(
+        f.table.complete_internal(key, Box::new(PanicOnDrop)),
+        SettleOutcome::Settled { .. }
+    ));
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        poll::<u8>(&mut f.table, key, Waker::noop())
+    }));
+    assert!(
+        matches!(polled, Ok(Poll::Ready(Err(WaitError::ValueType { .. })))),
+        "the wrong type is an error and the destructor's panic stays contained: {polled:?}"
+    );
+}
+
 #[test]
 fn mismatched_operation_in_a_completion_is_stale() {
     let mut f = fixture();

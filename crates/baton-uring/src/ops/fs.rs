@@ -8,8 +8,34 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{count, io_result, read_into_spare, unit};
-use crate::op::Op;
+use crate::op::{Decode, Op};
 use crate::op_data::{OpData, Outcome, Vectored};
+
+/// The largest positional offset. io_uring reads a negative offset — −1, that is `u64::MAX`, in
+/// particular — as "use the file cursor", so a larger one would silently read or write at the
+/// cursor instead of where the caller asked.
+const MAX_OFFSET: u64 = i64::MAX as u64;
+
+const OFFSET_TOO_LARGE: &str = "the offset is above i64::MAX, which io_uring would read as \"use the file cursor\": pass a positional offset of at most i64::MAX";
+
+/// A positional request, or one refused before registration: first for an offset above
+/// [`MAX_OFFSET`], then for `buffers_refused` (the constructor's own buffer check).
+fn positional<T>(
+    data: OpData,
+    offset: u64,
+    buffers_refused: Option<&'static str>,
+    decode: Decode<T>,
+) -> Op<T> {
+    let refusal = if offset > MAX_OFFSET {
+        Some(OFFSET_TOO_LARGE)
+    } else {
+        buffers_refused
+    };
+    match refusal {
+        Some(reason) => Op::invalid(data, reason, decode),
+        None => Op::new(data, decode),
+    }
+}
 
 fn buffer(data: Option<OpData>) -> Vec<u8> {
     match data {
@@ -39,63 +65,67 @@ fn decode_rwv(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec
 
 /// Reads up to `buf.capacity() - buf.len()` bytes at `offset` into `buf`'s spare capacity; the
 /// buffer comes back holding its old contents followed by the bytes read, and the count says how
-/// many (0 at end of file). A buffer with no spare capacity is `InvalidInput`.
+/// many (0 at end of file). A buffer with no spare capacity, and an offset above `i64::MAX`, are
+/// `InvalidInput`, refused before anything is submitted.
 pub fn read_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<usize>, Vec<u8>)> {
     let full = buf.len() == buf.capacity();
-    Op::new_unless(
-        full,
+    positional(
         OpData::Read { fd, buf, offset },
-        "read_at reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity",
+        offset,
+        full.then_some("read_at reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity"),
         decode_read,
     )
 }
 
-/// Writes `buf` at `offset`; retained: dropping the future does not cancel the write.
+/// Writes `buf` at `offset`; retained: dropping the future does not cancel the write. An empty
+/// buffer, and an offset above `i64::MAX`, are `InvalidInput`, refused before anything is
+/// submitted.
 pub fn write_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<usize>, Vec<u8>)> {
     let empty = buf.is_empty();
-    Op::new_unless(
-        empty,
+    positional(
         OpData::Write { fd, buf, offset },
-        "write_at needs a buffer of non-zero length",
+        offset,
+        empty.then_some("write_at needs a buffer of non-zero length"),
         decode_rw,
     )
 }
 
 /// Vectored read at `offset` into each buffer's full length (unlike [`read_at`], not its spare
-/// capacity: each buffer's length is unchanged and the count says how much was read).
+/// capacity: each buffer's length is unchanged and the count says how much was read). Offsets
+/// are checked as [`read_at`]'s are.
 pub fn readv_at(
     fd: Arc<OwnedFd>,
     bufs: Vec<Vec<u8>>,
     offset: u64,
 ) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
     let empty = bufs.iter().all(Vec::is_empty);
-    Op::new_unless(
-        empty,
+    positional(
         OpData::Readv {
             fd,
             vectored: Vectored::over(bufs),
             offset,
         },
-        "readv_at needs at least one non-empty buffer",
+        offset,
+        empty.then_some("readv_at needs at least one non-empty buffer"),
         decode_rwv,
     )
 }
 
-/// Vectored write at `offset`; retained like [`write_at`].
+/// Vectored write at `offset`; retained, and its offset checked, like [`write_at`].
 pub fn writev_at(
     fd: Arc<OwnedFd>,
     bufs: Vec<Vec<u8>>,
     offset: u64,
 ) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
     let empty = bufs.iter().all(Vec::is_empty);
-    Op::new_unless(
-        empty,
+    positional(
         OpData::Writev {
             fd,
             vectored: Vectored::over(bufs),
             offset,
         },
-        "writev_at needs at least one non-empty buffer",
+        offset,
+        empty.then_some("writev_at needs at least one non-empty buffer"),
         decode_rwv,
     )
 }

@@ -7,6 +7,10 @@
 //! old contents followed by the bytes read (so `Vec::with_capacity(n)` needs no zero-fill). A
 //! buffer with no spare capacity is refused with `InvalidInput`. Vectored reads ([`readv_at`])
 //! still read into each buffer's length.
+//!
+//! Positional offsets above `i64::MAX` are refused with `InvalidInput` before anything is
+//! submitted: io_uring reads offset −1 (`u64::MAX`) as "use the file cursor", so such a write
+//! would otherwise land at the cursor.
 
 mod fs;
 mod net;

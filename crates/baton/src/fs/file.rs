@@ -100,7 +100,8 @@ impl File {
     /// holding its old contents followed by the bytes read (`Vec::with_capacity(n)` reads up to
     /// `n` bytes). A buffer with no spare capacity (`vec![0; n]`) is read into its length
     /// instead: it comes back at the same length with the first `count` bytes replaced. Returns
-    /// the count (0 at end of file) and the buffer.
+    /// the count (0 at end of file) and the buffer. An `offset` above `i64::MAX` is
+    /// `InvalidInput`, refused before anything is submitted.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -134,7 +135,8 @@ impl File {
     /// # Errors
     ///
     /// `UnexpectedEof` if the file ends first (the buffer then holds what was read, at the
-    /// front, and its old bytes after that), or the OS error of a read.
+    /// front, and its old bytes after that), `InvalidInput` for an `offset` above `i64::MAX`,
+    /// or the OS error of a read.
     pub async fn read_exact_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<()>, Vec<u8>) {
         let total = buf.len();
         let mut target = ReadTarget::over_length(buf);
@@ -143,8 +145,14 @@ impl File {
         while data.len() < total {
             // The spare capacity from here on is exactly the rest of the caller's length (or
             // more, if it had extra capacity; `finish` cuts any overshoot).
-            let filled = data.len();
-            let op = ops::read_at(Arc::clone(&self.fd), data, offset + filled as u64);
+            let at = match offset_after(offset, data.len()) {
+                Ok(at) => at,
+                Err(err) => {
+                    result = Err(err);
+                    break;
+                }
+            };
+            let op = ops::read_at(Arc::clone(&self.fd), data, at);
             let (res, back) = op.bind_borrowed(self.handle.driver()).await;
             data = back;
             match convert(res) {
@@ -166,7 +174,9 @@ impl File {
     }
 
     /// Writes `buf` at `offset`, returning how many bytes were written and the buffer. The
-    /// write is retained: dropping the future does not cancel it.
+    /// write is retained: dropping the future does not cancel it. An `offset` above `i64::MAX`
+    /// is `InvalidInput`, refused before anything is submitted (io_uring would write at the
+    /// file cursor).
     pub async fn write_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<usize>, Vec<u8>) {
         let op = ops::write_at(Arc::clone(&self.fd), buf, offset);
         let (res, buf) = op.bind_borrowed(self.handle.driver()).await;
@@ -178,7 +188,8 @@ impl File {
     ///
     /// # Errors
     ///
-    /// `WriteZero` if the kernel accepts no bytes, or the OS error of a write.
+    /// `WriteZero` if the kernel accepts no bytes, `InvalidInput` for an `offset` above
+    /// `i64::MAX`, or the OS error of a write.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -209,7 +220,11 @@ impl File {
         // A short write: send the rest from a copy, and hand the caller's buffer back intact.
         let mut rest = buf[written..].to_vec();
         while written < total {
-            let (res, back) = self.write_at(rest, offset + written as u64).await;
+            let at = match offset_after(offset, written) {
+                Ok(at) => at,
+                Err(err) => return (Err(err), buf),
+            };
+            let (res, back) = self.write_at(rest, at).await;
             rest = back;
             match res {
                 Ok(0) => return (Err(write_zero()), buf),
@@ -295,6 +310,22 @@ fn write_zero() -> io::Error {
     io::Error::new(io::ErrorKind::WriteZero, "the kernel accepted no bytes")
 }
 
+/// The offset `done` bytes past `offset`, for the loops that continue a short read or write.
+/// A sum that does not fit in a `u64` is `InvalidInput` instead of wrapping around to the start
+/// of the file. (The driver refuses offsets above `i64::MAX`, so a loop that started at a valid
+/// offset stays far below this limit; the check keeps the arithmetic honest regardless.)
+fn offset_after(offset: u64, done: usize) -> io::Result<u64> {
+    u64::try_from(done)
+        .ok()
+        .and_then(|done| offset.checked_add(done))
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the offset plus the bytes already transferred does not fit in a u64: pass a positional offset of at most i64::MAX",
+            )
+        })
+}
+
 /// A detached sync started by [`File::start_sync`]; resolves to the sync's result.
 ///
 /// ```
@@ -320,5 +351,23 @@ impl Future for StartedSync {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.receiver).poll(cx).map(convert)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offset_after_adds_what_was_transferred() {
+        assert_eq!(offset_after(10, 5).expect("fits"), 15);
+        assert_eq!(offset_after(u64::MAX - 1, 1).expect("fits"), u64::MAX);
+    }
+
+    #[test]
+    fn offset_after_that_would_wrap_is_invalid_input() {
+        let err = offset_after(u64::MAX, 1).expect_err("wraps");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("i64::MAX"), "{err}");
     }
 }
