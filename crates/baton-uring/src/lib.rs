@@ -54,6 +54,8 @@ mod key;
 mod lifecycle_model;
 #[cfg(all(test, loom))]
 mod loom_forwarding;
+#[cfg(all(test, loom))]
+mod loom_stash;
 mod mailbox;
 mod op;
 mod op_data;
