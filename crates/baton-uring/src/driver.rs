@@ -18,12 +18,28 @@ use crate::error::SetupError;
 use crate::handle::{DriverHandle, Unparker};
 use crate::mailbox::{Msg, Shared};
 
+/// What the driver does with a panic from a waker it wakes or drops while serving requests (a
+/// turn, closure, shutdown) — typically a foreign executor's waker of a forwarded operation.
+/// Either way the panic is caught first and every other wake and release of that step still
+/// runs, so the operation retires as usual.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WakerPanics {
+    /// Count it ([`DriverMetrics::waker_panics`]), report the first one on stderr, and keep
+    /// running: one executor's broken waker must not stop the runtime. The default.
+    #[default]
+    Contain,
+    /// Re-raise it from the turn (or shutdown) once that step's cleanup is done, for an
+    /// embedder that drives the driver itself and wants the panic. Still counted.
+    Propagate,
+}
+
 /// How a driver is set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DriverConfig {
     ring_entries: u32,
     max_in_flight: Option<u32>,
     pinned: bool,
+    waker_panics: WakerPanics,
 }
 
 impl Default for DriverConfig {
@@ -32,6 +48,7 @@ impl Default for DriverConfig {
             ring_entries: 256,
             max_in_flight: None,
             pinned: false,
+            waker_panics: WakerPanics::Contain,
         }
     }
 }
@@ -58,6 +75,12 @@ impl DriverConfig {
     /// (`IORING_FEAT_NODROP`, required), so a larger limit costs time, never a completion.
     pub fn max_in_flight(mut self, limit: u32) -> Self {
         self.max_in_flight = Some(limit);
+        self
+    }
+
+    /// What to do with a panicking waker (default [`WakerPanics::Contain`]).
+    pub fn waker_panics(mut self, policy: WakerPanics) -> Self {
+        self.waker_panics = policy;
         self
     }
 
@@ -148,6 +171,9 @@ pub struct DriverMetrics {
     pub closed: bool,
     /// The errno of the last failed submit to the ring, if any.
     pub last_submit_error: Option<i32>,
+    /// Wakers that panicked when the driver (or its worker) woke or dropped them; contained
+    /// under [`WakerPanics::Contain`].
+    pub waker_panics: u64,
 }
 
 /// What shutdown did.
@@ -171,6 +197,9 @@ pub struct DriverShutdownReport {
     /// `Closed` — "outcome unknown" — and whose real outcome then was an error. Zero means every
     /// write and sync that closure hid from its caller succeeded.
     pub retained_failures: usize,
+    /// Wakers that panicked when the driver woke or dropped them, over its whole life
+    /// ([`DriverMetrics::waker_panics`]).
+    pub waker_panics: u64,
 }
 
 /// An io_uring driver: one ring plus the request slab, queues, timers and mailbox.
@@ -192,6 +221,9 @@ pub struct Driver {
     flags: RingFlags,
     max_in_flight: usize,
     finished: bool,
+    waker_panics: WakerPanics,
+    /// Panics caught from wakers woken or dropped during service (see [`WakerPanics`]).
+    panics_caught: Cell<u64>,
     /// The buffer a turn takes mailbox messages into: drained, never shrunk, and kept across
     /// turns, so neither it nor the mailbox queue it is swapped with regrows per message. Taken
     /// (left empty) during a turn.
@@ -242,11 +274,9 @@ impl Driver {
         config.validate()?;
         let (backend, cq_entries) = RingBackend::new(config.ring_entries, config.pinned)?;
         let max_in_flight = config.max_in_flight.unwrap_or(cq_entries) as usize;
-        Ok(Self::with_backend(
-            Box::new(backend),
-            max_in_flight,
-            Some(eventfd()?),
-        ))
+        let mut driver = Self::with_backend(Box::new(backend), max_in_flight, Some(eventfd()?));
+        driver.waker_panics = config.waker_panics;
+        Ok(driver)
     }
 
     pub(crate) fn with_backend(
@@ -270,7 +300,43 @@ impl Driver {
             flags,
             max_in_flight,
             finished: false,
+            waker_panics: WakerPanics::Contain,
+            panics_caught: Cell::new(0),
             messages: Cell::new(Vec::new()),
+        }
+    }
+
+    /// [`WakerPanics::Propagate`] for a driver over the simulated ring.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn propagating_waker_panics(mut self) -> Driver {
+        self.waker_panics = WakerPanics::Propagate;
+        self
+    }
+
+    /// Applies the [`WakerPanics`] policy to a panic caught from a waker during service, once
+    /// cleanup is done: counted either way; re-raised under `Propagate` (unless the thread is
+    /// already unwinding, where a second panic would abort the process); otherwise the first
+    /// one is reported on stderr and service goes on.
+    pub(crate) fn waker_panicked(&self, payload: Box<dyn std::any::Any + Send>) {
+        let caught = self.panics_caught.get() + 1;
+        self.panics_caught.set(caught);
+        match self.waker_panics {
+            WakerPanics::Propagate if !std::thread::panicking() => resume_unwind(payload),
+            WakerPanics::Propagate => {}
+            WakerPanics::Contain => {
+                if caught == 1 {
+                    let message = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "a non-string payload".to_owned());
+                    eprintln!(
+                        "baton-uring: a waker panicked when the driver woke or dropped it ({message}); \
+                         the panic was contained and the driver keeps running \
+                         (later ones are only counted in DriverMetrics::waker_panics)"
+                    );
+                }
+            }
         }
     }
 
@@ -314,7 +380,8 @@ impl Driver {
 
     /// One turn: apply mailbox messages, fire timers, submit queued SQEs (cancels first),
     /// optionally wait, reap CQEs, and wake whoever they complete — after releasing the internal
-    /// borrow. A panic from a wake or waker drop is re-raised only after all cleanup.
+    /// borrow. A panic from a wake or waker drop is caught, and handled after all cleanup as
+    /// the [`WakerPanics`] policy says (contained by default).
     pub fn turn(&self, park: Park) -> TurnReport {
         self.check_thread();
         let mut report = TurnReport::default();
@@ -373,12 +440,8 @@ impl Driver {
         report.woken = deferred.wake.len();
         let panic = context::release_in_place(&mut deferred);
         self.inner.spare.set(deferred);
-        // Re-raising while the thread already unwinds (a turn run from `Drop`) would abort the
-        // process (SPEC §3/§4); the first panic keeps propagating instead.
-        if let Some(payload) = panic
-            && !std::thread::panicking()
-        {
-            resume_unwind(payload);
+        if let Some(payload) = panic {
+            self.waker_panicked(payload);
         }
         report
     }
@@ -505,6 +568,7 @@ impl Driver {
             completed_during_shutdown: 0,
             submit_error: None,
             retained_failures: 0,
+            waker_panics: 0,
         };
         contain(&mut || {
             with_core(&self.inner, |core| {
@@ -520,14 +584,14 @@ impl Driver {
                     completed_during_shutdown: core.counts.completed - completed_before,
                     submit_error: core.submit_error,
                     retained_failures: core.counts.retained_failures,
+                    waker_panics: 0,
                 };
             });
         });
-        if let Some(payload) = first_panic
-            && !std::thread::panicking()
-        {
-            resume_unwind(payload);
+        if let Some(payload) = first_panic {
+            self.waker_panicked(payload);
         }
+        report.waker_panics = self.panics_caught.get();
         report
     }
 
@@ -551,6 +615,7 @@ impl Driver {
             max_in_flight: self.max_in_flight,
             closed: core.closed,
             last_submit_error: core.submit_error,
+            waker_panics: self.panics_caught.get(),
         })
     }
 }

@@ -71,6 +71,7 @@ mod worker;
 pub use backend::RingFlags;
 pub use driver::{
     Driver, DriverConfig, DriverGuard, DriverMetrics, DriverShutdownReport, Park, TurnReport,
+    WakerPanics,
 };
 pub use error::{Error, SetupError};
 pub use handle::{DriverHandle, SyncReceiver, Unparker};

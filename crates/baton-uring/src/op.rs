@@ -234,6 +234,18 @@ impl<'h, T> Operation<'h, T> {
             (None, None) => return Some(self.fail(Error::NoDriver, Some(data))),
         };
         if let Some(entered) = current.filter(|e| e.id == shared.id) {
+            // Lifecycle rule 1 refuses without cloning the waker: asked first, under a shared
+            // borrow that runs no user code.
+            let now = self.deadline.map(|_| Instant::now());
+            let refused = entered
+                .inner()
+                .core
+                .try_borrow()
+                .expect("driver state is never borrowed while user code runs")
+                .refusal(&data, self.deadline, now);
+            if let Some(error) = refused {
+                return Some(self.fail(error, Some(data)));
+            }
             // Waker hygiene: the waker is cloned before the state is borrowed, so registration
             // and waker installation take one borrow instead of three.
             let waker = Waiter::Local(cx.waker().clone());

@@ -47,9 +47,27 @@ fn read_in_flight(driver: &Driver, fd: &Arc<OwnedFd>) {
 }
 
 #[test]
-fn shutdown_with_a_panicking_waker_leaks_the_in_flight_read_then_reraises() {
+fn shutdown_with_a_panicking_waker_leaks_the_in_flight_read_and_contains_the_panic() {
     let (backend, sim) = sim_ring(4);
     let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let fd = dev_null();
+    read_in_flight(&driver, &fd);
+    assert_eq!(sim.in_flight().len(), 1, "the kernel owns the read");
+    let deadline = Instant::now() + Duration::from_millis(20);
+    let report = driver.shutdown(Some(deadline));
+    assert_eq!(report.waker_panics, 1, "counted, not re-raised: {report:?}");
+    assert_eq!((report.drained, report.leaked), (false, 1), "{report:?}");
+    assert_eq!(
+        Arc::strong_count(&fd),
+        2,
+        "the read the kernel still owns was leaked, not freed"
+    );
+}
+
+#[test]
+fn shutdown_with_a_panicking_waker_reraises_after_cleanup_when_asked_to() {
+    let (backend, sim) = sim_ring(4);
+    let driver = Driver::with_backend(Box::new(backend), 4, None).propagating_waker_panics();
     let fd = dev_null();
     read_in_flight(&driver, &fd);
     assert_eq!(sim.in_flight().len(), 1, "the kernel owns the read");

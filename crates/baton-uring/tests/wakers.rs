@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
 
-use baton_uring::{Park, ops};
+use baton_uring::{Park, WakerPanics, ops};
 use support::{Probe, pair, poll_once, ring_serial, turn_until};
 
 /// Registers a nop, polls it once and drops it: touches the driver's internal state, so it
@@ -153,9 +153,20 @@ fn a_clone_panic_keeps_the_operation_cancellable() {
 }
 
 #[test]
-fn a_wake_panic_fails_the_turn_only_after_cleanup() {
+fn a_wake_panic_fails_the_turn_only_after_cleanup_when_asked_to_propagate() {
+    wake_panic_during_a_turn(WakerPanics::Propagate);
+}
+
+#[test]
+fn a_wake_panic_during_a_turn_is_contained_after_cleanup_and_counted() {
+    wake_panic_during_a_turn(WakerPanics::Contain);
+}
+
+/// A waker panicking when its operation completes: every other wake of the turn still runs,
+/// the operation retires, and the panic reaches the runner only under `Propagate`.
+fn wake_panic_during_a_turn(policy: WakerPanics) {
     let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(4);
+    let driver = support::driver_with_policy(4, policy);
     let _entered = driver.enter();
     let bad = Probe::new();
     bad.panic_on_wake.store(true, Ordering::SeqCst);
@@ -173,10 +184,15 @@ fn a_wake_panic_fails_the_turn_only_after_cleanup() {
         panicked |= catch_unwind(AssertUnwindSafe(|| driver.turn(Park::Poll))).is_err();
         false
     });
-    assert!(panicked, "the wake panic reached the runner");
+    assert_eq!(
+        panicked,
+        policy == WakerPanics::Propagate,
+        "the wake panic reached the runner only when asked to"
+    );
     assert_eq!(bad.wakes(), 1);
     let m = driver.metrics();
     assert_eq!((m.in_flight, m.queued), (0, 0), "cleanup finished: {m:?}");
+    assert_eq!(m.waker_panics, 1, "{m:?}");
     assert!(matches!(
         poll_once(&mut first, &bad_waker),
         Poll::Ready(Ok(()))
@@ -190,9 +206,20 @@ fn a_wake_panic_fails_the_turn_only_after_cleanup() {
 }
 
 #[test]
-fn a_drop_panic_during_a_turn_fails_it_only_after_cleanup() {
+fn a_drop_panic_during_a_turn_fails_it_only_after_cleanup_when_asked_to_propagate() {
+    drop_panic_during_a_turn(WakerPanics::Propagate);
+}
+
+#[test]
+fn a_drop_panic_during_a_turn_is_contained_after_cleanup_and_counted() {
+    drop_panic_during_a_turn(WakerPanics::Contain);
+}
+
+/// A stored waker panicking when a forward makes the turn drop it: the forwarded result is
+/// still delivered, and the panic reaches the runner only under `Propagate`.
+fn drop_panic_during_a_turn(policy: WakerPanics) {
     let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(4);
+    let driver = support::driver_with_policy(4, policy);
     let _entered = driver.enter();
     let (sock, mut peer) = pair();
     let bad = Probe::new();
@@ -219,7 +246,12 @@ fn a_drop_panic_during_a_turn_fails_it_only_after_cleanup() {
         panicked |= catch_unwind(AssertUnwindSafe(|| driver.turn(Park::Poll))).is_err();
         false
     });
-    assert!(panicked, "the drop panic reached the runner");
+    assert_eq!(
+        panicked,
+        policy == WakerPanics::Propagate,
+        "the drop panic reached the runner only when asked to"
+    );
+    assert_eq!(driver.metrics().waker_panics, 1);
     let good_waker = Probe::waker(&good);
     let Poll::Ready((n, buf)) = poll_once(&mut recv, &good_waker) else {
         panic!("the forwarded result was delivered despite the panic")
@@ -229,4 +261,37 @@ fn a_drop_panic_during_a_turn_fails_it_only_after_cleanup() {
     drop((bad_waker, good_waker));
     assert_eq!((Arc::strong_count(&bad), Arc::strong_count(&good)), (1, 1));
     assert_eq!(Arc::strong_count(&sock), 1);
+}
+
+#[test]
+fn a_registration_refused_for_an_expired_deadline_or_a_closed_driver_clones_no_waker() {
+    let Some(_s) = ring_serial() else { return };
+    let driver = support::driver(4);
+    let _entered = driver.enter();
+    let probe = Probe::new();
+    let waker = Probe::waker(&probe);
+    let past = web_time::Instant::now() - std::time::Duration::from_millis(1);
+    let mut expired = ops::nop().with_deadline(past);
+    let Poll::Ready(out) = poll_once(&mut expired, &waker) else {
+        panic!("an expired deadline is refused at once")
+    };
+    assert!(baton_uring::Error::is_timeout(&out.expect_err("timeout")));
+    assert_eq!(
+        probe.clones(),
+        0,
+        "the expired registration cloned the waker"
+    );
+    driver.close();
+    let mut refused = ops::nop();
+    let Poll::Ready(out) = poll_once(&mut refused, &waker) else {
+        panic!("a closed driver refuses at once")
+    };
+    assert!(baton_uring::Error::is_closed(&out.expect_err("closed")));
+    assert_eq!(
+        probe.clones(),
+        0,
+        "the refused registration cloned the waker"
+    );
+    drop(waker);
+    assert_eq!(Arc::strong_count(&probe), 1);
 }

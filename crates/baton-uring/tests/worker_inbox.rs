@@ -18,9 +18,12 @@ use baton_completion::{
     InterruptibleThreads, IoExecutor, PreparedOperation, Registrar, RuntimeId, ShutdownReport,
     Submission, WaitError, WaitKey, from_fn,
 };
-use baton_uring::{Park, WaitsError, Worker, WorkerHandle, with_current_waits};
+use baton_uring::{
+    DriverConfig, Park, WaitsError, WakerPanics, Worker, WorkerConfig, WorkerHandle,
+    with_current_waits,
+};
 use web_time::Instant;
-use worker_support::{deadline, run_here, run_to_completion, serial, worker};
+use worker_support::{deadline, run_here, run_to_completion, serial, worker, worker_with};
 
 fn kind() -> CompletionKind {
     CompletionKind::try_from_raw(7).expect("non-zero kind")
@@ -374,8 +377,23 @@ impl std::task::Wake for CountWakes {
 
 #[test]
 fn a_panicking_waker_fails_the_turn_only_after_every_completion_settled_and_woke() {
+    panicking_waker_of_a_settled_wait(WakerPanics::Propagate);
+}
+
+#[test]
+fn a_panicking_waker_of_a_settled_wait_is_contained_after_every_completion_settled_and_woke() {
+    panicking_waker_of_a_settled_wait(WakerPanics::Contain);
+}
+
+/// Worker rule 2: a waker panicking when its wait settles; every other settled wait's waker
+/// still runs, and the panic reaches the runner only under `Propagate`.
+fn panicking_waker_of_a_settled_wait(policy: WakerPanics) {
     let _serial = serial();
-    let Some(worker) = worker() else { return };
+    let config =
+        WorkerConfig::new().driver(DriverConfig::new().ring_entries(64).waker_panics(policy));
+    let Some(worker) = worker_with(config) else {
+        return;
+    };
     let registrar = worker.handle().registrar();
     let counter = Arc::new(CountWakes(AtomicUsize::new(0)));
     let (first, second, submissions) = {
@@ -397,7 +415,12 @@ fn a_panicking_waker_fails_the_turn_only_after_every_completion_settled_and_woke
         run_here(submission);
     }
     let turn = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.turn(Park::Poll)));
-    assert!(turn.is_err(), "the waker's panic reaches the runner");
+    assert_eq!(
+        turn.is_err(),
+        policy == WakerPanics::Propagate,
+        "the waker's panic reaches the runner only when asked to"
+    );
+    assert_eq!(worker.metrics().driver.waker_panics, 1);
     assert_eq!(
         counter.0.load(Ordering::Acquire),
         1,

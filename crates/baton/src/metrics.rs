@@ -67,6 +67,10 @@ pub struct RuntimeMetrics {
     /// `block_on` roots driven on the worker right now: each counts as a live task (SPEC §5),
     /// so a runtime with one is not [quiescent](RuntimeMetrics::is_quiescent).
     pub roots_active: usize,
+    /// Wakers that panicked when the worker woke or dropped them (a foreign executor's waker
+    /// of a forwarded operation, say): each was contained, the operation retired as usual, and
+    /// the runtime kept running; the first one was reported on stderr.
+    pub waker_panics: u64,
     /// Whether the worker's counters above are a copy taken for this call (`false`: the worker
     /// was busy on another thread, and the last published copy is shown).
     pub worker_counters_fresh: bool,
@@ -159,6 +163,7 @@ impl Shared {
             blocking: self.lease.snapshot(),
             active_block_ons: self.loan().active_roots(),
             roots_active: self.roots_active.load(Ordering::Acquire),
+            waker_panics: worker.map_or(0, |w| w.driver.waker_panics),
             worker_counters_fresh: fresh,
         }
     }

@@ -314,6 +314,30 @@ impl Core {
         self.slab.len()
     }
 
+    /// Why lifecycle rule 1 refuses `data` with `deadline` (at `now`, when it has one), if it
+    /// does: a closed driver, a missing opcode, a deadline already passed (not for sleeps).
+    /// Asked before a registration, so a refused one clones no waker.
+    pub(crate) fn refusal(
+        &self,
+        data: &OpData,
+        deadline: Option<Instant>,
+        now: Option<Instant>,
+    ) -> Option<Error> {
+        if self.closed {
+            return Some(Error::Closed);
+        }
+        if let Some((code, name)) = data.opcode()
+            && self.supported[usize::from(code) / 64] & (1 << (code % 64)) == 0
+        {
+            return Some(Error::Unsupported { opcode: name });
+        }
+        let is_sleep = matches!(data, OpData::Sleep);
+        if !is_sleep && deadline.is_some_and(|d| Some(d) <= now) {
+            return Some(Error::Timeout);
+        }
+        None
+    }
+
     /// Lifecycle rule 1.
     pub(crate) fn register(
         &mut self,
@@ -321,32 +345,11 @@ impl Core {
         deadline: Option<Instant>,
         waiter: Waiter,
     ) -> Result<RequestKey, (Refusal, Waiter)> {
-        if self.closed {
-            return Err((
-                Refusal {
-                    error: Error::Closed,
-                    data,
-                },
-                waiter,
-            ));
-        }
-        if let Some((code, name)) = data.opcode()
-            && self.supported[usize::from(code) / 64] & (1 << (code % 64)) == 0
-        {
-            let error = Error::Unsupported { opcode: name };
+        let now = deadline.map(|_| Instant::now());
+        if let Some(error) = self.refusal(&data, deadline, now) {
             return Err((Refusal { error, data }, waiter));
         }
         let is_sleep = matches!(data, OpData::Sleep);
-        let now = deadline.map(|_| Instant::now());
-        if !is_sleep && deadline.is_some_and(|d| Some(d) <= now) {
-            return Err((
-                Refusal {
-                    error: Error::Timeout,
-                    data,
-                },
-                waiter,
-            ));
-        }
         let index = self.slab.vacant_key();
         if self.generations.len() <= index {
             self.generations.resize(index + 1, 0);

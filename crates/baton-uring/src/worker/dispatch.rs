@@ -3,7 +3,7 @@
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
@@ -211,8 +211,8 @@ impl Worker {
 
     /// Worker rules 5, 6, 9 and 2: routes held completions of this thread, then up to `limit`
     /// queued ones, settles quarantined waits past their bound, and wakes the settled waits'
-    /// tasks after the table borrow is released. A panicking waker is re-raised after every
-    /// waker ran.
+    /// tasks after the table borrow is released. A panicking waker is handled by the driver's
+    /// [`WakerPanics`](crate::WakerPanics) policy after every waker ran.
     pub(crate) fn settle_inbox(&self, report: &mut WorkerTurn, limit: usize) {
         let local = &*self.local;
         let mut wakers: Vec<Waker> = Vec::new();
@@ -266,12 +266,9 @@ impl Worker {
             wakers.extend(check.wakers);
             local.counts.set(counts);
         }
-        // Re-raising while the thread already unwinds (a turn from `Drop`) would abort the
-        // process (SPEC §3/§4); the first panic keeps propagating instead.
-        if let Some(payload) = wake_all(wakers)
-            && !std::thread::panicking()
-        {
-            resume_unwind(payload);
+        // Worker rule 2: the driver's waker-panic policy decides (contained by default).
+        if let Some(payload) = wake_all(wakers) {
+            self.driver().waker_panicked(payload);
         }
     }
 }

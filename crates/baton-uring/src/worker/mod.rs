@@ -9,7 +9,9 @@
 //!    scheduler alternates injected, woken and local ones). So a self-waking task cannot starve
 //!    I/O, timers, injected tasks or external completions: each gets a look every turn.
 //! 2. **Wake after release.** A settled wait's waker is woken only after the wait-table borrow
-//!    is released; a panicking waker is re-raised after every other waker ran.
+//!    is released; a panicking waker is caught, every other waker still runs, and the panic
+//!    then goes to the driver's [`WakerPanics`](crate::WakerPanics) policy (contained and
+//!    counted by default, so the worker keeps running).
 //! 3. **No lost wake-up.** A turn parks only when the scheduler, the inbox and the held
 //!    completions have nothing runnable. Every wake-up source — an injected spawn or remote
 //!    wake (the scheduler's unpark hook), an inbox delivery (inbox rule 2), and

@@ -63,6 +63,15 @@ pub fn driver(entries: u32) -> Driver {
     Driver::new(DriverConfig::new().ring_entries(entries)).expect("io_uring set-up")
 }
 
+pub fn driver_with_policy(entries: u32, policy: baton_uring::WakerPanics) -> Driver {
+    Driver::new(
+        DriverConfig::new()
+            .ring_entries(entries)
+            .waker_panics(policy),
+    )
+    .expect("io_uring set-up")
+}
+
 pub fn driver_limited(entries: u32, max_in_flight: u32) -> Driver {
     Driver::new(
         DriverConfig::new()
