@@ -68,6 +68,11 @@ impl File {
     ///
     /// The OS error of `open(2)`, or [`Error::NotInRuntime`](crate::Error::NotInRuntime) outside
     /// a runtime.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the open; a file the kernel opened for it anyway is
+    /// closed by the driver.
     pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
         OpenOptions::new().read(true).open(path).await
     }
@@ -77,6 +82,10 @@ impl File {
     /// # Errors
     ///
     /// As [`File::open`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`open`](File::open).
     pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
         OpenOptions::new()
             .write(true)
@@ -122,6 +131,11 @@ impl File {
     /// })
     /// # }
     /// ```
+    ///
+    /// # Cancel safety
+    ///
+    /// Nothing is lost by a drop: a positional read moves no cursor, so a read cancelled by a
+    /// drop (its buffer with it) can simply be issued again at the same offset.
     pub async fn read_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<usize>, Vec<u8>) {
         let mut target = ReadTarget::new(buf);
         let op = ops::read_at(Arc::clone(&self.fd), target.take(), offset);
@@ -137,6 +151,11 @@ impl File {
     /// `UnexpectedEof` if the file ends first (the buffer then holds what was read, at the
     /// front, and its old bytes after that), `InvalidInput` for an `offset` above `i64::MAX`,
     /// or the OS error of a read.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`read_at`](File::read_at): a drop between two reads loses only which part of the
+    /// buffer was filled; issue it again at the same offset.
     pub async fn read_exact_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<()>, Vec<u8>) {
         let total = buf.len();
         let mut target = ReadTarget::over_length(buf);
@@ -177,6 +196,11 @@ impl File {
     /// write is retained: dropping the future does not cancel it. An `offset` above `i64::MAX`
     /// is `InvalidInput`, refused before anything is submitted (io_uring would write at the
     /// file cursor).
+    ///
+    /// # Cancel safety
+    ///
+    /// Retained, not cancelled: a dropped write still lands (its count is lost with the
+    /// future), and shutdown waits for it.
     pub async fn write_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<usize>, Vec<u8>) {
         let op = ops::write_at(Arc::clone(&self.fd), buf, offset);
         let (res, buf) = op.bind_borrowed(self.handle.driver()).await;
@@ -205,6 +229,11 @@ impl File {
     /// })
     /// # }
     /// ```
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel-safe: each write is retained, but a drop between two writes leaves the rest
+    /// unwritten. Await it to completion.
     pub async fn write_all_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<()>, Vec<u8>) {
         if buf.is_empty() {
             return (Ok(()), buf);
@@ -239,12 +268,20 @@ impl File {
     }
 
     /// Flushes data and metadata to the device (`fsync(2)`); retained.
+    ///
+    /// # Cancel safety
+    ///
+    /// Retained: a dropped sync still runs to completion.
     pub async fn sync_all(&self) -> io::Result<()> {
         let op = ops::fsync(Arc::clone(&self.fd));
         convert(op.bind_borrowed(self.handle.driver()).await)
     }
 
     /// Flushes data, and only the metadata needed to read it back (`fdatasync(2)`); retained.
+    ///
+    /// # Cancel safety
+    ///
+    /// Retained: a dropped sync still runs to completion.
     pub async fn sync_data(&self) -> io::Result<()> {
         let op = ops::fdatasync(Arc::clone(&self.fd));
         convert(op.bind_borrowed(self.handle.driver()).await)
@@ -289,6 +326,10 @@ impl File {
     /// # Errors
     ///
     /// The OS error of `close(2)`.
+    ///
+    /// # Cancel safety
+    ///
+    /// Retained: once polled, the close happens even if the future is dropped.
     pub async fn close(self) -> io::Result<()> {
         match Arc::try_unwrap(self.fd) {
             Ok(fd) => convert(ops::close(fd).bind_borrowed(self.handle.driver()).await),

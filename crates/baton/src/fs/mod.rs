@@ -45,6 +45,11 @@ const EOF_PROBE: usize = 512;
 ///
 /// The OS error of opening or reading, or [`Error::NotInRuntime`](crate::Error::NotInRuntime)
 /// outside a runtime.
+///
+/// # Cancel safety
+///
+/// Dropping the future cancels the read in flight and closes the file; nothing persists,
+/// so it can simply be called again.
 pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
     let file = File::open(path).await?;
     let hint = file.metadata().map_or(0, |meta| meta.len());
@@ -84,6 +89,11 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
 /// })
 /// # }
 /// ```
+///
+/// # Cancel safety
+///
+/// Not cancel-safe: a drop after the file was created may leave it truncated or partly
+/// written (each write that started still lands). Await it to completion.
 pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
     let file = File::create(path).await?;
     let (res, _buf) = file.write_all_at(contents.as_ref().to_vec(), 0).await;
@@ -109,6 +119,11 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
 /// })
 /// # }
 /// ```
+///
+/// # Cancel safety
+///
+/// Once the blocking pool started the removal, dropping the future does not stop it; a
+/// removal still queued is cancelled.
 pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
     let path = path.as_ref().to_owned();
     match blocking::spawn_blocking(move || std::fs::remove_file(path)).await {

@@ -146,6 +146,11 @@ impl OpenOptions {
     /// `InvalidInput` for a contradictory set of options or a path with a NUL byte, the OS
     /// error of `open(2)`, or [`Error::NotInRuntime`](crate::Error::NotInRuntime) outside a
     /// runtime.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the open; a file the kernel opened for it anyway is
+    /// closed by the driver.
     pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
         let handle = context::require("fs::OpenOptions::open")?;
         let flags = self.flags()?;
