@@ -1,18 +1,24 @@
 //! Baton's developer tasks, run as `cargo xtask <task>` (plain Rust, no shell scripts).
 //!
 //! * `ci` — everything a submission must pass, in order, stopping at the first failure:
-//!   formatting, clippy with `-D warnings`, unit + integration + doc tests, the loom models,
-//!   the property tests, a check that the benchmark crate builds, and sanitizer runs when a
-//!   nightly toolchain is present (skipped, and said so, when it is not).
+//!   formatting, clippy with `-D warnings`, every test target (unit, integration, property and
+//!   doc tests), the loom models, a check that the benchmark crate compiles, and
+//!   AddressSanitizer when a nightly toolchain is present (skipped, and said so, when it is
+//!   not). Each step's output goes to a log under `<target>/xtask/ci/`; the console shows one
+//!   line per step, a progress line while a long one runs, and a failed step's log tail.
+//!   `XTASK_VERBOSE=1` streams the raw output instead.
 //! * `loom` — only the loom models (`--cfg loom`, release with debug assertions,
-//!   `LOOM_MAX_PREEMPTIONS=2`, in `target/loom` so the normal build cache survives).
+//!   `LOOM_MAX_PREEMPTIONS=2`, in `<target>/loom` so the normal build cache survives).
 //! * `bench [--quick]` — the side-by-side benchmark table (SPEC §8), never part of `ci`.
 //!
-//! Conventions the steps rely on (see `docs/testing.md`): property tests are named `prop_*`;
-//! loom models are named `loom_*` and live either in a crate's `src/` under
-//! `#[cfg(all(test, loom))]` or in `crates/<crate>/tests/loom_*.rs` starting with `#![cfg(loom)]`.
+//! The workspace root is found from the current directory at run time, and `<target>` is
+//! `CARGO_TARGET_DIR` when set, so a shared target directory works. The loom models and the
+//! sanitized crates are listed explicitly in `plan.rs`; see `docs/testing.md`.
 
-mod steps;
+mod plan;
+mod rules;
+mod run;
+mod workspace;
 
 use std::process::ExitCode;
 
@@ -23,21 +29,37 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     let rest = &args[1..];
-    let plan = match task.as_str() {
-        "ci" => steps::ci_plan(),
-        "loom" => steps::loom_plan(),
-        "bench" => steps::bench_plan(rest.iter().any(|a| a == "--quick")),
-        "help" | "--help" | "-h" => {
-            println!("{}", usage());
-            return ExitCode::SUCCESS;
+    if matches!(task.as_str(), "help" | "--help" | "-h") {
+        println!("{}", usage());
+        return ExitCode::SUCCESS;
+    }
+    let cx = match workspace::root() {
+        Ok(root) => plan::Context {
+            target: workspace::target_dir(&root),
+            root,
+        },
+        Err(message) => {
+            eprintln!("xtask {task}: {message}");
+            return ExitCode::FAILURE;
         }
+    };
+    if task == "rules" {
+        return rules_task(&cx.root);
+    }
+    let planned = match task.as_str() {
+        "ci" => {
+            println!("{}", plan::toolchain_note(&cx.root));
+            plan::ci_plan(&cx)
+        }
+        "loom" => plan::loom_plan(&cx),
+        "bench" => plan::bench_plan(&cx, rest.iter().any(|a| a == "--quick")),
         other => {
             eprintln!("unknown task `{other}`\n{}", usage());
             return ExitCode::FAILURE;
         }
     };
-    match plan {
-        Ok(plan) => steps::run(task, plan),
+    match planned {
+        Ok(steps) => run::run(task, steps, &run::log_dir(&cx.target, task)),
         Err(message) => {
             eprintln!("xtask {task}: {message}");
             ExitCode::FAILURE
@@ -45,10 +67,38 @@ fn main() -> ExitCode {
     }
 }
 
+/// `cargo xtask rules`: the rule-citation check, on its own.
+fn rules_task(root: &std::path::Path) -> ExitCode {
+    let (findings, rules, citations) = rules::check(root);
+    for finding in &findings {
+        println!(
+            "{}:{}: {}",
+            finding
+                .file
+                .strip_prefix(root)
+                .unwrap_or(&finding.file)
+                .display(),
+            finding.line,
+            finding.what
+        );
+    }
+    println!(
+        "xtask rules: {rules} rules defined ({}), {citations} citations, {} problem(s)",
+        rules::sets(),
+        findings.len()
+    );
+    if findings.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn usage() -> &'static str {
     "usage: cargo xtask <task>\n\
      tasks:\n  \
-     ci            fmt, clippy, tests, loom, property tests, bench build, sanitizers (if nightly)\n  \
+     ci            fmt, clippy, tests, loom, bench compile check, sanitizers (if nightly)\n  \
      loom          the loom models only\n  \
+     rules         every rule citation resolves to a rule that exists\n  \
      bench [--quick]  the benchmark table (SPEC §8)"
 }
