@@ -6,14 +6,14 @@ use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use crate::core::{Core, Deferred};
-use crate::mailbox::Shared;
+use crate::mailbox::Mailbox;
+use crate::state::{Deferred, DriverState};
 use crate::sync::Arc;
 
 /// The part of a driver that entered threads reach through the context.
 pub(crate) struct Inner {
-    pub(crate) core: RefCell<Core>,
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) core: RefCell<DriverState>,
+    pub(crate) shared: Arc<Mailbox>,
     /// Emptied deferred buffers, swapped with the core's after each borrow so their capacity is
     /// reused instead of allocating per operation. Taken (left empty) while being released, so a
     /// re-entrant release never shares it.
@@ -97,7 +97,7 @@ pub(crate) fn replace(entry: Option<Entered>) -> Option<Entered> {
 /// Runs `f` on the borrowed core, then releases everything it deferred *after* the borrow ends
 /// (waker hygiene). A panic from a deferred wake or drop is re-raised after all of them ran,
 /// unless the thread is already unwinding.
-pub(crate) fn with_core<R>(inner: &Inner, f: impl FnOnce(&mut Core) -> R) -> R {
+pub(crate) fn with_core<R>(inner: &Inner, f: impl FnOnce(&mut DriverState) -> R) -> R {
     let (result, mut deferred) = {
         let mut core = inner
             .core

@@ -13,10 +13,10 @@ use web_time::Instant;
 use crate::backend::ring::{KERNEL_MAX_ENTRIES, RingBackend};
 use crate::backend::{Backend, RingFlags, Wait};
 use crate::context::{self, Entered, Inner, with_core};
-use crate::core::{Core, Deferred, Undrained};
 use crate::error::SetupError;
 use crate::handle::{DriverHandle, Unparker};
-use crate::mailbox::{Msg, Shared};
+use crate::mailbox::{Mailbox, Msg};
+use crate::state::{Deferred, DriverState, Undrained};
 
 /// What the driver does with a panic from a waker it wakes or drops while serving requests (a
 /// turn, closure, shutdown) — typically a foreign executor's waker of a forwarded operation.
@@ -286,8 +286,8 @@ impl Driver {
     ) -> Driver {
         let id = next_driver_id();
         let flags = backend.flags();
-        let shared = Shared::new(id, eventfd);
-        let core = Core::new(backend, max_in_flight, shared.eventfd());
+        let shared = Mailbox::new(id, eventfd);
+        let core = DriverState::new(backend, max_in_flight, shared.eventfd());
         Driver {
             inner: Box::new(Inner {
                 core: RefCell::new(core),
@@ -446,7 +446,12 @@ impl Driver {
         report
     }
 
-    fn service(core: &mut Core, shared: &Shared, messages: &mut Vec<Msg>, report: &mut TurnReport) {
+    fn service(
+        core: &mut DriverState,
+        shared: &Mailbox,
+        messages: &mut Vec<Msg>,
+        report: &mut TurnReport,
+    ) {
         shared.take_messages(&mut core.messages_taken, messages);
         if !messages.is_empty() {
             report.messages += messages.len();

@@ -1,7 +1,7 @@
 //! Durability permits: syncs of one file run one at a time, and a sync of a clean file completes
 //! as soon as it holds the permit.
 //!
-//! Rules (cited from `core/` as "durability rule N"):
+//! Rules (cited from `state/` as "durability rule N"):
 //!
 //! 1. A file is identified by its `Arc<OwnedFd>` allocation, checked through a `Weak` so a
 //!    reused address is never mistaken for the old file.
@@ -38,11 +38,11 @@ struct FileSync {
 /// The outcome of asking for a file's permit.
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Acquire {
+pub(crate) enum Grant {
     /// The sync holds the permit and the file has unsynced writes: submit it.
-    GrantedDirty,
+    Dirty,
     /// The sync holds the permit and the file is clean: complete it now (rule 4).
-    GrantedClean,
+    Clean,
     /// Another sync holds the permit: wait (rule 2).
     Wait,
 }
@@ -92,17 +92,17 @@ impl Durability {
     }
 
     /// Asks for `fd`'s permit on behalf of the sync `key` (rules 2 and 4).
-    pub(crate) fn acquire(&mut self, fd: &Arc<OwnedFd>, key: RequestKey) -> Acquire {
+    pub(crate) fn acquire(&mut self, fd: &Arc<OwnedFd>, key: RequestKey) -> Grant {
         let file = self.entry(fd);
         if file.holder.is_some() {
             file.waiting.push_back(key);
-            return Acquire::Wait;
+            return Grant::Wait;
         }
         file.holder = Some(key);
         if file.clean_at == Some(file.epoch) {
-            Acquire::GrantedClean
+            Grant::Clean
         } else {
-            Acquire::GrantedDirty
+            Grant::Dirty
         }
     }
 
@@ -130,7 +130,7 @@ impl Durability {
         fd: &Arc<OwnedFd>,
         key: RequestKey,
         synced: Option<SyncStart>,
-    ) -> Option<(RequestKey, Acquire)> {
+    ) -> Option<(RequestKey, Grant)> {
         let file = self.entry(fd);
         if file.holder != Some(key) {
             file.waiting.retain(|&k| k != key);
@@ -144,9 +144,9 @@ impl Durability {
         file.holder = file.waiting.pop_front();
         let next = file.holder?;
         let grant = if file.clean_at == Some(file.epoch) {
-            Acquire::GrantedClean
+            Grant::Clean
         } else {
-            Acquire::GrantedDirty
+            Grant::Dirty
         };
         Some((next, grant))
     }
@@ -173,12 +173,12 @@ mod tests {
     fn second_sync_waits_for_the_first() {
         let mut d = Durability::default();
         let f = file();
-        assert_eq!(d.acquire(&f, key(1)), Acquire::GrantedDirty);
-        assert_eq!(d.acquire(&f, key(2)), Acquire::Wait);
+        assert_eq!(d.acquire(&f, key(1)), Grant::Dirty);
+        assert_eq!(d.acquire(&f, key(2)), Grant::Wait);
         let start = d.started(&f);
         assert_eq!(
             d.release(&f, key(1), Some(start)),
-            Some((key(2), Acquire::GrantedClean))
+            Some((key(2), Grant::Clean))
         );
     }
 
@@ -186,13 +186,13 @@ mod tests {
     fn write_during_sync_keeps_the_file_dirty() {
         let mut d = Durability::default();
         let f = file();
-        assert_eq!(d.acquire(&f, key(1)), Acquire::GrantedDirty);
-        assert_eq!(d.acquire(&f, key(2)), Acquire::Wait);
+        assert_eq!(d.acquire(&f, key(1)), Grant::Dirty);
+        assert_eq!(d.acquire(&f, key(2)), Grant::Wait);
         let start = d.started(&f);
         d.write_completed(&f);
         assert_eq!(
             d.release(&f, key(1), Some(start)),
-            Some((key(2), Acquire::GrantedDirty))
+            Some((key(2), Grant::Dirty))
         );
     }
 
@@ -202,13 +202,13 @@ mod tests {
         let files: Vec<Arc<OwnedFd>> = (0..100).map(|_| file()).collect();
         for (i, f) in files.iter().enumerate() {
             let k = key(i as u32);
-            assert_eq!(d.acquire(f, k), Acquire::GrantedDirty);
+            assert_eq!(d.acquire(f, k), Grant::Dirty);
             assert_eq!(d.release(f, k, None), None);
         }
         let before = d.scans;
         for i in 0..1000 {
             let k = key(1000 + i);
-            assert_eq!(d.acquire(&files[0], k), Acquire::GrantedDirty);
+            assert_eq!(d.acquire(&files[0], k), Grant::Dirty);
             assert_eq!(d.release(&files[0], k, None), None);
         }
         assert!(
@@ -223,7 +223,7 @@ mod tests {
         let mut d = Durability::default();
         for i in 0..1000 {
             let f = file();
-            assert_eq!(d.acquire(&f, key(i)), Acquire::GrantedDirty);
+            assert_eq!(d.acquire(&f, key(i)), Grant::Dirty);
             assert_eq!(d.release(&f, key(i), None), None);
         }
         assert!(d.files.len() <= 130, "{} entries kept", d.files.len());
@@ -233,8 +233,8 @@ mod tests {
     fn failed_sync_leaves_the_file_dirty() {
         let mut d = Durability::default();
         let f = file();
-        assert_eq!(d.acquire(&f, key(1)), Acquire::GrantedDirty);
+        assert_eq!(d.acquire(&f, key(1)), Grant::Dirty);
         assert_eq!(d.release(&f, key(1), None), None);
-        assert_eq!(d.acquire(&f, key(2)), Acquire::GrantedDirty);
+        assert_eq!(d.acquire(&f, key(2)), Grant::Dirty);
     }
 }

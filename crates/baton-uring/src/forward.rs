@@ -27,7 +27,7 @@ use std::task::{Context, Poll, Waker};
 
 use crate::error::Error;
 use crate::key::RequestKey;
-use crate::op_data::{Failure, OpData, Outcome};
+use crate::request::{Failure, Outcome, Request};
 use crate::stash::StashTicket;
 use crate::sync::{Mutex, MutexGuard, lock};
 
@@ -37,7 +37,7 @@ pub(crate) enum CellSlot {
     /// No result yet; the waker of the last poll.
     Waiting(Option<Waker>),
     /// The result, with the request's buffers when the kernel is done with them.
-    Ready(Outcome, Option<OpData>),
+    Ready(Outcome, Option<Request>),
     /// The result was taken.
     Taken,
 }
@@ -63,12 +63,12 @@ pub(crate) struct ForwardCell {
 /// The outcome of settling a cell from the driver side.
 #[must_use]
 #[derive(Debug)]
-pub(crate) enum Settle {
+pub(crate) enum Delivery {
     /// Stored; wake this waker (if any) after releasing every internal borrow.
     Stored(Option<Waker>),
     /// The handle is gone; the outcome and data come back to be disposed of, with the
     /// handle's stash ticket if it left one (rule 7).
-    Abandoned(Outcome, Option<OpData>, Option<StashTicket>),
+    Abandoned(Outcome, Option<Request>, Option<StashTicket>),
 }
 
 impl ForwardCell {
@@ -88,24 +88,24 @@ impl ForwardCell {
     }
 
     /// Stores a result (forward rule 3). The caller wakes the returned waker later.
-    pub(crate) fn settle(&self, outcome: Outcome, data: Option<OpData>) -> Settle {
+    pub(crate) fn settle(&self, outcome: Outcome, data: Option<Request>) -> Delivery {
         let mut state = self.lock();
         if state.abandoned {
-            return Settle::Abandoned(outcome, data, state.ticket.take());
+            return Delivery::Abandoned(outcome, data, state.ticket.take());
         }
         match &mut state.slot {
             CellSlot::Waiting(waker) => {
                 let waker = waker.take();
                 state.slot = CellSlot::Ready(outcome, data);
-                Settle::Stored(waker)
+                Delivery::Stored(waker)
             }
             // Already settled or taken: the first result stands.
-            CellSlot::Ready(..) | CellSlot::Taken => Settle::Abandoned(outcome, data, None),
+            CellSlot::Ready(..) | CellSlot::Taken => Delivery::Abandoned(outcome, data, None),
         }
     }
 
     /// Settles with `Closed` (forward rule 6).
-    pub(crate) fn close(&self) -> Settle {
+    pub(crate) fn close(&self) -> Delivery {
         self.settle(Err(Failure::Runtime(Error::Closed)), None)
     }
 
@@ -137,7 +137,7 @@ impl ForwardCell {
 
     /// Polls for the result. The waker is cloned only when the stored one is not equivalent,
     /// and never while the lock is held.
-    pub(crate) fn poll(&self, cx: &mut Context<'_>) -> Poll<(Outcome, Option<OpData>)> {
+    pub(crate) fn poll(&self, cx: &mut Context<'_>) -> Poll<(Outcome, Option<Request>)> {
         loop {
             let mut state = self.lock();
             match &mut state.slot {

@@ -8,28 +8,28 @@ use std::sync::Arc as StdArc;
 use std::task::{Context, Poll};
 
 use crate::context::{self, with_core};
-use crate::core::Waiter;
 use crate::error::Error;
-use crate::forward::{ForwardCell, Settle};
-use crate::mailbox::{Msg, Shared};
-use crate::op_data::{Failure, OpData};
+use crate::forward::{Delivery, ForwardCell};
+use crate::mailbox::{Mailbox, Msg};
+use crate::request::{Failure, Request};
+use crate::state::Waiter;
 use crate::sync::Arc;
 
 /// A `Clone + Send + Sync` handle to a driver's mailbox. It does not keep the driver alive:
 /// once the driver closes, everything sent through it resolves to `Closed`.
 #[derive(Debug, Clone)]
 pub struct DriverHandle {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) shared: Arc<Mailbox>,
 }
 
 /// Wakes a driver's turn from any thread (`Clone + Send + Sync`).
 #[derive(Debug, Clone)]
 pub struct Unparker {
-    shared: Arc<Shared>,
+    shared: Arc<Mailbox>,
 }
 
 impl Unparker {
-    pub(crate) fn new(shared: Arc<Shared>) -> Unparker {
+    pub(crate) fn new(shared: Arc<Mailbox>) -> Unparker {
         Unparker { shared }
     }
 
@@ -40,7 +40,7 @@ impl Unparker {
 }
 
 impl DriverHandle {
-    pub(crate) fn new(shared: Arc<Shared>) -> DriverHandle {
+    pub(crate) fn new(shared: Arc<Mailbox>) -> DriverHandle {
         DriverHandle { shared }
     }
 
@@ -64,7 +64,7 @@ impl DriverHandle {
     /// running. Syncs of one file serialize through its durability permit.
     pub fn start_sync(&self, fd: StdArc<OwnedFd>, datasync: bool) -> SyncReceiver {
         let cell = Arc::new(ForwardCell::new(None));
-        let data = OpData::Fsync {
+        let data = Request::Fsync {
             fd,
             datasync,
             start: None,
@@ -93,7 +93,7 @@ impl DriverHandle {
             cell: cell.clone(),
         }) {
             drop(msg);
-            if let Settle::Stored(w) = cell.close() {
+            if let Delivery::Stored(w) = cell.close() {
                 drop(w);
             }
         }

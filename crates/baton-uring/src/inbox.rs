@@ -243,7 +243,7 @@ mod loom_models {
     use baton_completion::{CompletionIdentity, CompletionKind, IdentityAllocator, RuntimeId};
 
     use super::*;
-    use crate::mailbox::Shared;
+    use crate::mailbox::Mailbox;
 
     /// Counts its drops.
     struct Counted(StdArc<AtomicUsize>);
@@ -274,7 +274,7 @@ mod loom_models {
     #[test]
     fn loom_delivery_racing_closure_is_drained_or_refused() {
         loom::model(|| {
-            let shared = Shared::new(1, None);
+            let shared = Mailbox::new(1, None);
             let (sender, receiver) = inbox(Unparker::new(shared.clone()));
             let drops = StdArc::new(AtomicUsize::new(0));
             let delivering = {
@@ -313,7 +313,7 @@ mod loom_models {
     #[test]
     fn loom_delivery_wakes_a_parking_worker() {
         loom::model(|| {
-            let shared = Shared::new(1, None);
+            let shared = Mailbox::new(1, None);
             let (sender, receiver) = inbox(Unparker::new(shared.clone()));
             let drops = StdArc::new(AtomicUsize::new(0));
             let delivering = {

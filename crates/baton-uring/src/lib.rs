@@ -20,7 +20,7 @@
 //! * Dropped reads are cancelled, dropped writes and syncs finish, late-created fds are closed.
 //! * After closure every pending operation resolves to [`Error::Closed`].
 //!
-//! The rules are numbered in the docs of `core/` (request lifecycle), `forward.rs`
+//! The rules are numbered in the docs of `state/` (request lifecycle), `forward.rs`
 //! (forwarding) and `durability.rs` (permits), and drawn in `docs/protocols/uring.md`.
 //!
 //! # The migrating worker
@@ -42,7 +42,6 @@
 
 mod backend;
 mod context;
-mod core;
 mod driver;
 mod durability;
 mod error;
@@ -57,14 +56,15 @@ mod loom_forwarding;
 #[cfg(all(test, loom))]
 mod loom_stash;
 mod mailbox;
-mod op;
-mod op_data;
+mod operation;
 pub mod ops;
+mod request;
 #[cfg(all(test, not(loom)))]
 mod retention;
 #[cfg(all(test, not(loom)))]
 mod shutdown_unwind;
 mod stash;
+mod state;
 mod sync;
 mod worker;
 
@@ -77,7 +77,7 @@ pub use error::{Error, SetupError};
 pub use handle::{DriverHandle, SyncReceiver, Unparker};
 pub use inbox::{InboxSender, InboxTraffic};
 pub use key::RequestKey;
-pub use op::{Op, Operation};
+pub use operation::{Op, Operation};
 pub use stash::{Accepted, Stash};
 pub use worker::{
     InboxMetrics, RunUntil, Waits, WaitsError, Worker, WorkerConfig, WorkerGuard, WorkerHandle,

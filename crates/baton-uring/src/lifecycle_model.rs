@@ -26,7 +26,7 @@ use proptest::prelude::*;
 use crate::backend::sim::{SimRing, sim_ring};
 use crate::driver::{Driver, Park};
 use crate::error::Error;
-use crate::op::Op;
+use crate::operation::Op;
 use crate::ops;
 
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use crate::backend::sim::{SimRing, sim_ring};
 use crate::driver::{Driver, Park};
 use crate::error::Error;
-use crate::op::Op;
+use crate::operation::Op;
 use crate::ops;
 use crate::sync::{AtomicUsize, Ordering};
 

@@ -9,7 +9,7 @@ use web_time::Instant;
 
 use crate::forward::ForwardCell;
 use crate::key::RequestKey;
-use crate::op_data::OpData;
+use crate::request::Request;
 use crate::stash::StashTicket;
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, lock};
 
@@ -18,7 +18,7 @@ use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, lock};
 pub(crate) enum Msg {
     /// Register a request on behalf of a foreign handle or a detached sync.
     Register {
-        data: OpData,
+        data: Request,
         deadline: Option<Instant>,
         cell: Arc<ForwardCell>,
     },
@@ -43,12 +43,12 @@ struct MailboxState {
     messages: Vec<Msg>,
 }
 
-/// Called after a message woke the driver (see [`Shared::set_message_hook`]). A std `Arc`
+/// Called after a message woke the driver (see [`Mailbox::set_message_hook`]). A std `Arc`
 /// even under loom: the hook is installed before any other thread exists and only read after.
 pub(crate) type MessageHook = std::sync::Arc<dyn Fn() + Send + Sync>;
 
 /// State shared between the driver and every handle.
-pub(crate) struct Shared {
+pub(crate) struct Mailbox {
     pub(crate) id: u64,
     mailbox: Mutex<MailboxState>,
     /// Messages ever queued; bumped under the mailbox lock after each push, so a turn that has
@@ -61,9 +61,9 @@ pub(crate) struct Shared {
     message_hook: OnceLock<MessageHook>,
 }
 
-impl fmt::Debug for Shared {
+impl fmt::Debug for Mailbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Shared")
+        f.debug_struct("Mailbox")
             .field("id", &self.id)
             .field("mailbox", &self.mailbox)
             .field("sent", &self.sent)
@@ -74,9 +74,9 @@ impl fmt::Debug for Shared {
     }
 }
 
-impl Shared {
-    pub(crate) fn new(id: u64, eventfd: Option<OwnedFd>) -> Arc<Shared> {
-        Arc::new(Shared {
+impl Mailbox {
+    pub(crate) fn new(id: u64, eventfd: Option<OwnedFd>) -> Arc<Mailbox> {
+        Arc::new(Mailbox {
             id,
             mailbox: Mutex::new(MailboxState::default()),
             sent: AtomicUsize::new(0),

@@ -27,8 +27,8 @@ use std::net::SocketAddr;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::task::{Context, Poll, Waker};
 
-use crate::op_data::{OpData, Outcome, close_orphan_fd};
 use crate::ops::to_socket_addr;
+use crate::request::{Outcome, Request, close_orphan_fd};
 use crate::sync::{AtomicUsize, Mutex, Ordering, lock};
 // A std `Arc` even under loom: the models check the stash's lock and counter, which are loom's;
 // the socket and its operations share the stash through a plain `std::sync::Arc`.
@@ -228,7 +228,7 @@ impl StashTicket {
     /// Ends the ticket with the request's final result: bytes received or a connection
     /// accepted are kept; anything else (an error, zero bytes, another kind of request) ends it
     /// with nothing. Called outside the driver's borrow (stash rule 3).
-    pub(crate) fn deposit(mut self, outcome: Outcome, data: Option<OpData>) {
+    pub(crate) fn deposit(mut self, outcome: Outcome, data: Option<Request>) {
         if let Some(stash) = self.stash.take() {
             stash.end(stashed(outcome, data));
         }
@@ -245,20 +245,20 @@ impl Drop for StashTicket {
 
 /// The part of a final result worth keeping; a descriptor the request created but the stash
 /// does not keep is closed.
-fn stashed(outcome: Outcome, data: Option<OpData>) -> Option<Stashed> {
+fn stashed(outcome: Outcome, data: Option<Request>) -> Option<Stashed> {
     let Ok(res) = outcome else { return None };
     let n = usize::try_from(res).ok()?;
     match data? {
-        OpData::Recv { mut buf, .. } if n > 0 && n <= buf.capacity() - buf.len() => {
+        Request::Recv { mut buf, .. } if n > 0 && n <= buf.capacity() - buf.len() => {
             let start = buf.len();
-            // SAFETY: the receive pointed the kernel at `buf`'s spare capacity (`OpData::Recv`),
+            // SAFETY: the receive pointed the kernel at `buf`'s spare capacity (`Request::Recv`),
             // and the driver owned `buf`, unchanged, until this final completion; a successful
             // result `n` means the kernel initialized exactly `n` bytes from the old length, and
             // `n` fits the spare capacity (checked above).
             unsafe { buf.set_len(start + n) };
             Some(Stashed::Bytes { buf, start })
         }
-        OpData::Accept { addr, .. } => {
+        Request::Accept { addr, .. } => {
             // SAFETY: a successful accept's result is a new descriptor nobody else owns: its
             // future is gone, so the stash is its only owner.
             let fd = unsafe { OwnedFd::from_raw_fd(res) };

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{count, io_result, read_into_spare, unit};
-use crate::op::{Decode, Op};
-use crate::op_data::{OpData, Outcome, Vectored};
+use crate::operation::{Decode, Op};
+use crate::request::{Outcome, Request, Vectored};
 
 /// The largest positional offset. io_uring reads a negative offset — −1, that is `u64::MAX`, in
 /// particular — as "use the file cursor", so a larger one would silently read or write at the
@@ -21,7 +21,7 @@ const OFFSET_TOO_LARGE: &str = "the offset is above i64::MAX, which io_uring wou
 /// A positional request, or one refused before registration: first for an offset above
 /// [`MAX_OFFSET`], then for `buffers_refused` (the constructor's own buffer check).
 fn positional<T>(
-    data: OpData,
+    data: Request,
     offset: u64,
     buffers_refused: Option<&'static str>,
     decode: Decode<T>,
@@ -37,29 +37,29 @@ fn positional<T>(
     }
 }
 
-fn buffer(data: Option<OpData>) -> Vec<u8> {
+fn buffer(data: Option<Request>) -> Vec<u8> {
     match data {
-        Some(OpData::Read { buf, .. } | OpData::Write { buf, .. }) => buf,
+        Some(Request::Read { buf, .. } | Request::Write { buf, .. }) => buf,
         _ => Vec::new(),
     }
 }
 
-fn buffers(data: Option<OpData>) -> Vec<Vec<u8>> {
+fn buffers(data: Option<Request>) -> Vec<Vec<u8>> {
     match data {
-        Some(OpData::Readv { vectored, .. } | OpData::Writev { vectored, .. }) => vectored.bufs,
+        Some(Request::Readv { vectored, .. } | Request::Writev { vectored, .. }) => vectored.bufs,
         _ => Vec::new(),
     }
 }
 
-fn decode_read(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<u8>) {
+fn decode_read(outcome: Outcome, data: Option<Request>) -> (io::Result<usize>, Vec<u8>) {
     read_into_spare(outcome, buffer(data))
 }
 
-fn decode_rw(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<u8>) {
+fn decode_rw(outcome: Outcome, data: Option<Request>) -> (io::Result<usize>, Vec<u8>) {
     (count(outcome), buffer(data))
 }
 
-fn decode_rwv(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<Vec<u8>>) {
+fn decode_rwv(outcome: Outcome, data: Option<Request>) -> (io::Result<usize>, Vec<Vec<u8>>) {
     (count(outcome), buffers(data))
 }
 
@@ -70,7 +70,7 @@ fn decode_rwv(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec
 pub fn read_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<usize>, Vec<u8>)> {
     let full = buf.len() == buf.capacity();
     positional(
-        OpData::Read { fd, buf, offset },
+        Request::Read { fd, buf, offset },
         offset,
         full.then_some("read_at reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity"),
         decode_read,
@@ -83,7 +83,7 @@ pub fn read_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<us
 pub fn write_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<usize>, Vec<u8>)> {
     let empty = buf.is_empty();
     positional(
-        OpData::Write { fd, buf, offset },
+        Request::Write { fd, buf, offset },
         offset,
         empty.then_some("write_at needs a buffer of non-zero length"),
         decode_rw,
@@ -100,7 +100,7 @@ pub fn readv_at(
 ) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
     let empty = bufs.iter().all(Vec::is_empty);
     positional(
-        OpData::Readv {
+        Request::Readv {
             fd,
             vectored: Vectored::over(bufs),
             offset,
@@ -119,7 +119,7 @@ pub fn writev_at(
 ) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
     let empty = bufs.iter().all(Vec::is_empty);
     positional(
-        OpData::Writev {
+        Request::Writev {
             fd,
             vectored: Vectored::over(bufs),
             offset,
@@ -133,7 +133,7 @@ pub fn writev_at(
 /// `fsync(2)` through the file's durability permit; retained.
 pub fn fsync(fd: Arc<OwnedFd>) -> Op<io::Result<()>> {
     Op::new(
-        OpData::Fsync {
+        Request::Fsync {
             fd,
             datasync: false,
             start: None,
@@ -145,7 +145,7 @@ pub fn fsync(fd: Arc<OwnedFd>) -> Op<io::Result<()>> {
 /// `fdatasync(2)` through the file's durability permit; retained.
 pub fn fdatasync(fd: Arc<OwnedFd>) -> Op<io::Result<()>> {
     Op::new(
-        OpData::Fsync {
+        Request::Fsync {
             fd,
             datasync: true,
             start: None,
@@ -154,7 +154,7 @@ pub fn fdatasync(fd: Arc<OwnedFd>) -> Op<io::Result<()>> {
     )
 }
 
-fn decode_fd(outcome: Outcome, _data: Option<OpData>) -> io::Result<OwnedFd> {
+fn decode_fd(outcome: Outcome, _data: Option<Request>) -> io::Result<OwnedFd> {
     // SAFETY: a successful open/socket/accept result is a new descriptor nobody else owns.
     io_result(outcome).map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
 }
@@ -167,20 +167,20 @@ fn path_cstring(path: &Path) -> Option<CString> {
 /// completes anyway, the driver closes the new descriptor.
 pub fn open(path: impl AsRef<Path>, flags: i32, mode: u32) -> Op<io::Result<OwnedFd>> {
     match path_cstring(path.as_ref()) {
-        Some(path) => Op::new(OpData::Open { path, flags, mode }, decode_fd),
-        None => Op::invalid(OpData::Nop, "path contains a NUL byte", decode_fd),
+        Some(path) => Op::new(Request::Open { path, flags, mode }, decode_fd),
+        None => Op::invalid(Request::Nop, "path contains a NUL byte", decode_fd),
     }
 }
 
 /// Closes `fd` through the ring; retained.
 pub fn close(fd: OwnedFd) -> Op<io::Result<()>> {
-    Op::new(OpData::Close { fd: Some(fd) }, unit)
+    Op::new(Request::Close { fd: Some(fd) }, unit)
 }
 
-fn decode_statx(outcome: Outcome, data: Option<OpData>) -> io::Result<libc::statx> {
+fn decode_statx(outcome: Outcome, data: Option<Request>) -> io::Result<libc::statx> {
     io_result(outcome)?;
     match data {
-        Some(OpData::Statx { buf, .. }) => Ok(*buf),
+        Some(Request::Statx { buf, .. }) => Ok(*buf),
         _ => Err(io::Error::other("statx result lost its buffer")),
     }
 }
@@ -189,13 +189,13 @@ fn decode_statx(outcome: Outcome, data: Option<OpData>) -> io::Result<libc::stat
 pub fn statx(path: impl AsRef<Path>) -> Op<io::Result<libc::statx>> {
     match path_cstring(path.as_ref()) {
         Some(path) => Op::new(
-            OpData::Statx {
+            Request::Statx {
                 path,
                 // SAFETY: statx is plain old data; all-zero is a valid value.
                 buf: Box::new(unsafe { std::mem::zeroed() }),
             },
             decode_statx,
         ),
-        None => Op::invalid(OpData::Nop, "path contains a NUL byte", decode_statx),
+        None => Op::invalid(Request::Nop, "path contains a NUL byte", decode_statx),
     }
 }

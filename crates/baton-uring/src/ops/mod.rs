@@ -23,7 +23,7 @@ pub use time::{nop, sleep, sleep_until};
 
 use std::io;
 
-use crate::op_data::{OpData, Outcome};
+use crate::request::{Outcome, Request};
 
 /// Converts a raw outcome into `io::Result<i32>`.
 pub(crate) fn io_result(outcome: Outcome) -> io::Result<i32> {
@@ -40,7 +40,7 @@ pub(crate) fn count(outcome: Outcome) -> io::Result<usize> {
 pub(crate) fn read_into_spare(outcome: Outcome, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
     let result = match count(outcome) {
         Ok(n) if n <= buf.capacity() - buf.len() => {
-            // SAFETY: the request pointed the kernel at `buf`'s spare capacity (`OpData::Read`/
+            // SAFETY: the request pointed the kernel at `buf`'s spare capacity (`Request::Read`/
             // `Recv`), and `buf` was owned by the driver, unchanged, until this final completion;
             // a successful result `n` means the kernel initialized exactly `n` bytes starting at
             // the old length, and `n` fits in the capacity (checked above).
@@ -56,6 +56,6 @@ pub(crate) fn read_into_spare(outcome: Outcome, mut buf: Vec<u8>) -> (io::Result
 }
 
 /// A unit result.
-pub(crate) fn unit(outcome: Outcome, _data: Option<OpData>) -> io::Result<()> {
+pub(crate) fn unit(outcome: Outcome, _data: Option<Request>) -> io::Result<()> {
     io_result(outcome).map(drop)
 }

@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{count, io_result, read_into_spare, unit};
-use crate::op::Op;
-use crate::op_data::{OpData, Outcome, SockAddrBuf};
+use crate::operation::Op;
+use crate::request::{Outcome, Request, SockAddrBuf};
 
-fn decode_fd(outcome: Outcome, _data: Option<OpData>) -> io::Result<OwnedFd> {
+fn decode_fd(outcome: Outcome, _data: Option<Request>) -> io::Result<OwnedFd> {
     // SAFETY: a successful socket/accept result is a new descriptor nobody else owns.
     io_result(outcome).map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
 }
@@ -19,7 +19,7 @@ fn decode_fd(outcome: Outcome, _data: Option<OpData>) -> io::Result<OwnedFd> {
 /// `socket(domain, ty | SOCK_CLOEXEC, protocol)`.
 pub fn socket(domain: i32, ty: i32, protocol: i32) -> Op<io::Result<OwnedFd>> {
     Op::new(
-        OpData::Socket {
+        Request::Socket {
             domain,
             ty,
             protocol,
@@ -55,11 +55,11 @@ pub(crate) fn to_socket_addr(addr: &SockAddrBuf) -> Option<SocketAddr> {
 
 fn decode_accept(
     outcome: Outcome,
-    data: Option<OpData>,
+    data: Option<Request>,
 ) -> io::Result<(OwnedFd, Option<SocketAddr>)> {
     let fd = decode_fd(outcome, None)?;
     let peer = match &data {
-        Some(OpData::Accept { addr, .. }) => to_socket_addr(addr),
+        Some(Request::Accept { addr, .. }) => to_socket_addr(addr),
         _ => None,
     };
     Ok((fd, peer))
@@ -69,7 +69,7 @@ fn decode_accept(
 /// sockets, the peer address. A late accept whose future is gone closes the accepted socket.
 pub fn accept(fd: Arc<OwnedFd>) -> Op<io::Result<(OwnedFd, Option<SocketAddr>)>> {
     Op::new(
-        OpData::Accept {
+        Request::Accept {
             fd,
             addr: SockAddrBuf::empty(),
         },
@@ -135,27 +135,27 @@ pub fn connect(fd: Arc<OwnedFd>, to: ConnectTo<'_>) -> Op<io::Result<()>> {
             Some(addr) => addr,
             None => {
                 return Op::invalid(
-                    OpData::Nop,
+                    Request::Nop,
                     "unix socket path is too long or contains a NUL byte",
                     unit,
                 );
             }
         },
     };
-    Op::new(OpData::Connect { fd, addr }, unit)
+    Op::new(Request::Connect { fd, addr }, unit)
 }
 
-fn decode_send(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<u8>) {
+fn decode_send(outcome: Outcome, data: Option<Request>) -> (io::Result<usize>, Vec<u8>) {
     let buf = match data {
-        Some(OpData::Send { buf, .. }) => buf,
+        Some(Request::Send { buf, .. }) => buf,
         _ => Vec::new(),
     };
     (count(outcome), buf)
 }
 
-fn decode_recv(outcome: Outcome, data: Option<OpData>) -> (io::Result<usize>, Vec<u8>) {
+fn decode_recv(outcome: Outcome, data: Option<Request>) -> (io::Result<usize>, Vec<u8>) {
     let buf = match data {
-        Some(OpData::Recv { buf, .. }) => buf,
+        Some(Request::Recv { buf, .. }) => buf,
         _ => Vec::new(),
     };
     read_into_spare(outcome, buf)
@@ -166,7 +166,7 @@ pub fn send(fd: Arc<OwnedFd>, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> 
     let empty = buf.is_empty();
     Op::new_unless(
         empty,
-        OpData::Send { fd, buf },
+        Request::Send { fd, buf },
         "send needs a buffer of non-zero length",
         decode_send,
     )
@@ -179,7 +179,7 @@ pub fn recv(fd: Arc<OwnedFd>, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> 
     let full = buf.len() == buf.capacity();
     Op::new_unless(
         full,
-        OpData::Recv { fd, buf },
+        Request::Recv { fd, buf },
         "recv reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity",
         decode_recv,
     )
@@ -192,5 +192,5 @@ pub fn shutdown(fd: Arc<OwnedFd>, how: Shutdown) -> Op<io::Result<()>> {
         Shutdown::Write => libc::SHUT_WR,
         Shutdown::Both => libc::SHUT_RDWR,
     };
-    Op::new(OpData::Shutdown { fd, how }, unit)
+    Op::new(Request::Shutdown { fd, how }, unit)
 }

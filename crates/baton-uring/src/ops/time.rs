@@ -6,18 +6,18 @@ use std::time::Duration;
 use web_time::Instant;
 
 use super::unit;
-use crate::op::Op;
-use crate::op_data::OpData;
+use crate::operation::Op;
+use crate::request::Request;
 
 /// A request that does nothing in the kernel (useful for measuring the driver).
 pub fn nop() -> Op<io::Result<()>> {
-    Op::new(OpData::Nop, unit)
+    Op::new(Request::Nop, unit)
 }
 
 /// Completes at `at`, from the driver's userspace timer heap: it needs no ring slot, so it fires
 /// even when every slot holds an untimed request.
 pub fn sleep_until(at: Instant) -> Op<io::Result<()>> {
-    Op::new(OpData::Sleep, unit).with_deadline(at)
+    Op::new(Request::Sleep, unit).with_deadline(at)
 }
 
 /// How far ahead a deadline past the clock's range is clamped: about 30 years, never reached.

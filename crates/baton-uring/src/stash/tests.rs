@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use super::Stash;
 use crate::backend::sim::{SimRing, sim_ring};
 use crate::driver::{Driver, Park};
-use crate::op::Operation;
+use crate::operation::Operation;
 use crate::ops;
 
 type Recv<'s> = Operation<'s, (std::io::Result<usize>, Vec<u8>)>;

@@ -1,5 +1,5 @@
 //! [`Op`]: the future every operation returns. It registers lazily on first poll and then
-//! follows the handle side of the lifecycle and forwarding rules (see `core/mod.rs` and
+//! follows the handle side of the lifecycle and forwarding rules (see `state/mod.rs` and
 //! `forward.rs`).
 
 use std::fmt;
@@ -12,31 +12,31 @@ use std::task::{Context, Poll};
 use web_time::Instant;
 
 use crate::context::{self, Entered, with_core};
-use crate::core::{Install, PollSlot, Waiter};
 use crate::error::Error;
 use crate::forward::{CellSlot, ForwardCell};
 use crate::handle::DriverHandle;
 use crate::key::RequestKey;
-use crate::mailbox::{Msg, Shared};
-use crate::op_data::{Failure, OpData, Outcome, close_orphan_fd};
+use crate::mailbox::{Mailbox, Msg};
+use crate::request::{Failure, Outcome, Request, close_orphan_fd};
 use crate::stash::{Stash, StashTicket};
+use crate::state::{Install, PollSlot, Waiter};
 use crate::sync::Arc;
 
 /// Turns a raw outcome plus the returned buffers into the operation's output.
-pub(crate) type Decode<T> = fn(Outcome, Option<OpData>) -> T;
+pub(crate) type Decode<T> = fn(Outcome, Option<Request>) -> T;
 
 /// The operation's way to its driver's mailbox: an owned count, or a borrow of a
 /// [`DriverHandle`] that outlives the operation (which saves the count's two atomic updates per
 /// operation).
 enum Bound<'h> {
-    Owned(Arc<Shared>),
-    Borrowed(&'h Shared),
+    Owned(Arc<Mailbox>),
+    Borrowed(&'h Mailbox),
 }
 
 impl Deref for Bound<'_> {
-    type Target = Shared;
+    type Target = Mailbox;
 
-    fn deref(&self) -> &Shared {
+    fn deref(&self) -> &Mailbox {
         match self {
             Bound::Owned(shared) => shared,
             Bound::Borrowed(shared) => shared,
@@ -46,7 +46,7 @@ impl Deref for Bound<'_> {
 
 enum State<'h> {
     Unregistered {
-        data: OpData,
+        data: Request,
         bound: Option<Bound<'h>>,
     },
     Local {
@@ -58,7 +58,7 @@ enum State<'h> {
         shared: Bound<'h>,
     },
     Invalid {
-        data: OpData,
+        data: Request,
         reason: &'static str,
     },
     Done,
@@ -100,7 +100,7 @@ impl<T> fmt::Debug for Operation<'_, T> {
 }
 
 impl<T> Op<T> {
-    pub(crate) fn new(data: OpData, decode: Decode<T>) -> Op<T> {
+    pub(crate) fn new(data: Request, decode: Decode<T>) -> Op<T> {
         Operation {
             state: State::Unregistered { data, bound: None },
             deadline: None,
@@ -113,7 +113,7 @@ impl<T> Op<T> {
     /// (see [`invalid`](Op::invalid)); for constructors that check their buffers first.
     pub(crate) fn new_unless(
         refused: bool,
-        data: OpData,
+        data: Request,
         reason: &'static str,
         decode: Decode<T>,
     ) -> Op<T> {
@@ -125,7 +125,7 @@ impl<T> Op<T> {
     }
 
     /// An operation refused before registration: resolves to `InvalidInput` with `reason`.
-    pub(crate) fn invalid(data: OpData, reason: &'static str, decode: Decode<T>) -> Op<T> {
+    pub(crate) fn invalid(data: Request, reason: &'static str, decode: Decode<T>) -> Op<T> {
         Operation {
             state: State::Invalid { data, reason },
             deadline: None,
@@ -212,12 +212,12 @@ impl<'h, T> Operation<'h, T> {
         }
     }
 
-    fn fail(&mut self, error: Error, data: Option<OpData>) -> Poll<T> {
+    fn fail(&mut self, error: Error, data: Option<Request>) -> Poll<T> {
         self.state = State::Done;
         Poll::Ready((self.decode)(Err(Failure::Runtime(error)), data))
     }
 
-    fn ready(&mut self, outcome: Outcome, data: Option<OpData>) -> Poll<T> {
+    fn ready(&mut self, outcome: Outcome, data: Option<Request>) -> Poll<T> {
         self.state = State::Done;
         Poll::Ready((self.decode)(outcome, data))
     }
@@ -285,7 +285,7 @@ fn poll_local(
     entered: Entered,
     key: RequestKey,
     cx: &mut Context<'_>,
-) -> Poll<(Outcome, Option<OpData>)> {
+) -> Poll<(Outcome, Option<Request>)> {
     loop {
         let polled = with_core(entered.inner(), |core| core.poll(key, cx.waker()));
         match polled {
@@ -403,7 +403,7 @@ impl<T> Drop for Operation<'_, T> {
     }
 }
 
-fn detach(shared: &Shared, key: RequestKey, ticket: Option<StashTicket>) {
+fn detach(shared: &Mailbox, key: RequestKey, ticket: Option<StashTicket>) {
     match context::current_for(shared.id) {
         // Forward rule 5: a local drop acts at once.
         Some(entered) => with_core(entered.inner(), |core| core.detach(key, ticket)),

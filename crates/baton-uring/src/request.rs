@@ -2,7 +2,7 @@
 //! result is classified.
 //!
 //! Everything an SQE points to lives on the heap (a `Vec`'s buffer, a `Box`, a `CString`), so
-//! the slab can move the [`OpData`] without moving what the kernel reads or writes.
+//! the slab can move the [`Request`] without moving what the kernel reads or writes.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
@@ -57,12 +57,12 @@ impl SockAddrBuf {
 
 /// The iovec array of a vectored request, pointing into that request's own buffers.
 ///
-/// Invariant: every pointer targets a `Vec<u8>` buffer owned by the same [`OpData`], whose heap
+/// Invariant: every pointer targets a `Vec<u8>` buffer owned by the same [`Request`], whose heap
 /// allocation does not move while the request exists.
 #[derive(Debug)]
 pub(crate) struct IoVecs(pub(crate) Vec<libc::iovec>);
 
-// SAFETY: the raw pointers only refer to buffers owned by the same OpData (type invariant), which
+// SAFETY: the raw pointers only refer to buffers owned by the same Request (type invariant), which
 // moves between threads as a whole; nothing else aliases them.
 unsafe impl Send for IoVecs {}
 
@@ -80,7 +80,7 @@ impl IoVecs {
 }
 
 /// The buffers of a vectored request and the iovecs pointing into them, boxed so the common
-/// requests' [`OpData`] stays small (it is moved on every registration and completion).
+/// requests' [`Request`] stays small (it is moved on every registration and completion).
 #[derive(Debug)]
 pub(crate) struct Vectored {
     pub(crate) bufs: Vec<Vec<u8>>,
@@ -97,7 +97,7 @@ impl Vectored {
 /// A request's owned inputs: everything the kernel can see. Kept at 48 bytes: rarely used
 /// large fields live behind a `Box`.
 #[derive(Debug)]
-pub(crate) enum OpData {
+pub(crate) enum Request {
     Nop,
     Sleep,
     /// Reads into `buf`'s spare capacity (`buf.len()..buf.capacity()`); `buf.len()` is not
@@ -157,7 +157,7 @@ pub(crate) enum OpData {
         fd: Arc<OwnedFd>,
         buf: Vec<u8>,
     },
-    /// Receives into `buf`'s spare capacity, like [`OpData::Read`].
+    /// Receives into `buf`'s spare capacity, like [`Request::Read`].
     Recv {
         fd: Arc<OwnedFd>,
         buf: Vec<u8>,
@@ -179,26 +179,26 @@ fn spare(buf: &mut Vec<u8>) -> (*mut u8, u32) {
     (spare.as_mut_ptr().cast(), len32(spare.len()))
 }
 
-impl OpData {
+impl Request {
     /// The io_uring opcode and its name, or `None` for driver-only requests (sleeps).
     pub(crate) fn opcode(&self) -> Option<(u8, &'static str)> {
         Some(match self {
-            OpData::Sleep => return None,
-            OpData::Nop => (opcode::Nop::CODE, "IORING_OP_NOP"),
-            OpData::Read { .. } => (opcode::Read::CODE, "IORING_OP_READ"),
-            OpData::Write { .. } => (opcode::Write::CODE, "IORING_OP_WRITE"),
-            OpData::Readv { .. } => (opcode::Readv::CODE, "IORING_OP_READV"),
-            OpData::Writev { .. } => (opcode::Writev::CODE, "IORING_OP_WRITEV"),
-            OpData::Fsync { .. } => (opcode::Fsync::CODE, "IORING_OP_FSYNC"),
-            OpData::Open { .. } => (opcode::OpenAt::CODE, "IORING_OP_OPENAT"),
-            OpData::Close { .. } => (opcode::Close::CODE, "IORING_OP_CLOSE"),
-            OpData::Statx { .. } => (opcode::Statx::CODE, "IORING_OP_STATX"),
-            OpData::Socket { .. } => (opcode::Socket::CODE, "IORING_OP_SOCKET"),
-            OpData::Accept { .. } => (opcode::Accept::CODE, "IORING_OP_ACCEPT"),
-            OpData::Connect { .. } => (opcode::Connect::CODE, "IORING_OP_CONNECT"),
-            OpData::Send { .. } => (opcode::Send::CODE, "IORING_OP_SEND"),
-            OpData::Recv { .. } => (opcode::Recv::CODE, "IORING_OP_RECV"),
-            OpData::Shutdown { .. } => (opcode::Shutdown::CODE, "IORING_OP_SHUTDOWN"),
+            Request::Sleep => return None,
+            Request::Nop => (opcode::Nop::CODE, "IORING_OP_NOP"),
+            Request::Read { .. } => (opcode::Read::CODE, "IORING_OP_READ"),
+            Request::Write { .. } => (opcode::Write::CODE, "IORING_OP_WRITE"),
+            Request::Readv { .. } => (opcode::Readv::CODE, "IORING_OP_READV"),
+            Request::Writev { .. } => (opcode::Writev::CODE, "IORING_OP_WRITEV"),
+            Request::Fsync { .. } => (opcode::Fsync::CODE, "IORING_OP_FSYNC"),
+            Request::Open { .. } => (opcode::OpenAt::CODE, "IORING_OP_OPENAT"),
+            Request::Close { .. } => (opcode::Close::CODE, "IORING_OP_CLOSE"),
+            Request::Statx { .. } => (opcode::Statx::CODE, "IORING_OP_STATX"),
+            Request::Socket { .. } => (opcode::Socket::CODE, "IORING_OP_SOCKET"),
+            Request::Accept { .. } => (opcode::Accept::CODE, "IORING_OP_ACCEPT"),
+            Request::Connect { .. } => (opcode::Connect::CODE, "IORING_OP_CONNECT"),
+            Request::Send { .. } => (opcode::Send::CODE, "IORING_OP_SEND"),
+            Request::Recv { .. } => (opcode::Recv::CODE, "IORING_OP_RECV"),
+            Request::Shutdown { .. } => (opcode::Shutdown::CODE, "IORING_OP_SHUTDOWN"),
         })
     }
 
@@ -207,11 +207,11 @@ impl OpData {
     pub(crate) fn is_retained(&self) -> bool {
         matches!(
             self,
-            OpData::Write { .. }
-                | OpData::Writev { .. }
-                | OpData::Fsync { .. }
-                | OpData::Close { .. }
-                | OpData::Shutdown { .. }
+            Request::Write { .. }
+                | Request::Writev { .. }
+                | Request::Fsync { .. }
+                | Request::Close { .. }
+                | Request::Shutdown { .. }
         )
     }
 
@@ -222,10 +222,10 @@ impl OpData {
     pub(crate) fn waits_on_peer(&self) -> bool {
         matches!(
             self,
-            OpData::Recv { .. }
-                | OpData::Send { .. }
-                | OpData::Accept { .. }
-                | OpData::Connect { .. }
+            Request::Recv { .. }
+                | Request::Send { .. }
+                | Request::Accept { .. }
+                | Request::Connect { .. }
         )
     }
 
@@ -233,14 +233,14 @@ impl OpData {
     pub(crate) fn creates_fd(&self) -> bool {
         matches!(
             self,
-            OpData::Open { .. } | OpData::Accept { .. } | OpData::Socket { .. }
+            Request::Open { .. } | Request::Accept { .. } | Request::Socket { .. }
         )
     }
 
     /// Whether this is a write (for durability tracking), with the file it writes.
     pub(crate) fn written_file(&self) -> Option<&Arc<OwnedFd>> {
         match self {
-            OpData::Write { fd, .. } | OpData::Writev { fd, .. } => Some(fd),
+            Request::Write { fd, .. } | Request::Writev { fd, .. } => Some(fd),
             _ => None,
         }
     }
@@ -248,19 +248,19 @@ impl OpData {
     /// Builds the SQE. Pointers in it target heap memory owned by `self`.
     pub(crate) fn prepare(&mut self, user_data: u64) -> squeue::Entry {
         let entry = match self {
-            OpData::Nop | OpData::Sleep => opcode::Nop::new().build(),
-            OpData::Read { fd, buf, offset } => {
+            Request::Nop | Request::Sleep => opcode::Nop::new().build(),
+            Request::Read { fd, buf, offset } => {
                 let (ptr, len) = spare(buf);
                 opcode::Read::new(types::Fd(fd.as_raw_fd()), ptr, len)
                     .offset(*offset)
                     .build()
             }
-            OpData::Write { fd, buf, offset } => {
+            Request::Write { fd, buf, offset } => {
                 opcode::Write::new(types::Fd(fd.as_raw_fd()), buf.as_ptr(), len32(buf.len()))
                     .offset(*offset)
                     .build()
             }
-            OpData::Readv {
+            Request::Readv {
                 fd,
                 vectored,
                 offset,
@@ -271,7 +271,7 @@ impl OpData {
             )
             .offset(*offset)
             .build(),
-            OpData::Writev {
+            Request::Writev {
                 fd,
                 vectored,
                 offset,
@@ -282,7 +282,7 @@ impl OpData {
             )
             .offset(*offset)
             .build(),
-            OpData::Fsync { fd, datasync, .. } => {
+            Request::Fsync { fd, datasync, .. } => {
                 let flags = if *datasync {
                     types::FsyncFlags::DATASYNC
                 } else {
@@ -292,29 +292,29 @@ impl OpData {
                     .flags(flags)
                     .build()
             }
-            OpData::Open { path, flags, mode } => {
+            Request::Open { path, flags, mode } => {
                 opcode::OpenAt::new(types::Fd(libc::AT_FDCWD), path.as_ptr())
                     .flags(*flags | libc::O_CLOEXEC)
                     .mode(*mode)
                     .build()
             }
-            OpData::Close { fd } => {
+            Request::Close { fd } => {
                 let raw = fd.as_ref().map_or(-1, AsRawFd::as_raw_fd);
                 opcode::Close::new(types::Fd(raw)).build()
             }
-            OpData::Statx { path, buf } => opcode::Statx::new(
+            Request::Statx { path, buf } => opcode::Statx::new(
                 types::Fd(libc::AT_FDCWD),
                 path.as_ptr(),
                 (&raw mut **buf).cast::<types::statx>(),
             )
             .mask(libc::STATX_ALL)
             .build(),
-            OpData::Socket {
+            Request::Socket {
                 domain,
                 ty,
                 protocol,
             } => opcode::Socket::new(*domain, *ty | libc::SOCK_CLOEXEC, *protocol).build(),
-            OpData::Accept { fd, addr } => {
+            Request::Accept { fd, addr } => {
                 addr.len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
                 opcode::Accept::new(
                     types::Fd(fd.as_raw_fd()),
@@ -324,22 +324,22 @@ impl OpData {
                 .flags(libc::SOCK_CLOEXEC)
                 .build()
             }
-            OpData::Connect { fd, addr } => opcode::Connect::new(
+            Request::Connect { fd, addr } => opcode::Connect::new(
                 types::Fd(fd.as_raw_fd()),
                 (&raw const addr.storage).cast(),
                 addr.len,
             )
             .build(),
-            OpData::Send { fd, buf } => {
+            Request::Send { fd, buf } => {
                 opcode::Send::new(types::Fd(fd.as_raw_fd()), buf.as_ptr(), len32(buf.len()))
                     .flags(libc::MSG_NOSIGNAL)
                     .build()
             }
-            OpData::Recv { fd, buf } => {
+            Request::Recv { fd, buf } => {
                 let (ptr, len) = spare(buf);
                 opcode::Recv::new(types::Fd(fd.as_raw_fd()), ptr, len).build()
             }
-            OpData::Shutdown { fd, how } => {
+            Request::Shutdown { fd, how } => {
                 opcode::Shutdown::new(types::Fd(fd.as_raw_fd()), *how).build()
             }
         };
@@ -348,7 +348,7 @@ impl OpData {
 
     /// Called once the SQE is in the ring: a close hands its descriptor to the kernel.
     pub(crate) fn mark_submitted(&mut self) {
-        if let OpData::Close { fd } = self
+        if let Request::Close { fd } = self
             && let Some(fd) = fd.take()
         {
             let _ = fd.into_raw_fd();
@@ -365,13 +365,13 @@ pub(crate) fn close_orphan_fd(raw: RawFd) {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{OpData, Vectored};
+    use super::{Request, Vectored};
 
-    /// Every registration and completion moves an `OpData`; the vectored variants keep their
+    /// Every registration and completion moves an `Request`; the vectored variants keep their
     /// buffers behind a box so the common ones stay at 48 bytes.
     #[test]
-    fn op_data_stays_small_with_vectored_buffers_boxed() {
-        assert!(std::mem::size_of::<OpData>() <= 48);
+    fn request_stays_small_with_vectored_buffers_boxed() {
+        assert!(std::mem::size_of::<Request>() <= 48);
     }
 
     #[test]

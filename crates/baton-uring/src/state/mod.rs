@@ -58,12 +58,12 @@ use slab::Slab;
 use web_time::Instant;
 
 use crate::backend::{Backend, Cqe};
-use crate::durability::{Acquire, Durability};
+use crate::durability::{Durability, Grant};
 use crate::error::Error;
-use crate::forward::{ForwardCell, Settle};
+use crate::forward::{Delivery, ForwardCell};
 use crate::key::{GENERATION_MASK, RequestKey};
 use crate::mailbox::Msg;
-use crate::op_data::{Failure, OpData, Outcome, close_orphan_fd};
+use crate::request::{Failure, Outcome, Request, close_orphan_fd};
 use crate::stash::StashTicket;
 use crate::sync::Arc;
 
@@ -117,7 +117,7 @@ enum CancelState {
 #[derive(Debug)]
 struct Slot {
     generation: u32,
-    data: OpData,
+    data: Request,
     phase: Phase,
     waiter: Waiter,
     /// A handle or forwarding cell still wants the result.
@@ -135,9 +135,9 @@ pub(crate) struct Deferred {
     pub(crate) wake: Vec<Waker>,
     pub(crate) drop_wakers: Vec<Waker>,
     pub(crate) drop_cells: Vec<Arc<ForwardCell>>,
-    pub(crate) drop_data: Vec<OpData>,
+    pub(crate) drop_data: Vec<Request>,
     /// Late results for their stashes, and tickets ending with nothing (stash rule 3).
-    pub(crate) deposits: Vec<(StashTicket, Outcome, Option<OpData>)>,
+    pub(crate) deposits: Vec<(StashTicket, Outcome, Option<Request>)>,
     pub(crate) drop_tickets: Vec<StashTicket>,
 }
 
@@ -169,7 +169,7 @@ impl Deferred {
 #[derive(Debug)]
 pub(crate) struct Refusal {
     pub(crate) error: Error,
-    pub(crate) data: OpData,
+    pub(crate) data: Request,
 }
 
 /// The outcome of a local poll.
@@ -178,7 +178,7 @@ pub(crate) struct Refusal {
 pub(crate) enum PollSlot {
     /// Done: the result, the buffers if the kernel is finished with them, and the stored waker
     /// to drop after the borrow.
-    Ready(Outcome, Option<OpData>, Option<Waker>),
+    Ready(Outcome, Option<Request>, Option<Waker>),
     /// Still pending and the stored waker is equivalent.
     Pending,
     /// Still pending; clone the waker outside the borrow and call `install_waker`.
@@ -223,7 +223,7 @@ struct WakeRead {
 }
 
 /// The driver state.
-pub(crate) struct Core {
+pub(crate) struct DriverState {
     slab: Slab<Slot>,
     generations: Vec<u32>,
     /// Queued requests that complete on their own, submitted under the in-flight limit.
@@ -244,14 +244,14 @@ pub(crate) struct Core {
     unsubmitted: usize,
     /// The errno of the last failed submit (timeouts and interruptions are not failures).
     pub(crate) submit_error: Option<i32>,
-    /// Mailbox messages taken so far (see `Shared::take_messages`).
+    /// Mailbox messages taken so far (see `Mailbox::take_messages`).
     pub(crate) messages_taken: usize,
     pub(crate) deferred: Deferred,
 }
 
-impl std::fmt::Debug for Core {
+impl std::fmt::Debug for DriverState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Core")
+        f.debug_struct("DriverState")
             .field("slots", &self.slab.len())
             .field("counts", &self.counts)
             .field("closed", &self.closed)
@@ -259,19 +259,19 @@ impl std::fmt::Debug for Core {
     }
 }
 
-impl Core {
+impl DriverState {
     pub(crate) fn new(
         backend: Box<dyn Backend>,
         max_in_flight: usize,
         wake_fd: Option<i32>,
-    ) -> Core {
+    ) -> DriverState {
         let mut supported = [0u64; 4];
         for code in 0..=u8::MAX {
             if backend.supports(code) {
                 supported[usize::from(code) / 64] |= 1 << (code % 64);
             }
         }
-        Core {
+        DriverState {
             supported,
             slab: Slab::new(),
             generations: Vec::new(),
@@ -319,7 +319,7 @@ impl Core {
     /// Asked before a registration, so a refused one clones no waker.
     pub(crate) fn refusal(
         &self,
-        data: &OpData,
+        data: &Request,
         deadline: Option<Instant>,
         now: Option<Instant>,
     ) -> Option<Error> {
@@ -331,7 +331,7 @@ impl Core {
         {
             return Some(Error::Unsupported { opcode: name });
         }
-        let is_sleep = matches!(data, OpData::Sleep);
+        let is_sleep = matches!(data, Request::Sleep);
         if !is_sleep && deadline.is_some_and(|d| Some(d) <= now) {
             return Some(Error::Timeout);
         }
@@ -341,7 +341,7 @@ impl Core {
     /// Lifecycle rule 1.
     pub(crate) fn register(
         &mut self,
-        data: OpData,
+        data: Request,
         deadline: Option<Instant>,
         waiter: Waiter,
     ) -> Result<RequestKey, (Refusal, Waiter)> {
@@ -349,7 +349,7 @@ impl Core {
         if let Some(error) = self.refusal(&data, deadline, now) {
             return Err((Refusal { error, data }, waiter));
         }
-        let is_sleep = matches!(data, OpData::Sleep);
+        let is_sleep = matches!(data, Request::Sleep);
         let index = self.slab.vacant_key();
         if self.generations.len() <= index {
             self.generations.resize(index + 1, 0);
@@ -361,7 +361,7 @@ impl Core {
             generation,
         };
         let fsync_fd = match &data {
-            OpData::Fsync { fd, .. } => Some(fd.clone()),
+            Request::Fsync { fd, .. } => Some(fd.clone()),
             _ => None,
         };
         // The common case (no sleep, no sync, no deadline) is queued as it is inserted: one
@@ -400,14 +400,14 @@ impl Core {
         match fsync_fd {
             None => self.enqueue(key, peer),
             Some(fd) => match self.durability.acquire(&fd, key) {
-                Acquire::GrantedDirty => self.enqueue(key, false),
-                Acquire::GrantedClean => {
+                Grant::Dirty => self.enqueue(key, false),
+                Grant::Clean => {
                     // Durability rule 4: the permit passes on at once.
                     let next = self.durability.release(&fd, key, None);
                     self.settle(key, Ok(0));
                     self.pass_permit(&fd, next);
                 }
-                Acquire::Wait => {
+                Grant::Wait => {
                     self.set_phase(key, Phase::AwaitingPermit);
                     self.counts.queued += 1;
                 }
@@ -476,7 +476,7 @@ impl Core {
         }
     }
 
-    fn deliver_to_cell(&mut self, cell: &Arc<ForwardCell>, outcome: Outcome, data: OpData) {
+    fn deliver_to_cell(&mut self, cell: &Arc<ForwardCell>, outcome: Outcome, data: Request) {
         self.counts.forwarded += 1;
         let settled = cell.settle(outcome, Some(data));
         self.settled(settled);
@@ -484,18 +484,18 @@ impl Core {
 
     /// Acts on a cell's answer to a settle: wake its waker after the borrow, or dispose of a
     /// result its abandoned handle left behind (with the handle's stash ticket, forward rule 7).
-    pub(crate) fn settled(&mut self, settled: Settle) {
+    pub(crate) fn settled(&mut self, settled: Delivery) {
         match settled {
-            Settle::Stored(Some(w)) => self.deferred.wake.push(w),
-            Settle::Stored(None) => {}
-            Settle::Abandoned(outcome, data, ticket) => self.dispose(outcome, data, ticket),
+            Delivery::Stored(Some(w)) => self.deferred.wake.push(w),
+            Delivery::Stored(None) => {}
+            Delivery::Abandoned(outcome, data, ticket) => self.dispose(outcome, data, ticket),
         }
     }
 
     /// Disposes of a result nobody will consume. With a stash ticket, the result goes to the
     /// stash after the borrow (stash rules 2 and 3); otherwise a created fd is closed (SPEC §4,
     /// "an operation that creates a resource ... closes that resource").
-    fn dispose(&mut self, outcome: Outcome, data: Option<OpData>, ticket: Option<StashTicket>) {
+    fn dispose(&mut self, outcome: Outcome, data: Option<Request>, ticket: Option<StashTicket>) {
         if let Some(ticket) = ticket {
             self.deferred.deposits.push((ticket, outcome, data));
             return;
@@ -648,7 +648,7 @@ impl Core {
     /// Settles a live, unsettled request with `outcome`, releasing its durability permit first.
     fn settle(&mut self, key: RequestKey, outcome: Outcome) {
         let fsync = match self.slot(key).map(|s| &s.data) {
-            Some(OpData::Fsync { fd, start, .. }) => Some((fd.clone(), *start)),
+            Some(Request::Fsync { fd, start, .. }) => Some((fd.clone(), *start)),
             Some(_) => None,
             None => return,
         };
@@ -666,7 +666,7 @@ impl Core {
     fn pass_permit(
         &mut self,
         fd: &std::sync::Arc<std::os::fd::OwnedFd>,
-        mut next: Option<(RequestKey, Acquire)>,
+        mut next: Option<(RequestKey, Grant)>,
     ) {
         while let Some((key, grant)) = next {
             let waiting = self
@@ -677,7 +677,7 @@ impl Core {
                 continue;
             }
             // Lifecycle rule 9: after closure the waiting syncs still run, in permit order.
-            if grant == Acquire::GrantedClean {
+            if grant == Grant::Clean {
                 self.counts.queued -= 1;
                 next = self.durability.release(fd, key, None);
                 self.settle_slot(key, Ok(0));

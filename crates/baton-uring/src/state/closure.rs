@@ -1,6 +1,6 @@
 //! Closure, idleness and the bounded-shutdown leak (lifecycle rules 7, 8 and 9 of `core`).
 
-use super::{Core, Phase, PhaseKind, Waiter};
+use super::{DriverState, Phase, PhaseKind, Waiter};
 use crate::key::RequestKey;
 
 /// What a shutdown that ran out of time left undone (lifecycle rule 8).
@@ -12,7 +12,7 @@ pub(crate) struct Undrained {
     pub(crate) unsubmitted: usize,
 }
 
-impl Core {
+impl DriverState {
     /// Lifecycle rule 7. Every slot the kernel does not own is retired now (its handle's next
     /// poll finds no slot and resolves to `Closed`) — except retained requests (writes, syncs,
     /// close, shutdown) still queued or awaiting their durability permit: those stay queued,
@@ -160,7 +160,7 @@ impl Core {
     }
 }
 
-impl Drop for Core {
+impl Drop for DriverState {
     /// The ring closes only after the fields drop, and the kernel may write a request's buffers
     /// until its final CQE: rule 8 holds even if shutdown never ran its leak step.
     fn drop(&mut self) {
@@ -201,9 +201,9 @@ mod tests {
     #[test]
     fn core_dropped_without_shutdown_leaks_the_in_flight_read() {
         let (backend, sim) = sim_ring(4);
-        let mut core = super::Core::new(Box::new(backend), 4, None);
+        let mut core = super::DriverState::new(Box::new(backend), 4, None);
         let fd = dev_null();
-        let data = crate::op_data::OpData::Read {
+        let data = crate::request::Request::Read {
             fd: fd.clone(),
             buf: crate::backend::sim::zeroed_spare(4),
             offset: 0,

@@ -7,7 +7,7 @@ use std::io;
 use io_uring::{opcode, types};
 use web_time::Instant;
 
-use super::{CancelState, Core, Phase};
+use super::{CancelState, DriverState, Phase};
 
 /// The two submission queues of lifecycle rule 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,9 +20,9 @@ enum Queue {
 use crate::backend::{Cqe, Wait};
 use crate::error::Error;
 use crate::key::{self, RequestKey, Tagged};
-use crate::op_data::{Failure, OpData};
+use crate::request::{Failure, Request};
 
-impl Core {
+impl DriverState {
     /// Fires due timers (lifecycle rule 6); returns how many fired.
     pub(crate) fn fire_timers(&mut self) -> usize {
         if self.timers.is_empty() {
@@ -107,7 +107,7 @@ impl Core {
     }
 
     /// Submits pushed SQEs, optionally waiting (a timeout or interruption is not an error).
-    /// A failure is recorded for metrics, the shutdown report and [`Core::submit_failed`].
+    /// A failure is recorded for metrics, the shutdown report and [`DriverState::submit_failed`].
     pub(crate) fn submit(&mut self, wait: Wait) -> io::Result<()> {
         self.unsubmitted = 0;
         let result = self.backend.submit(wait);
@@ -201,7 +201,7 @@ impl Core {
                 Queue::Bounded => self.submit_queue.pop_front(),
             };
             let slot = &mut self.slab[key.index as usize];
-            if let OpData::Fsync { fd, start, .. } = &mut slot.data {
+            if let Request::Fsync { fd, start, .. } = &mut slot.data {
                 *start = Some(self.durability.started(fd));
             }
             slot.data.mark_submitted();
@@ -272,14 +272,14 @@ mod tests {
     use std::os::fd::{AsRawFd, OwnedFd};
     use std::sync::Arc;
 
-    use super::super::{Core, Waiter};
+    use super::super::{DriverState, Waiter};
     use crate::backend::Wait;
     use crate::backend::sim::sim_ring;
     use crate::key::RequestKey;
-    use crate::op_data::OpData;
+    use crate::request::Request;
 
-    fn read_of(fd: &Arc<OwnedFd>) -> OpData {
-        OpData::Read {
+    fn read_of(fd: &Arc<OwnedFd>) -> Request {
+        Request::Read {
             fd: fd.clone(),
             buf: crate::backend::sim::zeroed_spare(4),
             offset: 0,
@@ -310,7 +310,7 @@ mod tests {
         let fd = Arc::new(OwnedFd::from(
             std::fs::File::open("/dev/null").expect("open /dev/null"),
         ));
-        let mut core = Core::new(Box::new(backend), 4, Some(fd.as_raw_fd()));
+        let mut core = DriverState::new(Box::new(backend), 4, Some(fd.as_raw_fd()));
         let mut keys = Vec::new();
         for _ in 0..2 {
             match core.register(read_of(&fd), None, Waiter::None) {
