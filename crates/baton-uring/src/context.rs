@@ -2,12 +2,10 @@
 //! dropping thread has its driver entered (it then touches the driver's state directly), and
 //! *foreign* otherwise (it goes through the mailbox).
 
-use std::any::Any;
 use std::cell::{Cell, RefCell};
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::mailbox::Mailbox;
-use crate::state::{Deferred, DriverState};
+use crate::state::{Deferred, DriverState, Payload, reraise};
 use crate::sync::Arc;
 
 /// The part of a driver that entered threads reach through the context.
@@ -94,11 +92,11 @@ pub(crate) fn replace(entry: Option<Entered>) -> Option<Entered> {
     CURRENT.with(|c| c.replace(entry))
 }
 
-/// Runs `f` on the borrowed core, then releases everything it deferred *after* the borrow ends
-/// (waker hygiene). A panic from a deferred wake or drop is re-raised after all of them ran,
-/// unless the thread is already unwinding.
+/// Runs `f` on the borrowed state, then releases everything it deferred *after* the borrow
+/// ends (waker hygiene). A panic from a deferred wake or drop is re-raised after all of them
+/// ran, unless the thread is already unwinding.
 pub(crate) fn with_core<R>(inner: &Inner, f: impl FnOnce(&mut DriverState) -> R) -> R {
-    let (result, mut deferred) = {
+    let (result, deferred) = {
         let mut core = inner
             .core
             .try_borrow_mut()
@@ -107,61 +105,28 @@ pub(crate) fn with_core<R>(inner: &Inner, f: impl FnOnce(&mut DriverState) -> R)
         if core.deferred.is_empty() {
             return result;
         }
-        let mut spare = inner.spare.take();
-        std::mem::swap(&mut spare, &mut core.deferred);
-        (result, spare)
+        (result, inner.take_deferred(&mut core))
     };
-    let panic = release_in_place(&mut deferred);
-    inner.spare.set(deferred);
-    if let Some(payload) = panic
-        && !std::thread::panicking()
-    {
-        resume_unwind(payload);
+    if let Some(payload) = inner.release(deferred) {
+        reraise(payload);
     }
     result
 }
 
-/// Wakes and drops deferred values, catching panics, and returns the first payload. Drains
-/// `deferred` in place so its buffers keep their capacity.
-pub(crate) fn release_in_place(deferred: &mut Deferred) -> Option<Box<dyn Any + Send>> {
-    if deferred.is_empty() {
-        return None;
+impl Inner {
+    /// Swaps the state's deferred values for the spare (empty) buffers, so their capacity is
+    /// reused instead of allocating per borrow.
+    pub(crate) fn take_deferred(&self, core: &mut DriverState) -> Deferred {
+        let mut spare = self.spare.take();
+        std::mem::swap(&mut spare, &mut core.deferred);
+        spare
     }
-    let mut first = None;
-    let mut record = |r: Result<(), Box<dyn Any + Send>>| {
-        if let Err(payload) = r {
-            first.get_or_insert(payload);
-        }
-    };
-    // Stash rule 3: late results reach their stashes (whose waiters may wake) here, outside
-    // the borrow, before the wakes of the operations that completed.
-    if !deferred.deposits.is_empty() {
-        for (ticket, outcome, data) in deferred.deposits.drain(..) {
-            record(catch_unwind(AssertUnwindSafe(|| {
-                ticket.deposit(outcome, data);
-            })));
-        }
+
+    /// Releases what a borrow deferred, after the borrow ended, and keeps the emptied buffers
+    /// as the next spare; returns the first panic's payload.
+    pub(crate) fn release(&self, mut deferred: Deferred) -> Option<Payload> {
+        let panic = deferred.release();
+        self.spare.set(deferred);
+        panic
     }
-    if !deferred.drop_tickets.is_empty() {
-        for ticket in deferred.drop_tickets.drain(..) {
-            record(catch_unwind(AssertUnwindSafe(|| drop(ticket))));
-        }
-    }
-    for waker in deferred.wake.drain(..) {
-        record(catch_unwind(AssertUnwindSafe(|| waker.wake())));
-    }
-    if !deferred.drop_wakers.is_empty() {
-        for waker in deferred.drop_wakers.drain(..) {
-            record(catch_unwind(AssertUnwindSafe(|| drop(waker))));
-        }
-    }
-    if !deferred.drop_cells.is_empty() {
-        for cell in deferred.drop_cells.drain(..) {
-            record(catch_unwind(AssertUnwindSafe(|| drop(cell))));
-        }
-    }
-    if !deferred.drop_data.is_empty() {
-        deferred.drop_data.clear();
-    }
-    first
 }

@@ -4,7 +4,7 @@ use std::cell::{Cell, RefCell};
 use std::io;
 use std::marker::PhantomData;
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64 as StdAtomicU64, AtomicUsize as StdAtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -16,7 +16,7 @@ use crate::context::{self, Entered, Inner, with_core};
 use crate::error::SetupError;
 use crate::handle::{DriverHandle, Unparker};
 use crate::mailbox::{Mailbox, Msg};
-use crate::state::{Deferred, DriverState, Undrained};
+use crate::state::{Deferred, DriverState, Payload, Undrained, reraise};
 
 /// What the driver does with a panic from a waker it wakes or drops while serving requests (a
 /// turn, closure, shutdown) — typically a foreign executor's waker of a forwarded operation.
@@ -317,12 +317,11 @@ impl Driver {
     /// cleanup is done: counted either way; re-raised under `Propagate` (unless the thread is
     /// already unwinding, where a second panic would abort the process); otherwise the first
     /// one is reported on stderr and service goes on.
-    pub(crate) fn waker_panicked(&self, payload: Box<dyn std::any::Any + Send>) {
+    pub(crate) fn waker_panicked(&self, payload: Payload) {
         let caught = self.panics_caught.get() + 1;
         self.panics_caught.set(caught);
         match self.waker_panics {
-            WakerPanics::Propagate if !std::thread::panicking() => resume_unwind(payload),
-            WakerPanics::Propagate => {}
+            WakerPanics::Propagate => reraise(payload),
             WakerPanics::Contain => {
                 if caught == 1 {
                     let message = payload
@@ -387,7 +386,7 @@ impl Driver {
         let mut report = TurnReport::default();
         let mut messages = self.messages.take();
         let shared = &self.inner.shared;
-        let mut deferred = self.inner.spare.take();
+        let deferred;
         {
             let mut core = self
                 .inner
@@ -434,13 +433,11 @@ impl Driver {
             if core.flush().is_ok() && core.has_unsubmitted() {
                 let _ = core.submit(Wait::No);
             }
-            std::mem::swap(&mut deferred, &mut core.deferred);
+            deferred = self.inner.take_deferred(core);
         }
         self.messages.set(messages);
         report.woken = deferred.wake.len();
-        let panic = context::release_in_place(&mut deferred);
-        self.inner.spare.set(deferred);
-        if let Some(payload) = panic {
+        if let Some(payload) = self.inner.release(deferred) {
             self.waker_panicked(payload);
         }
         report
@@ -604,14 +601,14 @@ impl Driver {
     pub fn metrics(&self) -> DriverMetrics {
         self.check_thread();
         with_core(&self.inner, |core| DriverMetrics {
-            queued: core.counts.queued,
-            in_flight: core.counts.in_flight,
-            peer_in_flight: core.counts.peer_in_flight,
+            queued: core.slot_counts().queued,
+            in_flight: core.slot_counts().in_flight,
+            peer_in_flight: core.slot_counts().peer_in_flight,
             cancels_in_flight: core.counts.cancels_in_flight,
             slots: core.slots(),
             completed: core.counts.completed,
             cancelled: core.counts.cancelled,
-            timers: core.counts.live_timers,
+            timers: core.slot_counts().timed,
             timers_fired: core.counts.timers_fired,
             timer_entries: core.timer_entries(),
             forwarded: core.counts.forwarded,
