@@ -46,6 +46,10 @@
 //!    worker, and drops a worker sitting in the slot outside the lock. A worker held by the
 //!    background thread is dropped by it when it sees *closed*; a worker on loan is dropped by
 //!    its borrower when it gives it back. A worker reporting shutdown retires the same way.
+//!    Called from a thread outside the runtime, shutdown first borrows the worker like any
+//!    requester (rules 2–6) and closes while it holds it, so it drops the worker on its own
+//!    thread, where that thread's local tasks can be dropped; refused or contended, it only
+//!    closes.
 //! 9. A background thread that panics closes the protocol on its way out, so callers fall back
 //!    instead of waiting.
 //!
@@ -105,6 +109,9 @@ mod nesting_props;
 
 #[cfg(all(test, not(loom)))]
 mod rest_tests;
+
+#[cfg(all(test, not(loom)))]
+mod shutdown_tests;
 
 #[cfg(all(test, loom))]
 mod loom_models;

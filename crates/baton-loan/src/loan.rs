@@ -68,7 +68,8 @@ pub enum Unavailable {
 /// Where the worker was when [`Loan::shutdown`] closed the protocol (rule 8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerDisposal {
-    /// It sat in the slot and was dropped by `shutdown` itself.
+    /// `shutdown` dropped it on the calling thread: it sat in the slot, or `shutdown` (called
+    /// from outside the runtime) borrowed it before closing.
     DroppedNow,
     /// The background thread held it and dropped it on its way out.
     DroppedByBackground,
@@ -314,30 +315,55 @@ impl Loan {
         }
     }
 
-    /// Closes the protocol (rule 8), drops the worker if it sits in the slot, and joins the
-    /// background thread unless called from it. Idempotent: the first call (off the background
-    /// thread) claims the join before closing; a later call returns at once with
-    /// [`BackgroundExit::NotJoined`], so a thread the background thread waits for can re-enter
-    /// shutdown without deadlocking.
+    /// Closes the protocol (rule 8) and joins the background thread unless called from it.
+    ///
+    /// Called from a thread outside the runtime (its role is [`ThreadRole::Outside`]), it first
+    /// borrows the worker through the slot like a `block_on` would, closes the slot while
+    /// holding it, and drops it on the calling thread, so the local tasks this thread owns are
+    /// dropped here rather than leaked. When that borrow is refused (the background thread holds
+    /// its own local tasks) or contended (another thread's request or loan is in progress), or
+    /// when called from inside the runtime, it just closes: a worker sitting in the slot is
+    /// dropped here, the background thread drops one it holds, and a borrower drops one on loan
+    /// when it gives it back.
+    ///
+    /// Idempotent: the first call (off the background thread) claims the join before closing; a
+    /// later call returns at once with [`BackgroundExit::NotJoined`], so a thread the background
+    /// thread waits for can re-enter shutdown without deadlocking.
     pub fn shutdown(&self) -> ShutdownReport {
         // The join is claimed before the slot closes: closing can run the worker's destructor
         // on the background thread, and a helper thread it waits for may re-enter shutdown. That
         // later call must find the handle gone (and return at once) instead of joining the very
         // thread that is waiting for it. Bound first: a guard in a scrutinee would hold the lock
         // across `join`.
-        let join = if self.thread_role() == ThreadRole::Background {
+        let role = self.thread_role();
+        let join = if role == ThreadRole::Background {
             None
         } else {
             sync::lock(&self.background).take()
         };
-        let worker = match self.slot.close() {
-            Close::Taken(worker) => {
+        // Rule 8: from outside, take the worker home first (an ordinary request, rules 2-6). A
+        // re-entrant call from the dropped worker's destructor finds the slot closed.
+        let borrowed = match role {
+            ThreadRole::Outside => match self.slot.acquire() {
+                Acquire::Loaned(worker) => Some(worker),
+                Acquire::Contended | Acquire::Refused | Acquire::Closed => None,
+            },
+            ThreadRole::Root | ThreadRole::TaskPoll | ThreadRole::Background => None,
+        };
+        let worker = match (self.slot.close(), borrowed) {
+            // Rule 8: closed while we hold it (`OnLoan`, or `AlreadyClosed` when a concurrent
+            // shutdown closed it during our loan); dropped here, outside the slot lock.
+            (_, Some(worker)) => {
                 drop(worker);
                 WorkerDisposal::DroppedNow
             }
-            Close::WithBackground => WorkerDisposal::DroppedByBackground,
-            Close::OnLoan => WorkerDisposal::DroppedOnReturn,
-            Close::AlreadyClosed => WorkerDisposal::AlreadyClosed,
+            (Close::Taken(worker), None) => {
+                drop(worker);
+                WorkerDisposal::DroppedNow
+            }
+            (Close::WithBackground, None) => WorkerDisposal::DroppedByBackground,
+            (Close::OnLoan, None) => WorkerDisposal::DroppedOnReturn,
+            (Close::AlreadyClosed, None) => WorkerDisposal::AlreadyClosed,
         };
         let background = match join {
             Some(handle) => match handle.join() {

@@ -332,7 +332,6 @@ impl TestHandle {
     }
 
     /// Gives the worker a callback that runs from its destructor.
-    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn on_drop(&self, hook: impl FnOnce() + Send + 'static) {
         *sync::lock(&self.shared.on_drop) = Some(DropHook(Box::new(hook)));
     }

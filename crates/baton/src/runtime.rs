@@ -209,7 +209,10 @@ impl Runtime {
     /// 1. the blocking executor stops accepting jobs and cancels the queued ones (a shared
     ///    executor is only detached from);
     /// 2. the worker's inbox closes, every task is cancelled (its future dropped), and
-    ///    in-flight I/O is cancelled — except writes and syncs, which are finished;
+    ///    in-flight I/O is cancelled — except writes and syncs, which are finished. The worker
+    ///    is first brought to the calling thread when it can be, so the local tasks this thread
+    ///    spawned are dropped here (a local task of another thread is leaked, never dropped on
+    ///    the wrong thread, and counted in [`ShutdownReport::tasks_leaked`]);
     /// 3. the worker waits for the kernel's last completions until the deadline;
     /// 4. running blocking jobs get what is left of the deadline (a job still running then
     ///    finishes on its own; its result is dropped).
