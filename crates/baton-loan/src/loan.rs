@@ -11,7 +11,7 @@ use web_time::Instant;
 
 use crate::background;
 use crate::error::LoanError;
-use crate::frame::{self, Frame, Nested, Origin, RuntimeKey, ThreadRole};
+use crate::frame::{self, Closure, Frame, Nested, Origin, RuntimeKey, ThreadRole};
 use crate::signal::{RootWake, ThreadWake};
 use crate::slot::{Acquire, Close, RestWaker, Slot};
 use crate::sync::{self, AtomicUsize, Mutex, Ordering, thread};
@@ -168,7 +168,7 @@ impl Loan {
 
     /// Whether the protocol is closed (shutdown, the worker retired, or a background panic).
     pub fn is_closed(&self) -> bool {
-        self.slot.phase() == crate::slot::Phase::Closed
+        self.slot.is_closed()
     }
 
     /// The slot's phase (tests of rule 7).
@@ -191,6 +191,10 @@ impl Loan {
     /// run for it, is re-raised here with its original payload after the future was dropped and
     /// the worker was returned (rule 13).
     ///
+    /// If the protocol closes while this call has the worker (a shutdown from another thread),
+    /// the worker is closed here at the next dispatch boundary ([`LoanWorker::close_on_loan`],
+    /// rule 8) and the future is polled once more; the worker is dropped when this call returns.
+    ///
     /// A `block_on` inside a task poll of this runtime, or on its background thread, falls back:
     /// it never deadlocks on the slot, but a future that waits for *this* runtime's tasks cannot
     /// make progress there, because the worker is busy running the very task that called it.
@@ -203,17 +207,30 @@ impl Loan {
     }
 
     /// Runs the worker on the calling thread until `until()` holds or `deadline` passes, parking
-    /// when idle. Used to drain a runtime before shutdown.
+    /// when idle. Used to drain a runtime before shutdown. If the protocol closes meanwhile, the
+    /// worker is closed where it is ([`LoanWorker::close_on_loan`], rule 8) and the drain goes
+    /// on; the worker is dropped when it returns.
     pub fn drain_until(&self, deadline: Instant, until: &mut dyn FnMut() -> bool) -> DrainOutcome {
         let (origin, worker) = match self.borrow() {
             Ok(borrowed) => borrowed,
             Err(why) => return DrainOutcome::Unavailable(why),
         };
         let mut frame = Frame::new(&self.slot, self.key(), origin, worker);
-        match frame.dispatch(|worker| worker.run_until(until, Some(deadline))) {
-            RunOutcome::Satisfied => DrainOutcome::Satisfied,
-            RunOutcome::DeadlineReached => DrainOutcome::DeadlineReached,
-            RunOutcome::ShuttingDown => DrainOutcome::ShuttingDown,
+        loop {
+            let closure = frame.closure_watch();
+            let ran = frame.dispatch(|worker| {
+                worker.run_until(&mut || until() || closure.fired(), Some(deadline))
+            });
+            // Rule 8: a closure stopped the run (or raced its end): close the worker where it
+            // is, then keep draining until the caller's predicate or deadline.
+            if frame.notice_closure() == Closure::Noticed {
+                continue;
+            }
+            return match ran {
+                RunOutcome::Satisfied => DrainOutcome::Satisfied,
+                RunOutcome::DeadlineReached => DrainOutcome::DeadlineReached,
+                RunOutcome::ShuttingDown => DrainOutcome::ShuttingDown,
+            };
         }
     }
 
@@ -251,6 +268,11 @@ impl Loan {
         // (never during unwinding, where its panicking destructor would abort the process).
         let ended = panic::catch_unwind(AssertUnwindSafe(|| {
             loop {
+                // Rule 8: the slot closed while we hold the worker; close it here, then poll the
+                // root again (closing may drop its wakers instead of waking them).
+                if frame.notice_closure() == Closure::Noticed {
+                    wake.mark();
+                }
                 if wake.take() {
                     // Rule 10: poll the root in place, its worker parked for nested frames.
                     let polled = frame.with_root(|| {
@@ -269,8 +291,10 @@ impl Loan {
                     // Rule 10: a self-waking root cannot starve spawned work.
                     let _turn: TurnOutcome = frame.dispatch(|worker| worker.turn());
                 } else {
-                    let ran =
-                        frame.dispatch(|worker| worker.run_until(&mut || wake.is_woken(), None));
+                    let closure = frame.closure_watch();
+                    let ran = frame.dispatch(|worker| {
+                        worker.run_until(&mut || wake.is_woken() || closure.fired(), None)
+                    });
                     if ran == RunOutcome::ShuttingDown {
                         // The worker runs nothing more: wait for the root's own wake.
                         wake.wait();

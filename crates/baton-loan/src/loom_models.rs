@@ -268,3 +268,51 @@ fn loom_shutdown_from_outside_against_a_requester() {
         }
     });
 }
+
+/// Rule 8, shutdown from outside against a borrower whose root only the worker's closure can
+/// end: another thread's `block_on` waits on a join that `close_on_loan` completes. Whether
+/// the shutdown comes before the borrower's request (it then falls back, and the shutdown
+/// thread completes the join itself), during it, or during the loan while the borrower turns
+/// or parks, the borrower returns; when the report says the worker was on loan, the borrower
+/// closed it there exactly once (a closure it missed leaves it parked: deadlock) and dropped
+/// it when the root completed.
+///
+/// Planted bugs it caught: the borrower's run predicate ignoring the closure (deadlock: the
+/// closure's unpark ends the park, the predicate sends it back to park); `close` publishing
+/// `Closed` without setting the lock-free flag (deadlock).
+#[test]
+fn loom_close_on_loan_against_a_parked_borrower() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        let (join, done) = TestJoin::pair();
+        let done = Arc::new(Mutex::new(Some(done)));
+        let complete = {
+            let done = Arc::clone(&done);
+            move || {
+                let done = sync::lock(&done).take();
+                if let Some(done) = done {
+                    done.set(());
+                }
+            }
+        };
+        handle.on_close_on_loan(complete.clone());
+        let borrower = {
+            let loan = Arc::clone(&loan);
+            thread::spawn(move || loan.block_on(join))
+        };
+        let report = loan.shutdown();
+        if report.worker != WorkerDisposal::DroppedOnReturn {
+            // The borrower did not hold the worker when the slot closed: nothing closes it on
+            // loan, so the join is completed from here.
+            complete();
+        }
+        borrower.join().expect("borrower");
+        let closes = if report.worker == WorkerDisposal::DroppedOnReturn {
+            1
+        } else {
+            0
+        };
+        assert_eq!(handle.closes_on_loan(), closes, "{report:?}");
+        assert_eq!(handle.drops(), 1, "{report:?}");
+    });
+}

@@ -75,6 +75,7 @@ pub use inbox::{InboxSender, InboxTraffic};
 pub use key::RequestKey;
 pub use op::{Op, Operation};
 pub use worker::{
-    InboxMetrics, RunUntil, Waits, WaitsError, Worker, WorkerConfig, WorkerGuard, WorkerHandle,
-    WorkerMetrics, WorkerSetupError, WorkerShutdownReport, WorkerTurn, with_current_waits,
+    InboxMetrics, RunUntil, Waits, WaitsError, Worker, WorkerClose, WorkerConfig, WorkerGuard,
+    WorkerHandle, WorkerMetrics, WorkerSetupError, WorkerShutdownReport, WorkerTurn,
+    with_current_waits,
 };

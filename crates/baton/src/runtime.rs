@@ -84,8 +84,16 @@ pub struct ShutdownReport {
     /// The blocking executor's counters at the end of its shutdown.
     pub blocking: Option<ExecutorSnapshot>,
     /// The worker's own report; `None` when a `block_on` on another thread still had the
-    /// worker on loan (it is shut down when that call gives it back).
+    /// worker on loan at the deadline (it is shut down when that call gives it back).
     pub worker: Option<WorkerShutdownReport>,
+    /// A `block_on` on another thread had the worker on loan when shutdown began: the worker
+    /// was closed there (see [`closed_on_loan`](Self::closed_on_loan)), and shutdown waited,
+    /// until its deadline, for that call to give it back.
+    pub worker_on_loan: bool,
+    /// The `block_on` that had the worker on loan closed it where it was before the deadline:
+    /// its tasks were cancelled and its pending I/O failed with
+    /// [`Error::Closed`](crate::Error::Closed), so the call could return.
+    pub closed_on_loan: bool,
 }
 
 impl ShutdownReport {
@@ -217,6 +225,13 @@ impl Runtime {
     /// 4. running blocking jobs get what is left of the deadline (a job still running then
     ///    finishes on its own; its result is dropped).
     ///
+    /// When a `block_on` on another thread has the worker on loan, step 2 happens there, at
+    /// that call's next dispatch boundary: its tasks are cancelled and its pending I/O fails
+    /// with [`Error::Closed`](crate::Error::Closed), so its future can finish; this call waits
+    /// (until the deadline) for that `block_on` to give the worker back, which runs step 3.
+    /// The report says so ([`ShutdownReport::worker_on_loan`],
+    /// [`ShutdownReport::closed_on_loan`]).
+    ///
     /// Handles used afterwards get clear errors: spawned tasks resolve cancelled, I/O fails
     /// with [`Error::Closed`](crate::Error::Closed), blocking jobs with
     /// [`BlockingError::Closed`](crate::BlockingError::Closed).
@@ -258,9 +273,13 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     *lock(&shared.shutdown_deadline) = Some(deadline);
     let _first = shared.begin_shutdown();
     let loan = shared.loan().shutdown();
-    let worker = match loan.worker {
-        WorkerDisposal::DroppedOnReturn => None,
-        _ => lock(&shared.worker_report).take(),
+    let worker_on_loan = loan.worker == WorkerDisposal::DroppedOnReturn;
+    let worker = if worker_on_loan {
+        // The borrower closes the worker at its next dispatch boundary (worker adapter rule
+        // 7) and drops it when its `block_on` returns, which publishes the report.
+        shared.wait_worker_report(deadline)
+    } else {
+        shared.take_worker_report()
     };
     // Step 4: running blocking jobs get what is left of the deadline.
     let blocking = shared
@@ -275,5 +294,7 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
         blocking_drained: blocking.map(|report| matches!(report, ExecutorShutdown::Drained { .. })),
         blocking: blocking.map(|report| report.snapshot()),
         worker,
+        worker_on_loan,
+        closed_on_loan: shared.was_closed_on_loan(),
     }
 }
