@@ -94,6 +94,35 @@ fn shutdown_from_another_thread_closes_a_borrowed_worker_and_its_accept_resolves
     Ok(())
 }
 
+/// A `timeout` waiting in a borrowed `block_on` when another thread shuts the runtime down
+/// reports `Closed`, not `Elapsed`: its timer was cancelled by the closure, not fired.
+#[test]
+fn a_timeout_pending_in_a_borrowed_block_on_reports_closed_when_the_runtime_shuts_down()
+-> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let (waiting, timeout_pending) = mpsc::channel();
+    let (finished, timeout_result) = mpsc::channel();
+    let borrower = std::thread::spawn(move || {
+        let result = handle.block_on(async {
+            let _sent = waiting.send(());
+            baton::time::timeout(Duration::from_secs(600), std::future::pending::<()>()).await
+        });
+        let _sent = finished.send(result);
+    });
+    timeout_pending
+        .recv_timeout(DEADLINE)
+        .map_err(io::Error::other)?;
+    let report = rt.shutdown_timeout(DEADLINE);
+    let result = timeout_result
+        .recv_timeout(DEADLINE)
+        .map_err(|_| io::Error::other("the timeout never resolved"))?;
+    assert_eq!(result, Err(baton::time::TimeoutError::Closed), "{report:?}");
+    borrower
+        .join()
+        .map_err(|_| io::Error::other("borrower panicked"))
+}
+
 /// A borrower busy inside its root's poll when shutdown comes (here: blocked until the test
 /// lets it go) cannot close the worker in time: shutdown waits only until its deadline and
 /// says the worker was on loan, not closed there, and not reported. Once the borrower moves

@@ -252,7 +252,8 @@ impl Runtime {
     /// for.
     ///
     /// Handles used afterwards get clear errors: spawned tasks resolve cancelled, I/O fails
-    /// with [`Error::Closed`](crate::Error::Closed), blocking jobs with
+    /// with [`Error::Closed`](crate::Error::Closed), timeouts with
+    /// [`TimeoutError::Closed`](crate::time::TimeoutError::Closed), blocking jobs with
     /// [`BlockingError::Closed`](crate::BlockingError::Closed).
     ///
     /// ```
