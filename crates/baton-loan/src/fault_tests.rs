@@ -177,9 +177,19 @@ fn inner_report(inner: &Mutex<Option<ShutdownReport>>) -> ShutdownReport {
         .expect("the worker's destructor called shutdown")
 }
 
+/// Pins the worker to the background thread (rule 5: it refuses to lend it, also to
+/// `shutdown`), so the background thread is the one that drops it.
+fn keep_worker_on_background(handle: &TestHandle) {
+    let local = handle.clone();
+    wait_join(&handle.spawn(async move {
+        let _pinned = local.spawn_local(std::future::pending::<()>());
+    }));
+}
+
 #[test]
 fn worker_destructor_reenters_shutdown_when_dropped_by_background() {
     let (loan, handle) = runtime();
+    keep_worker_on_background(&handle);
     let inner = shutdown_from_worker_drop(&loan, &handle);
     let outer = within({
         let loan = Arc::clone(&loan);
@@ -209,41 +219,29 @@ fn worker_destructor_reenters_shutdown_when_dropped_on_return() {
     assert_eq!(handle.drops(), 1);
 }
 
-/// How many fresh runtimes `dropped_now` may try before it gives up: the worker sits in the
-/// slot only between its return and the background thread taking it back.
-const DROPPED_NOW_ATTEMPTS: usize = 2_000;
-
+/// Rule 8: a shutdown from outside borrows the worker and drops it on its own thread; the
+/// destructor's call finds the slot closed and the join claimed, and returns at once.
 #[test]
 fn worker_destructor_reenters_shutdown_when_dropped_now() {
-    let observed = within(|| {
-        for _ in 0..DROPPED_NOW_ATTEMPTS {
-            let (loan, handle) = runtime();
-            let inner = shutdown_from_worker_drop(&loan, &handle);
-            assert_eq!(loan.block_on(async { 1 }), 1);
-            let outer = loan.shutdown();
-            assert_eq!(handle.drops(), 1);
-            let inner = inner_report(&inner);
-            assert_eq!(inner.worker, WorkerDisposal::AlreadyClosed);
-            if outer.worker == WorkerDisposal::DroppedNow {
-                // The destructor ran inside the outer shutdown, which had already claimed the
-                // join: the inner call returns at once and the outer one joins.
-                assert_eq!(inner.background, BackgroundExit::NotJoined);
-                assert_eq!(outer.background, BackgroundExit::Joined);
-                return true;
-            }
-            assert_eq!(outer.worker, WorkerDisposal::DroppedByBackground);
-        }
-        false
+    let (loan, handle) = runtime();
+    let inner = shutdown_from_worker_drop(&loan, &handle);
+    assert_eq!(loan.block_on(async { 1 }), 1);
+    let outer = within({
+        let loan = Arc::clone(&loan);
+        move || loan.shutdown()
     });
-    assert!(
-        observed,
-        "shutdown never found the returned worker in the slot"
-    );
+    assert_eq!(outer.worker, WorkerDisposal::DroppedNow);
+    assert_eq!(outer.background, BackgroundExit::Joined);
+    let inner = inner_report(&inner);
+    assert_eq!(inner.worker, WorkerDisposal::AlreadyClosed);
+    assert_eq!(inner.background, BackgroundExit::NotJoined);
+    assert_eq!(handle.drops(), 1);
 }
 
 #[test]
 fn worker_destructor_shutting_down_from_another_thread_does_not_deadlock() {
     let (loan, handle) = runtime();
+    keep_worker_on_background(&handle);
     let inner = Arc::new(Mutex::new(None));
     let weak = Arc::downgrade(&loan);
     handle.on_drop({

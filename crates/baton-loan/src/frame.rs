@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use crate::slot::{GiveBack, Slot};
+use crate::slot::{CloseOnLoan, GiveBack, Slot};
 use crate::sync::thread_local;
 use crate::worker::{LoanWorker, Pending};
 
@@ -161,6 +161,35 @@ pub(crate) struct Frame<'a> {
     worker: Option<Box<dyn LoanWorker>>,
     /// Whether `enter` returned, so `Drop` owes the matching `leave`.
     entered: bool,
+    /// Rule 8: this frame saw the slot closed (and the worker was closed on loan by it or by
+    /// an inner frame).
+    closure_seen: bool,
+}
+
+/// Rule 8: the closure check of a frame's run predicate. A copy, so the predicate does not
+/// borrow the frame while it dispatches.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClosureWatch<'a> {
+    /// The slot to watch; `None` once the frame noticed the closure.
+    slot: Option<&'a Slot>,
+}
+
+impl ClosureWatch<'_> {
+    /// Whether the slot closed and the frame has not noticed it yet: stop and look.
+    pub(crate) fn fired(&self) -> bool {
+        self.slot.is_some_and(Slot::is_closed)
+    }
+}
+
+/// What [`Frame::notice_closure`] found (rule 8).
+#[must_use = "a frame that noticed the closure must poll its root again"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Closure {
+    /// The slot closed since this frame last looked: the worker is closed on loan now, and the
+    /// frame's root must be polled again (closing may drop wakers instead of waking them).
+    Noticed,
+    /// Nothing new: the slot is open, or this frame already noticed its closure.
+    Unchanged,
 }
 
 impl<'a> Frame<'a> {
@@ -179,6 +208,7 @@ impl<'a> Frame<'a> {
             index,
             worker: Some(worker),
             entered: false,
+            closure_seen: false,
         };
         frame.worker().enter();
         frame.entered = true;
@@ -190,6 +220,27 @@ impl<'a> Frame<'a> {
         self.worker
             .as_deref_mut()
             .expect("the worker is back in its frame between root polls")
+    }
+
+    /// What this frame's run predicates check for a closure it has not noticed yet (rule 8).
+    pub(crate) fn closure_watch(&self) -> ClosureWatch<'a> {
+        ClosureWatch {
+            slot: (!self.closure_seen).then_some(self.slot),
+        }
+    }
+
+    /// Rule 8, at a dispatch boundary: if the slot closed since this frame last looked, close
+    /// the worker on loan (the first frame to see it, once per worker), as a dispatch (its
+    /// task destructors may call `block_on`, rule 11).
+    pub(crate) fn notice_closure(&mut self) -> Closure {
+        if !self.closure_watch().fired() {
+            return Closure::Unchanged;
+        }
+        self.closure_seen = true;
+        if self.slot.claim_close_on_loan() == CloseOnLoan::Due {
+            self.dispatch(|worker| worker.close_on_loan());
+        }
+        Closure::Noticed
     }
 
     /// Runs `f` on the worker while the entry says "task poll" (rule 11: a `block_on` from a

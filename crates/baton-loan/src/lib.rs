@@ -46,6 +46,14 @@
 //!    worker, and drops a worker sitting in the slot outside the lock. A worker held by the
 //!    background thread is dropped by it when it sees *closed*; a worker on loan is dropped by
 //!    its borrower when it gives it back. A worker reporting shutdown retires the same way.
+//!    The borrower notices the closure at its next dispatch boundary (the closure unparks the
+//!    worker, and the borrower's run predicate includes it): the first of its frames to see it
+//!    calls [`LoanWorker::close_on_loan`], once per worker, every frame polls its root once
+//!    more, and it keeps driving the worker until its root completes.
+//!    Called from a thread outside the runtime, shutdown first borrows the worker like any
+//!    requester (rules 2–6) and closes while it holds it, so it drops the worker on its own
+//!    thread, where that thread's local tasks can be dropped; refused or contended, it only
+//!    closes.
 //! 9. A background thread that panics closes the protocol on its way out, so callers fall back
 //!    instead of waiting.
 //!
@@ -75,8 +83,9 @@
 //! park/unpark, and fault injection: panicking `enter`/`leave`/turns, re-entrant destructors)
 //! through every behaviour of SPEC §5; loom models (`loom_*`, under `cfg(loom)`)
 //! check the shipped slot protocol with a background thread, two requesters and shutdown, the
-//! rest against outside wakes, the next `block_on` and shutdown, and the root waker's wake
-//! against park. `examples/loan_bench.rs` measures `block_on` round trips.
+//! rest against outside wakes, the next `block_on` and shutdown, shutdown from outside against
+//! the background thread and a requester, the closure of a worker on loan against a parked
+//! borrower, and the root waker's wake against park. `examples/loan_bench.rs` measures `block_on` round trips.
 
 mod background;
 mod error;
@@ -105,6 +114,9 @@ mod nesting_props;
 
 #[cfg(all(test, not(loom)))]
 mod rest_tests;
+
+#[cfg(all(test, not(loom)))]
+mod shutdown_tests;
 
 #[cfg(all(test, loom))]
 mod loom_models;

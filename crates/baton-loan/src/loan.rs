@@ -11,7 +11,7 @@ use web_time::Instant;
 
 use crate::background;
 use crate::error::LoanError;
-use crate::frame::{self, Frame, Nested, Origin, RuntimeKey, ThreadRole};
+use crate::frame::{self, Closure, Frame, Nested, Origin, RuntimeKey, ThreadRole};
 use crate::signal::{RootWake, ThreadWake};
 use crate::slot::{Acquire, Close, RestWaker, Slot};
 use crate::sync::{self, AtomicUsize, Mutex, Ordering, thread};
@@ -68,7 +68,8 @@ pub enum Unavailable {
 /// Where the worker was when [`Loan::shutdown`] closed the protocol (rule 8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerDisposal {
-    /// It sat in the slot and was dropped by `shutdown` itself.
+    /// `shutdown` dropped it on the calling thread: it sat in the slot, or `shutdown` (called
+    /// from outside the runtime) borrowed it before closing.
     DroppedNow,
     /// The background thread held it and dropped it on its way out.
     DroppedByBackground,
@@ -167,7 +168,7 @@ impl Loan {
 
     /// Whether the protocol is closed (shutdown, the worker retired, or a background panic).
     pub fn is_closed(&self) -> bool {
-        self.slot.phase() == crate::slot::Phase::Closed
+        self.slot.is_closed()
     }
 
     /// The slot's phase (tests of rule 7).
@@ -190,6 +191,10 @@ impl Loan {
     /// run for it, is re-raised here with its original payload after the future was dropped and
     /// the worker was returned (rule 13).
     ///
+    /// If the protocol closes while this call has the worker (a shutdown from another thread),
+    /// the worker is closed here at the next dispatch boundary ([`LoanWorker::close_on_loan`],
+    /// rule 8) and the future is polled once more; the worker is dropped when this call returns.
+    ///
     /// A `block_on` inside a task poll of this runtime, or on its background thread, falls back:
     /// it never deadlocks on the slot, but a future that waits for *this* runtime's tasks cannot
     /// make progress there, because the worker is busy running the very task that called it.
@@ -202,17 +207,30 @@ impl Loan {
     }
 
     /// Runs the worker on the calling thread until `until()` holds or `deadline` passes, parking
-    /// when idle. Used to drain a runtime before shutdown.
+    /// when idle. Used to drain a runtime before shutdown. If the protocol closes meanwhile, the
+    /// worker is closed where it is ([`LoanWorker::close_on_loan`], rule 8) and the drain goes
+    /// on; the worker is dropped when it returns.
     pub fn drain_until(&self, deadline: Instant, until: &mut dyn FnMut() -> bool) -> DrainOutcome {
         let (origin, worker) = match self.borrow() {
             Ok(borrowed) => borrowed,
             Err(why) => return DrainOutcome::Unavailable(why),
         };
         let mut frame = Frame::new(&self.slot, self.key(), origin, worker);
-        match frame.dispatch(|worker| worker.run_until(until, Some(deadline))) {
-            RunOutcome::Satisfied => DrainOutcome::Satisfied,
-            RunOutcome::DeadlineReached => DrainOutcome::DeadlineReached,
-            RunOutcome::ShuttingDown => DrainOutcome::ShuttingDown,
+        loop {
+            let closure = frame.closure_watch();
+            let ran = frame.dispatch(|worker| {
+                worker.run_until(&mut || until() || closure.fired(), Some(deadline))
+            });
+            // Rule 8: a closure stopped the run (or raced its end): close the worker where it
+            // is, then keep draining until the caller's predicate or deadline.
+            if frame.notice_closure() == Closure::Noticed {
+                continue;
+            }
+            return match ran {
+                RunOutcome::Satisfied => DrainOutcome::Satisfied,
+                RunOutcome::DeadlineReached => DrainOutcome::DeadlineReached,
+                RunOutcome::ShuttingDown => DrainOutcome::ShuttingDown,
+            };
         }
     }
 
@@ -250,6 +268,11 @@ impl Loan {
         // (never during unwinding, where its panicking destructor would abort the process).
         let ended = panic::catch_unwind(AssertUnwindSafe(|| {
             loop {
+                // Rule 8: the slot closed while we hold the worker; close it here, then poll the
+                // root again (closing may drop its wakers instead of waking them).
+                if frame.notice_closure() == Closure::Noticed {
+                    wake.mark();
+                }
                 if wake.take() {
                     // Rule 10: poll the root in place, its worker parked for nested frames.
                     let polled = frame.with_root(|| {
@@ -268,8 +291,10 @@ impl Loan {
                     // Rule 10: a self-waking root cannot starve spawned work.
                     let _turn: TurnOutcome = frame.dispatch(|worker| worker.turn());
                 } else {
-                    let ran =
-                        frame.dispatch(|worker| worker.run_until(&mut || wake.is_woken(), None));
+                    let closure = frame.closure_watch();
+                    let ran = frame.dispatch(|worker| {
+                        worker.run_until(&mut || wake.is_woken() || closure.fired(), None)
+                    });
                     if ran == RunOutcome::ShuttingDown {
                         // The worker runs nothing more: wait for the root's own wake.
                         wake.wait();
@@ -314,30 +339,55 @@ impl Loan {
         }
     }
 
-    /// Closes the protocol (rule 8), drops the worker if it sits in the slot, and joins the
-    /// background thread unless called from it. Idempotent: the first call (off the background
-    /// thread) claims the join before closing; a later call returns at once with
-    /// [`BackgroundExit::NotJoined`], so a thread the background thread waits for can re-enter
-    /// shutdown without deadlocking.
+    /// Closes the protocol (rule 8) and joins the background thread unless called from it.
+    ///
+    /// Called from a thread outside the runtime (its role is [`ThreadRole::Outside`]), it first
+    /// borrows the worker through the slot like a `block_on` would, closes the slot while
+    /// holding it, and drops it on the calling thread, so the local tasks this thread owns are
+    /// dropped here rather than leaked. When that borrow is refused (the background thread holds
+    /// its own local tasks) or contended (another thread's request or loan is in progress), or
+    /// when called from inside the runtime, it just closes: a worker sitting in the slot is
+    /// dropped here, the background thread drops one it holds, and a borrower drops one on loan
+    /// when it gives it back.
+    ///
+    /// Idempotent: the first call (off the background thread) claims the join before closing; a
+    /// later call returns at once with [`BackgroundExit::NotJoined`], so a thread the background
+    /// thread waits for can re-enter shutdown without deadlocking.
     pub fn shutdown(&self) -> ShutdownReport {
         // The join is claimed before the slot closes: closing can run the worker's destructor
         // on the background thread, and a helper thread it waits for may re-enter shutdown. That
         // later call must find the handle gone (and return at once) instead of joining the very
         // thread that is waiting for it. Bound first: a guard in a scrutinee would hold the lock
         // across `join`.
-        let join = if self.thread_role() == ThreadRole::Background {
+        let role = self.thread_role();
+        let join = if role == ThreadRole::Background {
             None
         } else {
             sync::lock(&self.background).take()
         };
-        let worker = match self.slot.close() {
-            Close::Taken(worker) => {
+        // Rule 8: from outside, take the worker home first (an ordinary request, rules 2-6). A
+        // re-entrant call from the dropped worker's destructor finds the slot closed.
+        let borrowed = match role {
+            ThreadRole::Outside => match self.slot.acquire() {
+                Acquire::Loaned(worker) => Some(worker),
+                Acquire::Contended | Acquire::Refused | Acquire::Closed => None,
+            },
+            ThreadRole::Root | ThreadRole::TaskPoll | ThreadRole::Background => None,
+        };
+        let worker = match (self.slot.close(), borrowed) {
+            // Rule 8: closed while we hold it (`OnLoan`, or `AlreadyClosed` when a concurrent
+            // shutdown closed it during our loan); dropped here, outside the slot lock.
+            (_, Some(worker)) => {
                 drop(worker);
                 WorkerDisposal::DroppedNow
             }
-            Close::WithBackground => WorkerDisposal::DroppedByBackground,
-            Close::OnLoan => WorkerDisposal::DroppedOnReturn,
-            Close::AlreadyClosed => WorkerDisposal::AlreadyClosed,
+            (Close::Taken(worker), None) => {
+                drop(worker);
+                WorkerDisposal::DroppedNow
+            }
+            (Close::WithBackground, None) => WorkerDisposal::DroppedByBackground,
+            (Close::OnLoan, None) => WorkerDisposal::DroppedOnReturn,
+            (Close::AlreadyClosed, None) => WorkerDisposal::AlreadyClosed,
         };
         let background = match join {
             Some(handle) => match handle.join() {

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use crate::sync::thread;
+use crate::sync::{self, Mutex, thread};
 use crate::test_worker::{TestHandle, TestJoin, test_worker};
-use crate::{Loan, ThreadRole};
+use crate::{BackgroundExit, Loan, ThreadRole, WorkerDisposal};
 
 fn runtime() -> (Arc<Loan>, TestHandle) {
     let (worker, unpark, handle) = test_worker();
@@ -198,6 +198,121 @@ fn loom_rest_against_requester_and_shutdown() {
         let report = loan.shutdown();
         let role = requester.join().expect("requester");
         assert!(matches!(role, ThreadRole::Root | ThreadRole::Outside));
+        assert_eq!(handle.drops(), 1, "{report:?}");
+    });
+}
+
+/// Records the (loom) thread the worker's destructor runs on.
+fn record_drop_thread(handle: &TestHandle) -> Arc<Mutex<Option<thread::ThreadId>>> {
+    let dropped_on = Arc::new(Mutex::new(None));
+    handle.on_drop({
+        let dropped_on = Arc::clone(&dropped_on);
+        move || *sync::lock(&dropped_on) = Some(thread::current().id())
+    });
+    dropped_on
+}
+
+/// Rule 8, shutdown from outside while the background thread runs the worker (a live task keeps
+/// it there): whether the request finds the background thread in a turn or parked, shutdown
+/// borrows the worker and drops it on its own thread, the background thread is joined, and the
+/// worker is dropped exactly once.
+///
+/// Planted bugs it caught: `shutdown` closing without borrowing first (`DroppedByBackground`);
+/// `shutdown` dropping its borrowed worker before closing the slot (reported `DroppedOnReturn`,
+/// which `loom_shutdown_from_outside_against_a_requester` also catches: the report names the
+/// requester, but the shutdown thread dropped it).
+#[test]
+fn loom_shutdown_from_outside_takes_the_worker_home() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        let dropped_on = record_drop_thread(&handle);
+        let _live = handle.spawn(std::future::pending::<()>());
+        let report = loan.shutdown();
+        assert_eq!(report.worker, WorkerDisposal::DroppedNow, "{report:?}");
+        assert_eq!(report.background, BackgroundExit::Joined);
+        assert_eq!(*sync::lock(&dropped_on), Some(thread::current().id()));
+        assert_eq!(handle.drops(), 1);
+    });
+}
+
+/// Rule 8 with rules 2 and 4, shutdown from outside racing another thread's `block_on`: the
+/// shutdown borrows the worker, or finds the other request or loan in progress and only closes.
+/// Either way the requester returns, the worker is dropped exactly once, and the report names
+/// the thread that dropped it: the shutdown's (`DroppedNow`), the requester's
+/// (`DroppedOnReturn`) or the background thread's.
+#[test]
+fn loom_shutdown_from_outside_against_a_requester() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        let dropped_on = record_drop_thread(&handle);
+        let requester = {
+            let loan = Arc::clone(&loan);
+            thread::spawn(move || {
+                let role = loan.block_on(async { loan.thread_role() });
+                (role, thread::current().id())
+            })
+        };
+        let report = loan.shutdown();
+        let (role, requester_id) = requester.join().expect("requester");
+        assert!(matches!(role, ThreadRole::Root | ThreadRole::Outside));
+        assert_eq!(handle.drops(), 1, "{report:?}");
+        let dropped_on = sync::lock(&dropped_on).expect("the worker was dropped");
+        match report.worker {
+            WorkerDisposal::DroppedNow => assert_eq!(dropped_on, thread::current().id()),
+            WorkerDisposal::DroppedOnReturn => assert_eq!(dropped_on, requester_id),
+            WorkerDisposal::DroppedByBackground => {
+                assert_ne!(dropped_on, thread::current().id());
+                assert_ne!(dropped_on, requester_id);
+            }
+            WorkerDisposal::AlreadyClosed => panic!("nothing else closed the slot: {report:?}"),
+        }
+    });
+}
+
+/// Rule 8, shutdown from outside against a borrower whose root only the worker's closure can
+/// end: another thread's `block_on` waits on a join that `close_on_loan` completes. Whether
+/// the shutdown comes before the borrower's request (it then falls back, and the shutdown
+/// thread completes the join itself), during it, or during the loan while the borrower turns
+/// or parks, the borrower returns; when the report says the worker was on loan, the borrower
+/// closed it there exactly once (a closure it missed leaves it parked: deadlock) and dropped
+/// it when the root completed.
+///
+/// Planted bugs it caught: the borrower's run predicate ignoring the closure (deadlock: the
+/// closure's unpark ends the park, the predicate sends it back to park); `close` publishing
+/// `Closed` without setting the lock-free flag (deadlock).
+#[test]
+fn loom_close_on_loan_against_a_parked_borrower() {
+    loom::model(|| {
+        let (loan, handle) = runtime();
+        let (join, done) = TestJoin::pair();
+        let done = Arc::new(Mutex::new(Some(done)));
+        let complete = {
+            let done = Arc::clone(&done);
+            move || {
+                let done = sync::lock(&done).take();
+                if let Some(done) = done {
+                    done.set(());
+                }
+            }
+        };
+        handle.on_close_on_loan(complete.clone());
+        let borrower = {
+            let loan = Arc::clone(&loan);
+            thread::spawn(move || loan.block_on(join))
+        };
+        let report = loan.shutdown();
+        if report.worker != WorkerDisposal::DroppedOnReturn {
+            // The borrower did not hold the worker when the slot closed: nothing closes it on
+            // loan, so the join is completed from here.
+            complete();
+        }
+        borrower.join().expect("borrower");
+        let closes = if report.worker == WorkerDisposal::DroppedOnReturn {
+            1
+        } else {
+            0
+        };
+        assert_eq!(handle.closes_on_loan(), closes, "{report:?}");
         assert_eq!(handle.drops(), 1, "{report:?}");
     });
 }

@@ -75,8 +75,9 @@ impl Signal {
 
 /// The waker of a `block_on` root that drives the worker (rule 14).
 ///
-/// Invariants: `woken` is set by wakers and cleared only by the owning `block_on` right before it
-/// polls the root, so a wake that lands during a poll schedules another poll. `unpark` is `None`
+/// Invariants: `woken` is set by wakers (and by the owning `block_on` itself after closing the
+/// worker on loan, rule 8) and cleared only by the owning `block_on` right before it polls the
+/// root, so a wake that lands during a poll schedules another poll. `unpark` is `None`
 /// only while the waker sits unshared in its thread's spare slot (see [`RootWake::acquire`]),
 /// where no waker can reach it.
 pub(crate) struct RootWake {
@@ -140,6 +141,12 @@ impl RootWake {
     /// Consumes a pending wake: true if the root must be polled now.
     pub(crate) fn take(&self) -> bool {
         self.woken.swap(false, Ordering::AcqRel)
+    }
+
+    /// Schedules another poll of the root from its own `block_on` (rule 8: after closing the
+    /// worker on loan), without unparking anything: that `block_on` looks at the flag next.
+    pub(crate) fn mark(&self) {
+        self.woken.store(true, Ordering::Release);
     }
 
     /// Whether a wake is pending; the worker's run predicate.

@@ -122,6 +122,16 @@ pub(crate) enum Rouse {
     Nothing,
 }
 
+/// Whether a borrower that saw the slot closed must close the worker on loan (rule 8).
+#[must_use = "a borrower told to close the worker on loan must do so"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CloseOnLoan {
+    /// This borrower is the first to see the closure: it closes the worker now.
+    Due,
+    /// An earlier frame already closed this worker on loan.
+    Done,
+}
+
 /// Where the worker was when the slot closed (rule 8).
 #[must_use = "the closer must drop the worker it took"]
 #[derive(Debug)]
@@ -136,12 +146,19 @@ pub(crate) enum Close {
     AlreadyClosed,
 }
 
-/// The loan slot. Invariant: `attention` is set whenever the phase is `Requested` or `Closed`;
+/// The loan slot. Invariants: `attention` is set whenever the phase is `Requested` or `Closed`;
 /// only the background thread clears it, under the lock, when it answers a request (rule 3).
+/// `closed` is set, under the lock, exactly when the phase becomes `Closed`, and never cleared.
 pub(crate) struct Slot {
     state: Mutex<SlotState>,
     changed: Condvar,
     attention: AtomicBool,
+    /// Rule 8: a lock-free mirror of "the phase is `Closed`", which a borrower's run predicate
+    /// reads between turns.
+    closed: AtomicBool,
+    /// Rule 8: the worker was closed on loan already (set once, by the first borrower frame
+    /// that saw the closure).
+    closed_on_loan: AtomicBool,
     unpark: Arc<dyn Unpark>,
 }
 
@@ -168,6 +185,8 @@ impl Slot {
             }),
             changed: Condvar::new(),
             attention: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            closed_on_loan: AtomicBool::new(false),
             unpark,
         }
     }
@@ -181,6 +200,27 @@ impl Slot {
     /// the running worker's predicate.
     pub(crate) fn needs_attention(&self) -> bool {
         self.attention.load(Ordering::Acquire)
+    }
+
+    /// Whether the protocol is closed (rule 8), without taking the lock. Read by a borrower's
+    /// run predicate: the closure unparks the worker, so a parked borrower looks again.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Rule 8, borrower side: the slot closed while we hold the worker. The first frame to ask
+    /// (of any borrower, nested or not) closes the worker on loan; the worker never leaves a
+    /// borrower once the slot closed, so "once per slot" is "once per worker".
+    pub(crate) fn claim_close_on_loan(&self) -> CloseOnLoan {
+        debug_assert!(
+            self.is_closed(),
+            "rule 8: only a closed slot closes its worker"
+        );
+        if self.closed_on_loan.swap(true, Ordering::AcqRel) {
+            CloseOnLoan::Done
+        } else {
+            CloseOnLoan::Due
+        }
     }
 
     /// Whether the background thread died by panicking (rule 9).
@@ -412,6 +452,7 @@ impl Slot {
             return Close::AlreadyClosed;
         }
         state.phase = Phase::Closed;
+        self.closed.store(true, Ordering::Release);
         self.attention.store(true, Ordering::Release);
         let parked = state.parked.take();
         drop(state);

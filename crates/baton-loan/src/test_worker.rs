@@ -45,11 +45,14 @@ struct Shared {
     panic_on_leave: AtomicBool,
     /// Runs once when the worker is dropped (a worker-owned callback, rule 8).
     on_drop: Mutex<Option<DropHook>>,
+    /// Runs when the worker is closed on loan (rule 8).
+    on_close_on_loan: Mutex<Option<DropHook>>,
+    closes_on_loan: AtomicUsize,
     roots_started: AtomicUsize,
     roots_finished: AtomicUsize,
 }
 
-/// A callback the worker owns and runs from its destructor.
+/// A callback the worker owns and runs from its destructor (or when closed on loan).
 struct DropHook(Box<dyn FnOnce() + Send>);
 
 impl std::fmt::Debug for DropHook {
@@ -210,6 +213,8 @@ pub(crate) fn test_worker() -> (Box<dyn LoanWorker>, Arc<dyn Unpark>, TestHandle
         panic_on_enter: AtomicBool::new(false),
         panic_on_leave: AtomicBool::new(false),
         on_drop: Mutex::new(None),
+        on_close_on_loan: Mutex::new(None),
+        closes_on_loan: AtomicUsize::new(0),
         roots_started: AtomicUsize::new(0),
         roots_finished: AtomicUsize::new(0),
     });
@@ -332,9 +337,18 @@ impl TestHandle {
     }
 
     /// Gives the worker a callback that runs from its destructor.
-    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn on_drop(&self, hook: impl FnOnce() + Send + 'static) {
         *sync::lock(&self.shared.on_drop) = Some(DropHook(Box::new(hook)));
+    }
+
+    /// Gives the worker a callback that runs when it is closed on loan.
+    pub(crate) fn on_close_on_loan(&self, hook: impl FnOnce() + Send + 'static) {
+        *sync::lock(&self.shared.on_close_on_loan) = Some(DropHook(Box::new(hook)));
+    }
+
+    /// How many times the worker was closed on loan.
+    pub(crate) fn closes_on_loan(&self) -> usize {
+        self.shared.closes_on_loan.load(Ordering::Acquire)
     }
 
     /// How many roots the driver announced as started and as finished on this worker.
@@ -480,6 +494,14 @@ impl LoanWorker for TestWorker {
 
     fn is_shutting_down(&self) -> bool {
         self.shared.shutting_down.load(Ordering::Acquire)
+    }
+
+    fn close_on_loan(&mut self) {
+        self.shared.closes_on_loan.fetch_add(1, Ordering::AcqRel);
+        let hook = sync::lock(&self.shared.on_close_on_loan).take();
+        if let Some(DropHook(hook)) = hook {
+            hook();
+        }
     }
 
     fn pending(&self) -> Pending {

@@ -101,6 +101,16 @@ pub trait LoanWorker: Send {
     /// before the context is left. The default does nothing.
     fn root_finished(&mut self) {}
 
+    /// The slot closed while this worker is on loan (rule 8): stop it where it is, without
+    /// waiting for anything, so the borrower's root and whoever waits on the worker see the
+    /// runtime closed (cancel tasks, fail pending operations). Called at most once per worker,
+    /// on the borrowing thread with the context entered, at the borrower's first dispatch
+    /// boundary after the closure (which unparks the worker). The borrower keeps driving the
+    /// worker afterwards — its root is polled once more and may need turns to observe the
+    /// closure — until the root completes; then the worker is dropped there. The default does
+    /// nothing: such a worker stops only when it is dropped.
+    fn close_on_loan(&mut self) {}
+
     /// Whether the worker has work that no outside event will announce (rule 7), asked on the
     /// borrowing thread after its context was left, when a `block_on` gives it back.
     /// [`Pending::Nothing`] is a promise: nothing is queued or in flight (an event the rest

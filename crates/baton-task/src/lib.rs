@@ -96,6 +96,10 @@
 //!    one lock, so every spawn is either drained (and cancelled) or refused. Shutdown then claims
 //!    every registered task that is not running, drops (or, by rule 7, leaks) its future and
 //!    resolves its handle cancelled; a task being polled is cancelled when its poll returns.
+//!    [`Spawner::refuse_spawns`] closes the injection queue to new tasks (and sets the flag
+//!    spawns on the scheduler's thread read) under the same lock, from any thread, without
+//!    draining it: every later spawn is refused, while what was queued, and wakes of accepted
+//!    tasks, stay queued until they run or shutdown drains and cancels them.
 //! 9. **The core claim.** The run queues and registry (the core) are reachable only by the thread
 //!    whose token is in the claim word: taken by a CAS when a thread enters the scheduler,
 //!    released when its last guard drops. A leaked guard keeps the claim forever (the scheduler
@@ -144,5 +148,5 @@ pub use context::{ContextError, EnterGuard, spawn, spawn_local, try_current, try
 pub use join::{CancelReason, JoinError, JoinHandle, PanicPayload};
 pub use scheduler::{RunReport, Scheduler, ShutdownReport};
 pub use shared::{TaskCounts, Unpark};
-pub use spawner::{SpawnError, Spawner};
+pub use spawner::{RefuseSpawns, SpawnError, Spawner};
 pub use yield_now::{YieldNow, yield_now};

@@ -270,9 +270,10 @@ impl Scheduler {
         self.shared.counts()
     }
 
-    /// Whether [`shutdown`](Scheduler::shutdown) ran.
+    /// Whether [`shutdown`](Scheduler::shutdown) ran, or a spawner
+    /// [refuses spawns](crate::Spawner::refuse_spawns) already.
     pub fn is_shut_down(&self) -> bool {
-        self.shared.is_closed()
+        self.shared.refuses_spawns()
     }
 
     /// Rule 8: refuses further spawns and cancels every task it may drop here: `Send` tasks
@@ -380,7 +381,7 @@ where
 }
 
 fn accept_here(shared: &Shared, core: &Core, task: TaskRef) -> Injected {
-    if shared.is_closed() {
+    if shared.refuses_spawns() {
         return Injected::Closed;
     }
     shared.count_spawn();

@@ -45,7 +45,10 @@ struct Counters {
 #[derive(Debug, Default)]
 struct Remote {
     queue: VecDeque<TaskRef>,
+    /// Rule 8: shutdown closed the queue; nothing (spawn or wake) is pushed any more.
     closed: bool,
+    /// Rule 8: new tasks are refused; wakes of accepted ones are still queued.
+    refusing: bool,
 }
 
 /// What pushing onto the injection queue did.
@@ -75,7 +78,11 @@ pub(crate) struct Shared {
     /// Rule 11: set under `remote`'s lock when the injection queue becomes non-empty, cleared
     /// under it when a drain empties it; read without the lock to skip an empty drain.
     injected: AtomicBool,
+    /// Rule 8: shutdown closed the injection queue (set under its lock).
     closed: AtomicBool,
+    /// Rule 8: spawns are refused, after `refuse_spawns` or shutdown (set under the injection
+    /// lock); read without it by spawns on the claim holder's thread.
+    refusing: AtomicBool,
     unpark: Arc<dyn Unpark>,
     counters: Counters,
 }
@@ -97,6 +104,7 @@ impl std::fmt::Debug for Shared {
         f.debug_struct("Shared")
             .field("holder", &self.holder)
             .field("closed", &self.closed)
+            .field("refusing", &self.refusing)
             .field("counters", &self.counters)
             .finish_non_exhaustive()
     }
@@ -122,6 +130,7 @@ impl Shared {
             remote: Mutex::new(Remote::default()),
             injected: AtomicBool::new(false),
             closed: AtomicBool::new(false),
+            refusing: AtomicBool::new(false),
             unpark,
             counters: Counters::default(),
         }
@@ -162,16 +171,22 @@ impl Shared {
         (self.holder.load(Ordering::Acquire) == me).then_some(&self.core.0)
     }
 
+    /// Rule 8: whether shutdown closed the scheduler.
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
 
+    /// Rule 8: whether new tasks are refused (after `refuse_spawns` or shutdown).
+    pub(crate) fn refuses_spawns(&self) -> bool {
+        self.refusing.load(Ordering::Acquire)
+    }
+
     /// Pushes onto the injection queue. When `new_task`, the spawn is counted under the lock so
-    /// counters and the closed check agree (rule 8). A refused task reference is dropped after
+    /// counters and the refusal check agree (rule 8). A refused task reference is dropped after
     /// the lock is released.
     pub(crate) fn inject(&self, task: TaskRef, new_task: bool) -> Injected {
         let mut remote = sync::lock(&self.remote);
-        if remote.closed {
+        if remote.closed || (new_task && remote.refusing) {
             drop(remote);
             drop(task);
             return Injected::Closed;
@@ -215,11 +230,26 @@ impl Shared {
         self.injected.load(Ordering::Acquire)
     }
 
+    /// Rule 8: refuse all further spawns, from every thread, without taking what is queued
+    /// (it runs, or shutdown cancels it) and still queueing wakes of accepted tasks. Returns
+    /// whether spawns were accepted until now.
+    pub(crate) fn refuse_spawns(&self) -> bool {
+        let mut remote = sync::lock(&self.remote);
+        let was_accepting = !remote.refusing;
+        remote.refusing = true;
+        // Published under the injection lock, as `close` does: an injected spawn either queued
+        // before this or is refused; a spawn on the claim holder's thread reads the flag.
+        self.refusing.store(true, Ordering::Release);
+        was_accepting
+    }
+
     /// Rule 8: refuse all further injections and take what is queued.
     pub(crate) fn close(&self) -> VecDeque<TaskRef> {
         let mut remote = sync::lock(&self.remote);
         remote.closed = true;
+        remote.refusing = true;
         self.closed.store(true, Ordering::Release);
+        self.refusing.store(true, Ordering::Release);
         self.injected.store(false, Ordering::Release);
         std::mem::take(&mut remote.queue)
     }

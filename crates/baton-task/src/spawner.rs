@@ -16,6 +16,16 @@ pub enum SpawnError {
     Shutdown,
 }
 
+/// What [`Spawner::refuse_spawns`] did.
+#[must_use = "a refusal reports whether this call began refusing spawns"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefuseSpawns {
+    /// Spawns were accepted until this call; every later one is refused.
+    Refused,
+    /// Spawns were refused already (an earlier call, or the scheduler's shutdown).
+    AlreadyRefused,
+}
+
 /// Spawns `Send` tasks on one scheduler from any thread. `Clone + Send + Sync`.
 #[derive(Debug, Clone)]
 pub struct Spawner {
@@ -58,9 +68,27 @@ impl Spawner {
         }
     }
 
-    /// Whether the scheduler was shut down.
+    /// Rule 8: from now on every spawn is refused — from any thread, `Send` and local ones
+    /// alike — as after [`Scheduler::shutdown`](crate::Scheduler::shutdown): the future is
+    /// dropped unpolled and the handle resolves to
+    /// [`CancelReason::SpawnAfterShutdown`](crate::CancelReason::SpawnAfterShutdown). Tasks
+    /// accepted before keep running (their wakes still reach the scheduler) until its
+    /// [`shutdown`](crate::Scheduler::shutdown) cancels them; nothing is taken from the
+    /// injection queue, so this never needs the scheduler's thread (a task may call it to stop
+    /// its runtime from inside). A spawn racing it is either accepted or refused, never lost.
+    /// Idempotent.
+    pub fn refuse_spawns(&self) -> RefuseSpawns {
+        if self.shared.refuse_spawns() {
+            RefuseSpawns::Refused
+        } else {
+            RefuseSpawns::AlreadyRefused
+        }
+    }
+
+    /// Whether the scheduler refuses spawns: it was shut down, or
+    /// [`refuse_spawns`](Self::refuse_spawns) was called.
     pub fn is_shut_down(&self) -> bool {
-        self.shared.is_closed()
+        self.shared.refuses_spawns()
     }
 
     /// The task counters.

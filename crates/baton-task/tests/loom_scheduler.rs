@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use baton_task::{Scheduler, Unpark};
+use baton_task::{CancelReason, Scheduler, Unpark};
 use loom::sync::Mutex;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -122,6 +122,65 @@ fn loom_spawn_racing_shutdown_runs_or_cancels() {
         assert_eq!(counts.live, 0);
         assert_eq!(counts.spawned, counts.completed + counts.aborted);
         assert_eq!(report.still_running, 0);
+    });
+}
+
+/// Proves rule 8's refusal: a spawn from one foreign thread racing `refuse_spawns` from
+/// another is either accepted (queued, then run) or refused (its handle says
+/// `SpawnAfterShutdown`, its future never ran), never lost; and the remote wake of a task
+/// accepted before, sent after or during the refusal, still reaches the scheduler: that task
+/// completes, and the shutdown afterwards finds nothing left to cancel.
+///
+/// Planted bug it caught: the injection queue refusing wakes too, not only new tasks (the
+/// woken task never ran again).
+#[test]
+fn loom_spawn_racing_refusal_is_kept_or_refused() {
+    loom::model(|| {
+        let (scheduler, _) = scheduler();
+        let flag = Arc::new(AtomicBool::new(false));
+        let slot = Arc::new(Mutex::new(None::<Waker>));
+        let mut waiting = scheduler.spawn(FlagWait {
+            flag: Arc::clone(&flag),
+            slot: Arc::clone(&slot),
+        });
+        let _ = scheduler.run_ready(1);
+        let ran = Arc::new(AtomicBool::new(false));
+        let spawning = loom::thread::spawn({
+            let spawner = scheduler.spawner();
+            let ran = Arc::clone(&ran);
+            move || spawner.spawn(async move { ran.store(true, Ordering::SeqCst) })
+        });
+        let refusing = loom::thread::spawn({
+            let spawner = scheduler.spawner();
+            move || {
+                let _refused = spawner.refuse_spawns();
+                flag.store(true, Ordering::SeqCst);
+                let waker = slot.lock().unwrap().take();
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+            }
+        });
+        let mut spawned = spawning.join().unwrap();
+        refusing.join().unwrap();
+        let _ = scheduler.run_ready(4);
+        assert!(
+            matches!(poll_once(&mut waiting), Poll::Ready(Ok(()))),
+            "the wake of an accepted task was lost"
+        );
+        match poll_once(&mut spawned) {
+            Poll::Ready(Ok(())) => assert!(ran.load(Ordering::SeqCst)),
+            Poll::Ready(Err(err)) => {
+                assert_eq!(err.cancel_reason(), Some(CancelReason::SpawnAfterShutdown));
+                assert!(!ran.load(Ordering::SeqCst), "refused but it ran");
+            }
+            Poll::Pending => panic!("an accepted spawn was not run"),
+        }
+        let report = scheduler.shutdown();
+        assert_eq!(report.cancelled + report.leaked + report.still_running, 0);
+        let counts = scheduler.counts();
+        assert_eq!(counts.live, 0);
+        assert_eq!(counts.spawned, counts.completed);
     });
 }
 

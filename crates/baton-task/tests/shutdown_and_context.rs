@@ -5,7 +5,7 @@ mod support;
 use std::sync::Arc;
 use std::task::Poll;
 
-use baton_task::{CancelReason, ContextError, SpawnError};
+use baton_task::{CancelReason, ContextError, RefuseSpawns, SpawnError};
 use support::{Gate, drive, poll_once, scheduler};
 
 #[test]
@@ -72,6 +72,80 @@ fn spawn_after_shutdown_is_a_clean_error() {
         "refused spawns are not counted"
     );
     assert_eq!(unpark.count(), 0, "nothing was queued");
+}
+
+/// Rule 8: refusing spawns from another thread refuses every later spawn (remote, on the
+/// scheduler's thread, local, and from inside a task), but keeps what was queued before: it
+/// still runs, and what has not finished by the shutdown is cancelled then.
+#[test]
+fn refused_spawns_keep_what_was_queued_before_and_refuse_everything_after() {
+    let (scheduler, _) = scheduler();
+    let spawner = scheduler.spawner();
+    let gate = Gate::new();
+    let (queued, pending) = {
+        let spawner = spawner.clone();
+        std::thread::spawn(move || {
+            (
+                spawner.spawn(async { 1 }),
+                spawner.spawn(std::future::pending::<()>()),
+            )
+        })
+        .join()
+        .unwrap()
+    };
+    let spawns_inside = scheduler.spawn_local({
+        let gate = Arc::clone(&gate);
+        async move {
+            gate.wait().await;
+            baton_task::spawn_local(async { 6 }).await
+        }
+    });
+    let _ = scheduler.run_ready(16);
+    let refusal = {
+        let spawner = spawner.clone();
+        std::thread::spawn(move || spawner.refuse_spawns())
+            .join()
+            .unwrap()
+    };
+    assert_eq!(refusal, RefuseSpawns::Refused);
+    assert_eq!(spawner.refuse_spawns(), RefuseSpawns::AlreadyRefused);
+    assert!(scheduler.is_shut_down() && spawner.is_shut_down());
+    let remote = std::thread::spawn(move || spawner.try_spawn(async { 3 }))
+        .join()
+        .unwrap();
+    assert_eq!(remote.map(drop).unwrap_err(), SpawnError::Shutdown);
+    let here = scheduler.spawn(async { 4 });
+    let local = scheduler.spawn_local(async { 5 });
+    for refused in [here, local] {
+        assert_eq!(
+            drive(&scheduler, refused).unwrap_err().cancel_reason(),
+            Some(CancelReason::SpawnAfterShutdown)
+        );
+    }
+    assert_eq!(
+        drive(&scheduler, queued).ok(),
+        Some(1),
+        "queued before: it ran"
+    );
+    gate.release();
+    let inside = drive(&scheduler, spawns_inside).expect("accepted before the refusal");
+    assert_eq!(
+        inside.unwrap_err().cancel_reason(),
+        Some(CancelReason::SpawnAfterShutdown),
+        "a spawn from inside a task after the refusal"
+    );
+    let report = scheduler.shutdown();
+    assert_eq!(report.cancelled, 1, "{report:?}");
+    let mut pending = pending;
+    match poll_once(&mut pending) {
+        Poll::Ready(Err(err)) => {
+            assert_eq!(err.cancel_reason(), Some(CancelReason::RuntimeShutdown));
+        }
+        other => panic!("cancelled by the shutdown, got {other:?}"),
+    }
+    let counts = scheduler.counts();
+    assert_eq!(counts.spawned, 3, "refused spawns are not counted");
+    assert_eq!(counts.live, 0);
 }
 
 #[test]

@@ -80,6 +80,7 @@ pub use key::RequestKey;
 pub use operation::{Op, Operation};
 pub use stash::{Accepted, Stash};
 pub use worker::{
-    InboxMetrics, RunUntil, Waits, WaitsError, Worker, WorkerConfig, WorkerGuard, WorkerHandle,
-    WorkerMetrics, WorkerSetupError, WorkerShutdownReport, WorkerTurn, with_current_waits,
+    InboxMetrics, RunUntil, Waits, WaitsError, Worker, WorkerClose, WorkerConfig, WorkerGuard,
+    WorkerHandle, WorkerMetrics, WorkerSetupError, WorkerShutdownReport, WorkerTurn,
+    with_current_waits,
 };

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll};
 
 use baton_completion::{ExecutorLease, IoExecutor, Registrar, RuntimeId};
@@ -39,8 +39,13 @@ pub(crate) struct Shared {
     state: AtomicU8,
     /// Until when the worker's shutdown may wait for the kernel; set before the loan closes.
     pub(crate) shutdown_deadline: Mutex<Option<Instant>>,
-    /// What the worker's shutdown reported, stored by whoever dropped the worker.
-    pub(crate) worker_report: Mutex<Option<WorkerShutdownReport>>,
+    /// What the worker's shutdown reported, stored by whoever dropped the worker (worker
+    /// adapter rule 3).
+    worker_report: Mutex<Option<WorkerShutdownReport>>,
+    /// Notified when `worker_report` is stored: a shutdown whose worker is on loan waits for it.
+    worker_reported: Condvar,
+    /// The worker was closed where a `block_on` had it on loan (worker adapter rule 7).
+    closed_on_loan: AtomicBool,
     /// The worker's counters, as last published by the worker adapter.
     pub(crate) metrics: MetricsCell,
     /// `block_on` roots being driven on the worker right now (worker adapter rule 5).
@@ -66,6 +71,8 @@ impl Shared {
             state: AtomicU8::new(RUNNING),
             shutdown_deadline: Mutex::new(None),
             worker_report: Mutex::new(None),
+            worker_reported: Condvar::new(),
+            closed_on_loan: AtomicBool::new(false),
             metrics: MetricsCell::default(),
             roots_active: AtomicUsize::new(0),
         }
@@ -84,6 +91,48 @@ impl Shared {
     /// Marks the runtime as shutting down; `false` if it already was.
     pub(crate) fn begin_shutdown(&self) -> bool {
         self.state.swap(SHUTTING_DOWN, Ordering::AcqRel) == RUNNING
+    }
+
+    /// Worker adapter rule 3: stores the worker's shutdown report and wakes a shutdown waiting
+    /// for it.
+    pub(crate) fn publish_worker_report(&self, report: WorkerShutdownReport) {
+        *lock(&self.worker_report) = Some(report);
+        self.worker_reported.notify_all();
+    }
+
+    /// Takes the worker's shutdown report, if it was published.
+    pub(crate) fn take_worker_report(&self) -> Option<WorkerShutdownReport> {
+        lock(&self.worker_report).take()
+    }
+
+    /// Waits until the worker's shutdown report is published or `deadline` passes, and takes
+    /// it (`None` at the deadline).
+    pub(crate) fn wait_worker_report(&self, deadline: Instant) -> Option<WorkerShutdownReport> {
+        let mut report = lock(&self.worker_report);
+        loop {
+            if let Some(report) = report.take() {
+                return Some(report);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            report = self
+                .worker_reported
+                .wait_timeout(report, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Worker adapter rule 7: the worker was closed where a `block_on` had it on loan.
+    pub(crate) fn note_closed_on_loan(&self) {
+        self.closed_on_loan.store(true, Ordering::Release);
+    }
+
+    /// Whether the worker was closed on loan (worker adapter rule 7).
+    pub(crate) fn was_closed_on_loan(&self) -> bool {
+        self.closed_on_loan.load(Ordering::Acquire)
     }
 }
 
@@ -265,7 +314,5 @@ impl Drop for Leave {
 /// Locks `mutex`, recovering the data if a panicking thread poisoned it: every value kept
 /// behind these locks is a plain report or deadline that stays consistent.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -8,11 +8,13 @@ use std::time::Duration;
 
 use baton_completion::{ExecutorSnapshot, ShutdownReport as ExecutorShutdown};
 use baton_loan::WorkerDisposal;
+use baton_task::RefuseSpawns;
 use baton_uring::WorkerShutdownReport;
 use web_time::Instant;
 
 use crate::blocking::BlockingHandle;
 use crate::builder::Builder;
+use crate::context;
 use crate::handle::{Handle, lock};
 use crate::metrics::RuntimeMetrics;
 use crate::task::JoinHandle;
@@ -84,8 +86,22 @@ pub struct ShutdownReport {
     /// The blocking executor's counters at the end of its shutdown.
     pub blocking: Option<ExecutorSnapshot>,
     /// The worker's own report; `None` when a `block_on` on another thread still had the
-    /// worker on loan (it is shut down when that call gives it back).
+    /// worker on loan at the deadline (it is shut down when that call gives it back).
     pub worker: Option<WorkerShutdownReport>,
+    /// A `block_on` on another thread had the worker on loan when shutdown began: the worker
+    /// was closed there (see [`closed_on_loan`](Self::closed_on_loan)), and shutdown waited,
+    /// until its deadline, for that call to give it back.
+    pub worker_on_loan: bool,
+    /// The `block_on` that had the worker on loan closed it where it was before the deadline:
+    /// its tasks were cancelled and its pending I/O failed with
+    /// [`Error::Closed`](crate::Error::Closed), so the call could return.
+    pub closed_on_loan: bool,
+    /// Shutdown was called from inside the runtime — from one of its tasks, or from a
+    /// `block_on` root polled with the worker — so it could not wait for the worker, which was
+    /// busy running the caller: spawns were refused at once, and the worker shuts down when
+    /// the caller's turn or root returns, after this call. `worker` is `None`, and the
+    /// blocking counters are those taken when the queued jobs were cancelled.
+    pub called_from_runtime: bool,
 }
 
 impl ShutdownReport {
@@ -209,13 +225,35 @@ impl Runtime {
     /// 1. the blocking executor stops accepting jobs and cancels the queued ones (a shared
     ///    executor is only detached from);
     /// 2. the worker's inbox closes, every task is cancelled (its future dropped), and
-    ///    in-flight I/O is cancelled — except writes and syncs, which are finished;
+    ///    in-flight I/O is cancelled — except writes and syncs, which are finished. The worker
+    ///    is first brought to the calling thread when it can be, so the local tasks this thread
+    ///    spawned are dropped here (a local task of another thread is leaked, never dropped on
+    ///    the wrong thread, and counted in [`ShutdownReport::tasks_leaked`]);
     /// 3. the worker waits for the kernel's last completions until the deadline;
     /// 4. running blocking jobs get what is left of the deadline (a job still running then
     ///    finishes on its own; its result is dropped).
     ///
+    /// When a `block_on` on another thread has the worker on loan, step 2 happens there, at
+    /// that call's next dispatch boundary: its tasks are cancelled and its pending I/O fails
+    /// with [`Error::Closed`](crate::Error::Closed), so its future can finish; this call waits
+    /// (until the deadline) for that `block_on` to give the worker back, which runs step 3.
+    /// The report says so ([`ShutdownReport::worker_on_loan`],
+    /// [`ShutdownReport::closed_on_loan`]).
+    ///
+    /// # From inside the runtime
+    ///
+    /// Called from one of this runtime's own tasks (the `Runtime` moved into it), or from a
+    /// `block_on` root of it, this call cannot wait for the worker: that worker is running the
+    /// caller. It refuses every spawn at once — nothing spawned afterwards runs, not even a
+    /// local task of the caller — stops the blocking executor (step 1) and closes the loan, then
+    /// returns without waiting ([`ShutdownReport::called_from_runtime`]). The caller's task (or
+    /// root) keeps running until it returns or awaits; at that point whoever holds the worker
+    /// cancels its tasks and drains it (steps 2 and 3). Running blocking jobs are not waited
+    /// for.
+    ///
     /// Handles used afterwards get clear errors: spawned tasks resolve cancelled, I/O fails
-    /// with [`Error::Closed`](crate::Error::Closed), blocking jobs with
+    /// with [`Error::Closed`](crate::Error::Closed), timeouts with
+    /// [`TimeoutError::Closed`](crate::time::TimeoutError::Closed), blocking jobs with
     /// [`BlockingError::Closed`](crate::BlockingError::Closed).
     ///
     /// ```
@@ -243,26 +281,46 @@ impl Drop for Runtime {
 fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     let shared = &handle.shared;
     let deadline = Instant::now() + timeout;
+    // This thread runs the worker further up its stack (a task, or a root with the worker
+    // borrowed): it must not wait for the worker, which is busy running this very call.
+    let inside = context::runs_worker(shared.runtime_id);
+    if inside {
+        // From here on nothing new runs, although the caller's turn goes on (baton-task rule 8:
+        // refused from any thread, without the scheduler).
+        let _refused: RefuseSpawns = shared.worker.spawner().refuse_spawns();
+    }
     // Step 1: the executor refuses new jobs and cancels the queued ones at once; their
     // `Cancelled` completions reach the still-open inbox. Running jobs are waited for in step 4,
     // so a long job cannot eat the time the kernel needs to finish writes.
-    if shared.owns_executor {
-        let _now = shared.executor.shutdown(Instant::now());
+    let cancelled_queued = if shared.owns_executor {
+        Some(shared.executor.shutdown(Instant::now()))
     } else {
         shared.lease.detach();
-    }
-    // Steps 2 and 3 run where the worker is dropped (the worker adapter's `Drop`).
+        None
+    };
+    // Steps 2 and 3 run where the worker is dropped (the worker adapter's `Drop`); from inside,
+    // when the caller's turn or root returns (loan rule 8: the background thread or the
+    // borrower sees the slot closed there).
     *lock(&shared.shutdown_deadline) = Some(deadline);
     let _first = shared.begin_shutdown();
     let loan = shared.loan().shutdown();
-    let worker = match loan.worker {
-        WorkerDisposal::DroppedOnReturn => None,
-        _ => lock(&shared.worker_report).take(),
+    let worker_on_loan = !inside && loan.worker == WorkerDisposal::DroppedOnReturn;
+    let worker = if worker_on_loan {
+        // The borrower closes the worker at its next dispatch boundary (worker adapter rule
+        // 7) and drops it when its `block_on` returns, which publishes the report.
+        shared.wait_worker_report(deadline)
+    } else {
+        shared.take_worker_report()
     };
-    // Step 4: running blocking jobs get what is left of the deadline.
-    let blocking = shared
-        .owns_executor
-        .then(|| shared.executor.shutdown(deadline));
+    // Step 4: running blocking jobs get what is left of the deadline — except from inside,
+    // where waiting would hold up the worker this thread runs.
+    let blocking = if inside {
+        cancelled_queued
+    } else {
+        shared
+            .owns_executor
+            .then(|| shared.executor.shutdown(deadline))
+    };
     ShutdownReport {
         tasks_cancelled: worker.map_or(0, |w| w.tasks.cancelled),
         tasks_leaked: worker.map_or(0, |w| w.tasks.leaked),
@@ -272,5 +330,8 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
         blocking_drained: blocking.map(|report| matches!(report, ExecutorShutdown::Drained { .. })),
         blocking: blocking.map(|report| report.snapshot()),
         worker,
+        worker_on_loan,
+        closed_on_loan: shared.was_closed_on_loan(),
+        called_from_runtime: inside,
     }
 }

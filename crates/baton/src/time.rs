@@ -5,7 +5,8 @@
 //! awaited on any thread; one made outside any runtime binds to the runtime where it is first
 //! polled. [`timeout`] drops the inner future the moment the deadline passes, which cancels
 //! the I/O request it was waiting on (a read is cancelled in the kernel; a write or sync still
-//! finishes, because dropping never cancels durable work).
+//! finishes, because dropping never cancels durable work). After the runtime shut down a
+//! timeout cannot wait: it fails with [`TimeoutError::Closed`] (a sleep just ends).
 
 use std::fmt;
 use std::future::{Future, IntoFuture};
@@ -19,7 +20,7 @@ use baton_uring::{Op, ops};
 pub use web_time::Instant;
 
 use crate::context;
-use crate::error::Error;
+use crate::error::{Error, convert_io};
 use crate::handle::Handle;
 
 /// Waits until `duration` has passed.
@@ -123,15 +124,14 @@ impl Sleep {
     }
 }
 
-impl Future for Sleep {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        let op = match &mut this.op {
+impl Sleep {
+    /// Polls the timer: `Ok` when it fired, `Timeout` for a deadline already passed, `Closed`
+    /// after shutdown (driver errors, not yet relabelled).
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let op = match &mut self.op {
             Some(op) => op,
             None => {
-                let Some(handle) = this.handle.clone().or_else(context::current) else {
+                let Some(handle) = self.handle.clone().or_else(context::current) else {
                     panic!(
                         "{}",
                         Error::NotInRuntime {
@@ -139,30 +139,46 @@ impl Future for Sleep {
                         }
                     );
                 };
-                this.op
-                    .insert(ops::sleep_until(this.deadline).bind(handle.driver()))
+                self.op
+                    .insert(ops::sleep_until(self.deadline).bind(handle.driver()))
             }
         };
-        // The timer's result is `Ok` when it fired, `Timeout` for a deadline already passed,
-        // and `Closed` after shutdown: in every case the sleep is over.
-        Pin::new(op).poll(cx).map(drop)
+        Pin::new(op).poll(cx)
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // Fired, a deadline already passed, or shut down: in every case the sleep is over.
+        self.poll_timer(cx).map(drop)
     }
 }
 
 /// Runs `future` for at most `duration`: `Ok(output)` if it finished in time, otherwise
-/// `Err(Elapsed)`, and the future is dropped right then (cancelling the I/O it waited on).
+/// `Err(TimeoutError::Elapsed(_))`, and the future is dropped right then (cancelling the I/O it
+/// waited on). If the runtime shuts down first (or already has), there is no timer left to
+/// wait on: `Err(TimeoutError::Closed)`, the future dropped the same way. Both convert into an
+/// `io::Error` whose inner error is [`Error::Timeout`] or [`Error::Closed`], so `?` works in
+/// functions returning `io::Result`.
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
 /// use std::time::Duration;
 /// let rt = baton::Runtime::new()?;
+/// let handle = rt.handle();
 /// rt.block_on(async {
 ///     let slow = baton::time::sleep(Duration::from_secs(60));
 ///     let res = baton::time::timeout(Duration::from_millis(10), slow).await;
-///     assert!(res.is_err());
+///     assert!(res.is_err_and(|err| err.is_elapsed()));
 ///     let quick = async { 7 };
 ///     assert_eq!(baton::time::timeout(Duration::from_secs(5), quick).await, Ok(7));
 /// });
+/// let _report = rt.shutdown_timeout(Duration::from_secs(5));
+/// let never = std::future::pending::<()>();
+/// let res = handle.block_on(baton::time::timeout(Duration::from_secs(60), never));
+/// assert_eq!(res, Err(baton::time::TimeoutError::Closed));
 /// # Ok(())
 /// # }
 /// ```
@@ -186,8 +202,8 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 /// rt.block_on(async {
 ///     let deadline = baton::time::Instant::now() + std::time::Duration::from_millis(5);
 ///     let never = std::future::pending::<()>();
-///     let elapsed = baton::time::timeout_at(deadline, never).await.unwrap_err();
-///     assert_eq!(elapsed.deadline(), deadline);
+///     let err = baton::time::timeout_at(deadline, never).await.unwrap_err();
+///     assert_eq!(err.elapsed().map(|elapsed| elapsed.deadline()), Some(deadline));
 /// });
 /// # Ok(())
 /// # }
@@ -228,7 +244,7 @@ impl<F> fmt::Debug for Timeout<F> {
 }
 
 impl<F: Future> Future for Timeout<F> {
-    type Output = Result<F::Output, Elapsed>;
+    type Output = Result<F::Output, TimeoutError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `future` is structurally pinned (type invariant): it is only reached through
@@ -244,22 +260,30 @@ impl<F: Future> Future for Timeout<F> {
             future.set(None);
             return Poll::Ready(Ok(output));
         }
-        match Pin::new(&mut this.sleep).poll(cx) {
-            Poll::Ready(()) => {
-                // Dropping the inner future cancels the request it was waiting on.
-                future.set(None);
-                Poll::Ready(Err(Elapsed {
-                    deadline: this.sleep.deadline,
-                }))
-            }
-            Poll::Pending => Poll::Pending,
-        }
+        let Poll::Ready(timer) = this.sleep.poll_timer(cx) else {
+            return Poll::Pending;
+        };
+        // Dropping the inner future cancels the request it was waiting on.
+        future.set(None);
+        // No timer could run: the runtime shut down before the deadline. Otherwise the timer
+        // fired, or the deadline had passed already when it was first polled.
+        let closed = timer.is_err_and(|err| Error::is_closed(&convert_io(err)));
+        Poll::Ready(Err(if closed {
+            TimeoutError::Closed
+        } else {
+            TimeoutError::Elapsed(Elapsed {
+                deadline: this.sleep.deadline,
+            })
+        }))
     }
 }
 
-/// The error of [`timeout`]: the deadline passed first. Converts into an `io::Error` of kind
-/// `TimedOut` whose inner error is [`baton::Error::Timeout`](crate::Error::Timeout), so `?`
-/// works in functions returning `io::Result`.
+/// Why a [`timeout`] (or [`timeout_at`]) produced no output; the future was dropped either way.
+///
+/// Converts into an `io::Error` whose inner error is [`baton::Error::Timeout`](Error::Timeout)
+/// (kind `TimedOut`) or [`baton::Error::Closed`](Error::Closed) (kind `NotConnected`), so `?`
+/// works in functions returning `io::Result` and the runtime's shutdown reads as it does for
+/// every other call.
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
@@ -269,6 +293,68 @@ impl<F: Future> Future for Timeout<F> {
 ///     Ok(())
 /// });
 /// assert!(baton::Error::is_timeout(&res.unwrap_err()));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TimeoutError {
+    /// The deadline passed before the future completed.
+    #[error(transparent)]
+    Elapsed(#[from] Elapsed),
+    /// The runtime shut down before the future completed, so no timer could wait for the
+    /// deadline.
+    #[error(
+        "the Baton runtime shut down before the timeout's future completed, so its deadline \
+         could not be waited for; run the timeout on a running runtime"
+    )]
+    Closed,
+}
+
+impl TimeoutError {
+    /// Whether the deadline passed.
+    pub fn is_elapsed(&self) -> bool {
+        matches!(self, TimeoutError::Elapsed(_))
+    }
+
+    /// Whether the runtime shut down first.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, TimeoutError::Closed)
+    }
+
+    /// The elapsed deadline, when that is why the timeout failed.
+    pub fn elapsed(&self) -> Option<Elapsed> {
+        match self {
+            TimeoutError::Elapsed(elapsed) => Some(*elapsed),
+            TimeoutError::Closed => None,
+        }
+    }
+}
+
+impl From<TimeoutError> for io::Error {
+    fn from(err: TimeoutError) -> io::Error {
+        match err {
+            TimeoutError::Elapsed(elapsed) => elapsed.into(),
+            TimeoutError::Closed => Error::Closed.into_io(),
+        }
+    }
+}
+
+/// A [`timeout`]'s deadline passed first ([`TimeoutError::Elapsed`]). Converts into an
+/// `io::Error` of kind `TimedOut` whose inner error is
+/// [`baton::Error::Timeout`](crate::Error::Timeout), so `?` works in functions returning
+/// `io::Result`.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Runtime::new()?;
+/// let elapsed = rt.block_on(async {
+///     let never = std::future::pending::<()>();
+///     baton::time::timeout(std::time::Duration::from_millis(1), never).await
+/// });
+/// let elapsed = elapsed.unwrap_err().elapsed().expect("the deadline passed");
+/// let err = std::io::Error::from(elapsed);
+/// assert!(baton::Error::is_timeout(&err));
 /// # Ok(())
 /// # }
 /// ```
@@ -295,13 +381,32 @@ impl From<Elapsed> for io::Error {
 mod tests {
     use std::time::Duration;
 
-    use super::{sleep, timeout};
+    use super::{TimeoutError, sleep, timeout};
 
     #[test]
     fn sleep_duration_max_stays_pending_instead_of_overflowing() {
         let rt = crate::Runtime::new().expect("a runtime with default settings builds");
         let out = rt.block_on(timeout(Duration::from_millis(10), sleep(Duration::MAX)));
         assert!(out.is_err(), "a sleep of Duration::MAX never ends");
+    }
+
+    /// After shutdown there is no timer to wait on: a timeout must say the runtime closed, as
+    /// every other call does, instead of claiming its deadline passed.
+    #[test]
+    fn timeout_after_shutdown_reports_closed_instead_of_elapsed() {
+        let rt = crate::Runtime::new().expect("a runtime with default settings builds");
+        let handle = rt.handle();
+        let _report = rt.shutdown_timeout(Duration::from_secs(5));
+        let out = handle.block_on(timeout(
+            Duration::from_secs(600),
+            std::future::pending::<()>(),
+        ));
+        let err = out.expect_err("the inner future never completes");
+        assert_eq!(err, TimeoutError::Closed);
+        assert!(err.is_closed() && !err.is_elapsed() && err.elapsed().is_none());
+        let err = std::io::Error::from(err);
+        assert!(crate::Error::is_closed(&err), "{err}");
+        assert_eq!(err.kind(), std::io::ErrorKind::NotConnected);
     }
 
     #[test]

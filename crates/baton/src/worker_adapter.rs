@@ -25,6 +25,12 @@
 //!    `pending` reports nothing only for a quiescent worker whose listener is this rest
 //!    waker, and not while the runtime shuts down. [`WakeWorker`], the loan driver's own unpark (requests,
 //!    root wakes, closure), unparks the driver alone: the loan driver handles its own events.
+//! 7. `close_on_loan` (the runtime shut down while a `block_on` has the worker on loan) closes
+//!    the worker where it is, without waiting ([`Worker::close`]: inbox closed, tasks
+//!    cancelled, waits discarded, driver closed — pending polls fail with `Closed`, in-flight
+//!    reads are cancelled, writes and syncs keep going), and records it for the runtime's
+//!    shutdown report. The borrower's root then observes the closure; when its `block_on`
+//!    returns, the loan driver drops the adapter there and rule 3 drains what is left.
 
 use std::fmt;
 use std::sync::Arc;
@@ -32,7 +38,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use baton_loan::{LoanWorker, Pending, RunOutcome, TurnOutcome, Unpark};
-use baton_uring::{Park, RunUntil, Worker, WorkerGuard, WorkerHandle};
+use baton_uring::{Park, RunUntil, Worker, WorkerClose, WorkerGuard, WorkerHandle};
 
 use crate::context;
 use crate::handle::Handle;
@@ -192,6 +198,12 @@ impl LoanWorker for WorkerAdapter {
             .fetch_sub(1, Ordering::AcqRel);
     }
 
+    fn close_on_loan(&mut self) {
+        // Rule 7: the loan driver calls this once, at the borrower's dispatch boundary.
+        let _closed: WorkerClose = self.worker().close();
+        self.handle.shared.note_closed_on_loan();
+    }
+
     fn pending(&self) -> Pending {
         // Rule 6: only a quiescent worker whose wakes reach the rest waker may rest.
         if self.rest_waker_installed && !self.is_shutting_down() && self.worker().is_quiescent() {
@@ -234,7 +246,7 @@ impl Drop for WorkerAdapter {
         let deadline = crate::handle::lock(&shared.shutdown_deadline)
             .unwrap_or_else(|| Instant::now() + DROP_SHUTDOWN_TIMEOUT);
         let report = worker.shutdown(Some(deadline));
-        *crate::handle::lock(&shared.worker_report) = Some(report);
+        shared.publish_worker_report(report);
     }
 }
 

@@ -69,6 +69,7 @@ fn spec_surface_names_resolve() {
     let _: fn(baton::time::Instant) -> baton::time::Sleep = baton::time::sleep_until;
     let _: fn(Duration, Ready<u8>) -> baton::time::Timeout<Ready<u8>> = baton::time::timeout;
     let _: Option<baton::time::Elapsed> = None;
+    let _: Option<baton::time::TimeoutError> = None;
     let _: fn(fn() -> u8) -> baton::blocking::BlockingHandle<u8> = baton::blocking::spawn_blocking;
     let _: fn(baton::blocking::QuarantineBound, fn() -> u8) -> baton::blocking::BlockingHandle<u8> =
         baton::blocking::spawn_quarantined;

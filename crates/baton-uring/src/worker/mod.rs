@@ -38,6 +38,10 @@
 //!    retained and finish), shut the scheduler down (spawns refused, tasks cancelled; local
 //!    tasks of other threads leaked), discard this thread's and the migratable waits, then
 //!    close and drain the driver until the deadline. The report says what was settled, cancelled, leaked or left.
+//!    [`Worker::close`] runs every step but the drain at once (where the worker is, for
+//!    example on a `block_on` caller that keeps polling its root): its driver closure fails
+//!    pending polls with `Closed`, cancels in-flight reads and keeps writes and syncs going; a
+//!    later [`Worker::shutdown`] skips what `close` did, drains, and reports both.
 //! 9. **Quarantine bounds.** A quarantined wait whose bound has a deadline is settled with
 //!    `BoundExceeded` (and counted) by the first turn on its thread after the deadline, after
 //!    that turn's completions were routed; a park ends just after the next such deadline.
@@ -100,11 +104,12 @@ use crate::inbox::{InboxTraffic, inbox};
 pub use context::{WaitsError, with_current_waits};
 pub use dispatch::{RunUntil, WorkerTurn};
 pub use handle::WorkerHandle;
-pub use shutdown::WorkerShutdownReport;
+pub use shutdown::{WorkerClose, WorkerShutdownReport};
 pub use waits::Waits;
 
 use dispatch::{RouteCounts, WorkerLocal};
 use listener::ListenerCell;
+use shutdown::Closing;
 use waits::WaitTables;
 
 /// How a [`Worker`] is set up.
@@ -188,6 +193,8 @@ pub struct Worker {
     handle: WorkerHandle,
     config: WorkerConfig,
     entered: Cell<usize>,
+    /// Rule 8: what [`Worker::close`] did, until shutdown reports it; `Some` once closed.
+    closing: Cell<Option<Closing>>,
 }
 
 impl std::fmt::Debug for Worker {
@@ -311,6 +318,7 @@ impl Worker {
             handle,
             config,
             entered: Cell::new(0),
+            closing: Cell::new(None),
         })
     }
 

@@ -1,0 +1,345 @@
+//! End to end: `Runtime::shutdown_timeout` called from each place a caller can be — the thread
+//! that owns local tasks, another thread while a `block_on` has the worker on loan, and one of
+//! the runtime's own tasks — stops the runtime and reports what it did.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// Generous: these bounds only guard against hangs, they never measure speed.
+const DEADLINE: Duration = Duration::from_secs(10);
+
+/// Pending forever; records its drop (on its own thread: the flag is `!Send`).
+struct PendingWithDropFlag(Rc<Cell<bool>>);
+
+impl Future for PendingWithDropFlag {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        Poll::Pending
+    }
+}
+
+impl Drop for PendingWithDropFlag {
+    fn drop(&mut self) {
+        self.0.set(true);
+    }
+}
+
+/// Between `block_on` calls the background thread runs the worker (a live local task keeps it
+/// from resting), and it used to drop the worker at shutdown, leaking the calling thread's
+/// local tasks. Repeated, because it depended on where the worker happened to be.
+#[test]
+fn shutdown_drops_the_calling_threads_local_tasks_on_that_thread() -> io::Result<()> {
+    for run in 0..10 {
+        let rt = baton::Runtime::new()?;
+        let dropped = Rc::new(Cell::new(false));
+        rt.block_on(async {
+            drop(baton::spawn_local(PendingWithDropFlag(Rc::clone(&dropped))));
+        });
+        let report = rt.shutdown_timeout(DEADLINE);
+        assert_eq!(report.tasks_leaked, 0, "run {run}: {report:?}");
+        assert!(dropped.get(), "run {run}: the local task was never dropped");
+        assert!(report.is_clean(), "run {run}: {report:?}");
+    }
+    Ok(())
+}
+
+/// Thread B's `block_on` borrows the worker and waits in `accept` (nobody connects); thread S
+/// shuts the runtime down. Shutdown used to return at once (`worker: None`) and leave B's
+/// accept pending forever; the borrowed worker must close where it is, B's accept resolve to
+/// `Closed`, and the report say so.
+#[test]
+fn shutdown_from_another_thread_closes_a_borrowed_worker_and_its_accept_resolves_closed()
+-> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let (accepting, accept_pending) = mpsc::channel();
+    let (accepted, accept_result) = mpsc::channel();
+    let borrower = std::thread::spawn(move || {
+        let result = handle.block_on(async {
+            let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
+            let _sent = accepting.send(());
+            listener.accept().await.map(drop)
+        });
+        let _sent = accepted.send(result);
+    });
+    accept_pending
+        .recv_timeout(DEADLINE)
+        .map_err(io::Error::other)?;
+    let report = rt.shutdown_timeout(DEADLINE);
+    let result = accept_result
+        .recv_timeout(DEADLINE)
+        .map_err(|_| io::Error::other("the borrowed accept never resolved"))?;
+    let err = result.expect_err("nobody connected");
+    assert!(baton::Error::is_closed(&err), "{err}");
+    borrower
+        .join()
+        .map_err(|_| io::Error::other("borrower panicked"))?;
+    assert!(report.worker_on_loan, "{report:?}");
+    assert!(report.closed_on_loan, "{report:?}");
+    assert!(!report.called_from_runtime, "{report:?}");
+    assert!(
+        report.worker.is_some(),
+        "given back before the deadline: {report:?}"
+    );
+    assert!(report.is_clean(), "{report:?}");
+    Ok(())
+}
+
+/// A `timeout` waiting in a borrowed `block_on` when another thread shuts the runtime down
+/// reports `Closed`, not `Elapsed`: its timer was cancelled by the closure, not fired.
+#[test]
+fn a_timeout_pending_in_a_borrowed_block_on_reports_closed_when_the_runtime_shuts_down()
+-> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let (waiting, timeout_pending) = mpsc::channel();
+    let (finished, timeout_result) = mpsc::channel();
+    let borrower = std::thread::spawn(move || {
+        let result = handle.block_on(async {
+            let _sent = waiting.send(());
+            baton::time::timeout(Duration::from_secs(600), std::future::pending::<()>()).await
+        });
+        let _sent = finished.send(result);
+    });
+    timeout_pending
+        .recv_timeout(DEADLINE)
+        .map_err(io::Error::other)?;
+    let report = rt.shutdown_timeout(DEADLINE);
+    let result = timeout_result
+        .recv_timeout(DEADLINE)
+        .map_err(|_| io::Error::other("the timeout never resolved"))?;
+    assert_eq!(result, Err(baton::time::TimeoutError::Closed), "{report:?}");
+    borrower
+        .join()
+        .map_err(|_| io::Error::other("borrower panicked"))
+}
+
+/// A borrower busy inside its root's poll when shutdown comes (here: blocked until the test
+/// lets it go) cannot close the worker in time: shutdown waits only until its deadline and
+/// says the worker was on loan, not closed there, and not reported. Once the borrower moves
+/// on, it closes the worker at its next boundary, its accept resolves `Closed`, and the worker
+/// is shut down when its `block_on` returns.
+#[test]
+fn shutdown_waits_for_a_busy_borrower_only_until_its_deadline_and_says_so() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let (busy, borrower_busy) = mpsc::channel();
+    let (release, released) = mpsc::channel::<()>();
+    let (accepted, accept_result) = mpsc::channel();
+    let borrower = std::thread::spawn(move || {
+        let result = handle.block_on(async {
+            let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
+            let _sent = busy.send(());
+            // Blocks inside the root's poll: no dispatch boundary until released.
+            let _released = released.recv_timeout(DEADLINE);
+            listener.accept().await.map(drop)
+        });
+        let _sent = accepted.send((result, handle.is_shutting_down()));
+    });
+    borrower_busy
+        .recv_timeout(DEADLINE)
+        .map_err(io::Error::other)?;
+    let report = rt.shutdown_timeout(Duration::from_millis(50));
+    assert!(report.worker_on_loan, "{report:?}");
+    assert!(!report.closed_on_loan, "{report:?}");
+    assert!(report.worker.is_none(), "{report:?}");
+    assert!(!report.is_clean(), "{report:?}");
+    let _sent = release.send(());
+    let (result, shutting_down) = accept_result
+        .recv_timeout(DEADLINE)
+        .map_err(|_| io::Error::other("the borrowed accept never resolved"))?;
+    let err = result.expect_err("nobody connected");
+    assert!(baton::Error::is_closed(&err), "{err}");
+    assert!(shutting_down);
+    borrower
+        .join()
+        .map_err(|_| io::Error::other("borrower panicked"))
+}
+
+/// Spawns from inside the runtime right after it began shutting down: a `Send` task and a
+/// local one, each of which records whether it ran.
+fn spawn_after_shutdown(ran: &Arc<AtomicBool>) -> [baton::task::JoinHandle<()>; 2] {
+    let send = {
+        let ran = Arc::clone(ran);
+        baton::spawn(async move { ran.store(true, Ordering::SeqCst) })
+    };
+    let local = {
+        let ran = Arc::clone(ran);
+        baton::spawn_local(async move { ran.store(true, Ordering::SeqCst) })
+    };
+    [send, local]
+}
+
+/// Asserts that `join` resolved cancelled because it was spawned after shutdown began.
+fn assert_refused(join: baton::task::JoinHandle<()>, handle: &baton::Handle) {
+    let err = handle
+        .block_on(join)
+        .expect_err("a spawn after shutdown never runs");
+    assert_eq!(
+        err.cancel_reason(),
+        Some(baton::task::CancelReason::SpawnAfterShutdown),
+        "{err}"
+    );
+}
+
+/// Waits (from outside the runtime, bounded) until a task that was pending when the runtime
+/// shut down resolves cancelled: the worker's own shutdown happened.
+fn assert_cancelled_by_shutdown(join: baton::task::JoinHandle<()>, handle: &baton::Handle) {
+    let handle = handle.clone();
+    let (sent, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _sent = sent.send(handle.block_on(join));
+    });
+    let joined = received
+        .recv_timeout(DEADLINE)
+        .expect("the pending task resolved once the worker shut down");
+    let err = joined.expect_err("pending forever until cancelled");
+    assert_eq!(
+        err.cancel_reason(),
+        Some(baton::task::CancelReason::RuntimeShutdown),
+        "{err}"
+    );
+}
+
+/// The `Runtime` moved into one of its own tasks (run by the background thread) and shut down
+/// there: the call cannot wait for the worker, which is running the caller, but nothing
+/// spawned afterwards may run, and the runtime must really stop once the task returns.
+#[test]
+fn shutdown_from_inside_a_task_refuses_later_spawns_and_the_runtime_stops() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let pending = rt.spawn(std::future::pending::<()>());
+    let ran = Arc::new(AtomicBool::new(false));
+    let shutter = handle.spawn({
+        let ran = Arc::clone(&ran);
+        async move {
+            let report = rt.shutdown_timeout(DEADLINE);
+            (report, spawn_after_shutdown(&ran))
+        }
+    });
+    let (report, spawned) = handle
+        .block_on(shutter)
+        .map_err(|err| io::Error::other(err.to_string()))?;
+    assert!(report.called_from_runtime, "{report:?}");
+    assert!(!report.worker_on_loan, "{report:?}");
+    assert!(report.worker.is_none(), "{report:?}");
+    for join in spawned {
+        assert_refused(join, &handle);
+    }
+    assert_refused(handle.spawn(async {}), &handle);
+    assert_cancelled_by_shutdown(pending, &handle);
+    assert!(
+        !ran.load(Ordering::SeqCst),
+        "a task spawned after shutdown ran"
+    );
+    Ok(())
+}
+
+/// The same from a task run by a `block_on` caller's dispatch turn: the background thread is
+/// joined without deadlock, the borrower closes the worker after the turn, and its root (which
+/// awaits the task) still completes.
+#[test]
+fn shutdown_from_a_task_run_by_block_on_refuses_later_spawns_and_the_runtime_stops()
+-> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let pending = rt.spawn(std::future::pending::<()>());
+    let ran = Arc::new(AtomicBool::new(false));
+    let outcome = within_deadline({
+        let handle = handle.clone();
+        let ran = Arc::clone(&ran);
+        move || {
+            handle.block_on(async move {
+                baton::spawn(async move {
+                    let report = rt.shutdown_timeout(Duration::from_secs(600));
+                    (report, spawn_after_shutdown(&ran))
+                })
+                .await
+            })
+        }
+    });
+    let (report, spawned) = outcome.map_err(|err| io::Error::other(err.to_string()))?;
+    assert!(report.called_from_runtime, "{report:?}");
+    assert!(!report.worker_on_loan, "{report:?}");
+    assert!(report.worker.is_none(), "{report:?}");
+    for join in spawned {
+        assert_refused(join, &handle);
+    }
+    assert_cancelled_by_shutdown(pending, &handle);
+    assert!(
+        !ran.load(Ordering::SeqCst),
+        "a task spawned after shutdown ran"
+    );
+    Ok(())
+}
+
+/// The `Runtime` moved into the root of a `Handle::block_on` and shut down there: the call
+/// returns (it never waits for the worker its own thread holds), and later spawns are refused.
+#[test]
+fn shutdown_from_a_block_on_root_returns_and_refuses_later_spawns() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let pending = rt.spawn(std::future::pending::<()>());
+    let ran = Arc::new(AtomicBool::new(false));
+    let (report, spawned) = within_deadline({
+        let handle = handle.clone();
+        let ran = Arc::clone(&ran);
+        move || {
+            handle.block_on(async move {
+                let report = rt.shutdown_timeout(Duration::from_secs(600));
+                (report, spawn_after_shutdown(&ran))
+            })
+        }
+    });
+    assert!(report.called_from_runtime, "{report:?}");
+    assert!(!report.worker_on_loan, "{report:?}");
+    assert!(report.worker.is_none(), "{report:?}");
+    for join in spawned {
+        assert_refused(join, &handle);
+    }
+    assert_cancelled_by_shutdown(pending, &handle);
+    assert!(
+        !ran.load(Ordering::SeqCst),
+        "a task spawned after shutdown ran"
+    );
+    Ok(())
+}
+
+/// Dropping the `Runtime` inside one of its tasks shuts it down the same way (its `Drop` would
+/// otherwise wait up to 10 s for a worker that is running the dropping task).
+#[test]
+fn dropping_the_runtime_inside_its_own_task_returns_and_the_runtime_stops() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let pending = rt.spawn(std::future::pending::<()>());
+    let dropper = handle.spawn(async move { drop(rt) });
+    let joined = within_deadline({
+        let handle = handle.clone();
+        move || handle.block_on(dropper)
+    });
+    joined.map_err(|err| io::Error::other(err.to_string()))?;
+    assert!(handle.is_shutting_down());
+    assert_refused(handle.spawn(async {}), &handle);
+    assert_cancelled_by_shutdown(pending, &handle);
+    Ok(())
+}
+
+/// Runs `f` on its own thread; fails the test if it does not return within [`DEADLINE`].
+fn within_deadline<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sent, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _sent = sent.send(f());
+    });
+    received
+        .recv_timeout(DEADLINE)
+        .expect("returned without waiting for the worker its own thread runs")
+}
