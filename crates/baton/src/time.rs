@@ -41,6 +41,10 @@ use crate::handle::Handle;
 ///
 /// When first polled outside any runtime (with a message saying to call it inside
 /// `Runtime::block_on` or a task).
+///
+/// # Cancel safety
+///
+/// Cancel-safe: dropping the sleep removes its timer; nothing else is lost.
 pub fn sleep(duration: Duration) -> Sleep {
     sleep_until(deadline_after(duration))
 }
@@ -186,6 +190,13 @@ impl Future for Sleep {
 /// # Panics
 ///
 /// As [`sleep`], when polled outside any runtime.
+///
+/// # Cancel safety
+///
+/// As cancel-safe as `future`: on expiry (or when the `Timeout` itself is dropped) the inner
+/// future is dropped, so what a drop of it loses is what this loses. Baton's socket reads and
+/// accepts lose nothing (their late bytes or connection wait for the next call); writes and
+/// syncs are retained and still happen.
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
     timeout_at(deadline_after(duration), future)
 }

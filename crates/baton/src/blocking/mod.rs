@@ -72,6 +72,11 @@ use crate::task::JoinHandle;
 /// Called outside a runtime (for example as the argument of `rt.block_on(...)`), the job is
 /// queued when the handle is first polled, on the runtime polling it; polled outside any
 /// runtime, the handle resolves to [`BlockingError::NotInRuntime`].
+///
+/// # Cancel safety
+///
+/// Dropping the handle before a pool thread started the job cancels it (the closure never
+/// runs); once started, the job runs to completion and its result is dropped.
 pub fn spawn_blocking<F, T>(f: F) -> BlockingHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
