@@ -34,15 +34,8 @@ pub(crate) struct Entered {
     inner: *const Inner,
 }
 
-#[cfg(not(loom))]
-std::thread_local! {
+crate::sync::thread_local! {
     static CURRENT: Cell<Option<Entered>> = const { Cell::new(None) };
-}
-
-// Loom's macro has no `const` form; loom threads share an OS thread, so they need loom's.
-#[cfg(loom)]
-loom::thread_local! {
-    static CURRENT: Cell<Option<Entered>> = Cell::new(None);
 }
 
 crate::sync::thread_local! {
@@ -50,6 +43,7 @@ crate::sync::thread_local! {
 }
 
 fn next_token() -> u64 {
+    // A process-wide counter in a `static`: `std`, as loom cannot model a static (see `sync`).
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }

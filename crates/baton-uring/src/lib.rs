@@ -49,23 +49,15 @@ mod forward;
 mod handle;
 mod inbox;
 mod key;
-#[cfg(all(test, not(loom)))]
-mod lifecycle_model;
-#[cfg(all(test, loom))]
-mod loom_forwarding;
-#[cfg(all(test, loom))]
-mod loom_stash;
 mod mailbox;
 mod operation;
 pub mod ops;
 mod request;
-#[cfg(all(test, not(loom)))]
-mod retention;
-#[cfg(all(test, not(loom)))]
-mod shutdown_unwind;
 mod stash;
 mod state;
 mod sync;
+#[cfg(test)]
+mod tests;
 mod worker;
 
 pub use backend::RingFlags;

@@ -272,6 +272,3 @@ fn stashed(outcome: Outcome, data: Option<Request>) -> Option<Stashed> {
         }
     }
 }
-
-#[cfg(all(test, not(loom)))]
-mod tests;

@@ -8,8 +8,6 @@ use std::time::Duration;
 use io_uring::squeue;
 
 pub(crate) mod ring;
-#[cfg(test)]
-pub(crate) mod sim;
 
 /// One completion as the driver sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

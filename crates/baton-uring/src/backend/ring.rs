@@ -35,7 +35,7 @@ impl std::fmt::Debug for RingBackend {
 /// Maps an `io_uring_setup` failure to its cause. A locked-memory shortfall is `ENOMEM`;
 /// `EPERM` means policy (seccomp, a container runtime, `kernel.io_uring_disabled`, or not being
 /// in `kernel.io_uring_group`), as do `ENOSYS` and `EACCES`.
-fn classify(err: io::Error) -> SetupError {
+pub(crate) fn classify(err: io::Error) -> SetupError {
     match err.raw_os_error() {
         Some(libc::ENOMEM) => SetupError::Memlock { source: err },
         Some(libc::EPERM | libc::ENOSYS | libc::EACCES) => SetupError::Disabled { source: err },
@@ -180,55 +180,5 @@ impl Backend for RingBackend {
 
     fn flags(&self) -> RingFlags {
         self.flags
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use std::io;
-
-    use super::classify;
-    use crate::error::SetupError;
-
-    fn os(errno: i32) -> io::Error {
-        io::Error::from_raw_os_error(errno)
-    }
-
-    #[test]
-    fn setup_eperm_is_a_policy_refusal_not_a_memlock_shortfall() {
-        assert!(matches!(
-            classify(os(libc::EPERM)),
-            SetupError::Disabled { .. }
-        ));
-        let message = classify(os(libc::EPERM)).to_string();
-        for cause in [
-            "seccomp",
-            "container",
-            "kernel.io_uring_disabled",
-            "io_uring_group",
-        ] {
-            assert!(message.contains(cause), "{message:?} names {cause}");
-        }
-    }
-
-    #[test]
-    fn setup_enomem_is_a_memlock_shortfall() {
-        assert!(matches!(
-            classify(os(libc::ENOMEM)),
-            SetupError::Memlock { .. }
-        ));
-    }
-
-    #[test]
-    fn setup_enosys_and_eacces_are_disabled_and_others_are_os() {
-        assert!(matches!(
-            classify(os(libc::ENOSYS)),
-            SetupError::Disabled { .. }
-        ));
-        assert!(matches!(
-            classify(os(libc::EACCES)),
-            SetupError::Disabled { .. }
-        ));
-        assert!(matches!(classify(os(libc::EFAULT)), SetupError::Os { .. }));
     }
 }

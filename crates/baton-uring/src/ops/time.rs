@@ -32,16 +32,3 @@ pub fn sleep(duration: Duration) -> Op<io::Result<()>> {
         .unwrap_or_else(|| now + FAR_FUTURE);
     sleep_until(at)
 }
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use std::time::Duration;
-
-    use super::sleep;
-
-    #[test]
-    fn sleep_for_a_duration_past_the_clock_range_does_not_overflow() {
-        let op = sleep(Duration::MAX);
-        drop(op);
-    }
-}

@@ -53,8 +53,6 @@ mod lifecycle;
 mod messages;
 mod slots;
 mod submission;
-#[cfg(all(test, not(loom)))]
-mod tests;
 mod timers;
 
 pub(crate) use closure::Undrained;

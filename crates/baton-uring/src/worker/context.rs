@@ -25,14 +25,8 @@ pub enum WaitsError {
     Busy,
 }
 
-#[cfg(not(loom))]
 crate::sync::thread_local! {
     static CURRENT: Cell<*const WorkerLocal> = const { Cell::new(ptr::null()) };
-}
-
-#[cfg(loom)]
-crate::sync::thread_local! {
-    static CURRENT: Cell<*const WorkerLocal> = Cell::new(ptr::null());
 }
 
 /// Installs `local` as the current thread's worker, returning the previous entry.

@@ -85,7 +85,7 @@
 mod context;
 mod dispatch;
 mod handle;
-mod listener;
+pub(crate) mod listener;
 mod shutdown;
 mod waits;
 

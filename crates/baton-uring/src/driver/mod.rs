@@ -1,4 +1,5 @@
-//! The [`Driver`]: set-up, entering, turns, closure and shutdown.
+//! The [`Driver`]: set-up, entering, turns, closure and shutdown; its configuration is in
+//! `config.rs`, what it reports in `report.rs`.
 
 use std::cell::{Cell, RefCell};
 use std::io;
@@ -10,103 +11,19 @@ use std::time::Duration;
 
 use web_time::Instant;
 
-use crate::backend::ring::{KERNEL_MAX_ENTRIES, RingBackend};
+mod config;
+mod report;
+
+pub use config::{DriverConfig, WakerPanics};
+pub use report::{DriverMetrics, DriverShutdownReport, TurnReport};
+
+use crate::backend::ring::RingBackend;
 use crate::backend::{Backend, RingFlags, Wait};
 use crate::context::{self, Entered, Inner, with_core};
 use crate::error::SetupError;
 use crate::handle::{DriverHandle, Unparker};
 use crate::mailbox::{Mailbox, Msg};
 use crate::state::{Deferred, DriverState, Payload, Undrained, reraise};
-
-/// What the driver does with a panic from a waker it wakes or drops while serving requests (a
-/// turn, closure, shutdown) — typically a foreign executor's waker of a forwarded operation.
-/// Either way the panic is caught first and every other wake and release of that step still
-/// runs, so the operation retires as usual.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum WakerPanics {
-    /// Count it ([`DriverMetrics::waker_panics`]), report the first one on stderr, and keep
-    /// running: one executor's broken waker must not stop the runtime. The default.
-    #[default]
-    Contain,
-    /// Re-raise it from the turn (or shutdown) once that step's cleanup is done, for an
-    /// embedder that drives the driver itself and wants the panic. Still counted.
-    Propagate,
-}
-
-/// How a driver is set up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DriverConfig {
-    ring_entries: u32,
-    max_in_flight: Option<u32>,
-    pinned: bool,
-    waker_panics: WakerPanics,
-}
-
-impl Default for DriverConfig {
-    fn default() -> Self {
-        DriverConfig {
-            ring_entries: 256,
-            max_in_flight: None,
-            pinned: false,
-            waker_panics: WakerPanics::Contain,
-        }
-    }
-}
-
-impl DriverConfig {
-    /// The defaults: 256 entries, in-flight limit = the ring's completion queue size (twice the
-    /// SQ), migratable.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// SQ entries (1..=32768; the kernel rounds up to a power of two).
-    pub fn ring_entries(mut self, entries: u32) -> Self {
-        self.ring_entries = entries;
-        self
-    }
-
-    /// How many requests that complete on their own (file I/O, syncs, opens, closes, nops) the
-    /// kernel may own at once; more are queued and submitted as earlier ones complete. The
-    /// limit keeps a burst of their completions within the completion queue; it defaults to
-    /// the completion queue's size (twice the SQ). Requests that wait on a peer (receive,
-    /// send, accept, connect) are never held back by it: thousands of idle connections cannot
-    /// stall anything else. Completions beyond the completion queue are kept by the kernel
-    /// (`IORING_FEAT_NODROP`, required), so a larger limit costs time, never a completion.
-    pub fn max_in_flight(mut self, limit: u32) -> Self {
-        self.max_in_flight = Some(limit);
-        self
-    }
-
-    /// What to do with a panicking waker (default [`WakerPanics::Contain`]).
-    pub fn waker_panics(mut self, policy: WakerPanics) -> Self {
-        self.waker_panics = policy;
-        self
-    }
-
-    /// Whether the driver stays on one thread for its whole life. Only a pinned driver uses
-    /// `IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN`, which bind the ring to one submitter.
-    pub fn pinned(mut self, pinned: bool) -> Self {
-        self.pinned = pinned;
-        self
-    }
-
-    fn validate(&self) -> Result<(), SetupError> {
-        if self.ring_entries == 0 {
-            return Err(SetupError::ZeroEntries);
-        }
-        if self.ring_entries > KERNEL_MAX_ENTRIES {
-            return Err(SetupError::TooManyEntries {
-                requested: self.ring_entries,
-                max: KERNEL_MAX_ENTRIES,
-            });
-        }
-        if self.max_in_flight == Some(0) {
-            return Err(SetupError::ZeroInFlight);
-        }
-        Ok(())
-    }
-}
 
 /// How a turn may wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,90 +33,6 @@ pub enum Park {
     /// Block in the ring's timed wait until a completion, an unpark, a timer or this deadline
     /// (`None`: no deadline). Returns at once if an unpark happened since the last turn.
     Wait(Option<Instant>),
-}
-
-/// What one turn did.
-#[must_use]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TurnReport {
-    /// CQEs reaped.
-    pub completions: usize,
-    /// Mailbox messages applied.
-    pub messages: usize,
-    /// Timers and deadlines that fired.
-    pub timers_fired: usize,
-    /// Wakers woken.
-    pub woken: usize,
-    /// Whether an unpark ended (or pre-empted) the wait.
-    pub unparked: bool,
-}
-
-/// A snapshot of the driver's counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DriverMetrics {
-    /// Requests waiting for ring space or a durability permit.
-    pub queued: usize,
-    /// Requests the kernel owns (async cancels not included).
-    pub in_flight: usize,
-    /// The part of `in_flight` that waits on a peer (receives, sends, accepts, connects): not
-    /// under the in-flight limit.
-    pub peer_in_flight: usize,
-    /// Async cancels the kernel owns.
-    pub cancels_in_flight: usize,
-    /// Live slots, including completed results not yet consumed.
-    pub slots: usize,
-    /// Final CQEs reaped.
-    pub completed: u64,
-    /// Async cancels submitted.
-    pub cancelled: u64,
-    /// Armed timers (sleeps and deadlines).
-    pub timers: usize,
-    /// Timers that fired.
-    pub timers_fired: u64,
-    /// Entries in the timer heap, live and stale (a deadline cleared before it fired leaves a
-    /// stale entry until the heap is pruned); stays within about twice `timers` plus 64.
-    pub timer_entries: usize,
-    /// Results delivered through forwarding cells.
-    pub forwarded: u64,
-    /// Mailbox messages naming a retired slot (ignored).
-    pub stale_messages: u64,
-    /// Ring set-up flags in effect.
-    pub flags: RingFlags,
-    /// The in-flight limit for requests that complete on their own.
-    pub max_in_flight: usize,
-    /// Whether the driver is closed.
-    pub closed: bool,
-    /// The errno of the last failed submit to the ring, if any.
-    pub last_submit_error: Option<i32>,
-    /// Wakers that panicked when the driver (or its worker) woke or dropped them; contained
-    /// under [`WakerPanics::Contain`].
-    pub waker_panics: u64,
-}
-
-/// What shutdown did.
-#[must_use]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DriverShutdownReport {
-    /// Every outstanding completion arrived and every retained request (write, sync) queued at
-    /// closure reached the kernel and completed.
-    pub drained: bool,
-    /// Requests whose memory was leaked because the kernel might still write it.
-    pub leaked: usize,
-    /// Retained requests (writes, syncs) still queued in userspace when the deadline passed:
-    /// they never reached the kernel, so their effect did not happen.
-    pub unsubmitted: usize,
-    /// Final CQEs reaped during shutdown.
-    pub completed_during_shutdown: u64,
-    /// The errno of the last failed submit. A failure other than `ENOMEM` ends the drain at
-    /// once: what the kernel still owns is leaked and reported as not drained.
-    pub submit_error: Option<i32>,
-    /// Retained requests (writes, syncs, close, shutdown) whose handles closure resolved with
-    /// `Closed` — "outcome unknown" — and whose real outcome then was an error. Zero means every
-    /// write and sync that closure hid from its caller succeeded.
-    pub retained_failures: usize,
-    /// Wakers that panicked when the driver woke or dropped them, over its whole life
-    /// ([`DriverMetrics::waker_panics`]).
-    pub waker_panics: u64,
 }
 
 /// An io_uring driver: one ring plus the request slab, queues, timers and mailbox.

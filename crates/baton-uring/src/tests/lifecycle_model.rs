@@ -23,11 +23,11 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use proptest::prelude::*;
 
-use crate::backend::sim::{SimRing, sim_ring};
 use crate::driver::{Driver, Park};
 use crate::error::Error;
 use crate::operation::Op;
 use crate::ops;
+use crate::tests::sim::{SimRing, sim_ring};
 
 #[derive(Debug, Clone)]
 enum Action {
@@ -186,7 +186,7 @@ impl Model {
                 let op = if write {
                     ops::write_at(self.fd.clone(), vec![1; 4], 0)
                 } else {
-                    ops::read_at(self.fd.clone(), crate::backend::sim::zeroed_spare(64), 0)
+                    ops::read_at(self.fd.clone(), crate::tests::sim::zeroed_spare(64), 0)
                 };
                 self.handles.push(Handle {
                     op: Some(op),

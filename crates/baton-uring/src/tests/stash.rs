@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 
-use super::Stash;
-use crate::backend::sim::{SimRing, sim_ring};
 use crate::driver::{Driver, Park};
 use crate::operation::Operation;
 use crate::ops;
+use crate::stash::Stash;
+use crate::tests::sim::{SimRing, sim_ring};
 
 type Recv<'s> = Operation<'s, (std::io::Result<usize>, Vec<u8>)>;
 

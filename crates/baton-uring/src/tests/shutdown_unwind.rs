@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use web_time::Instant;
 
-use crate::backend::sim::sim_ring;
 use crate::driver::{Driver, Park};
 use crate::ops;
+use crate::tests::sim::sim_ring;
 
 /// A waker whose `wake` panics, standing in for user code that misbehaves.
 struct PanickingWake;
@@ -40,7 +40,7 @@ fn read_in_flight(driver: &Driver, fd: &Arc<OwnedFd>) {
     let _entered = driver.enter();
     let waker = panicking_waker();
     let mut cx = Context::from_waker(&waker);
-    let mut read = ops::read_at(fd.clone(), crate::backend::sim::zeroed_spare(4), 0);
+    let mut read = ops::read_at(fd.clone(), crate::tests::sim::zeroed_spare(4), 0);
     assert!(Pin::new(&mut read).poll(&mut cx).is_pending());
     let _ = driver.turn(Park::Poll);
     std::mem::forget(read);
@@ -222,7 +222,7 @@ fn shutdown_stops_draining_when_the_ring_refuses_submits_and_reports_the_errno()
 fn read_in_flight_quiet(driver: &Driver, fd: &Arc<OwnedFd>) -> usize {
     let _entered = driver.enter();
     let mut cx = Context::from_waker(Waker::noop());
-    let mut read = ops::read_at(fd.clone(), crate::backend::sim::zeroed_spare(4), 0);
+    let mut read = ops::read_at(fd.clone(), crate::tests::sim::zeroed_spare(4), 0);
     assert!(Pin::new(&mut read).poll(&mut cx).is_pending());
     let _ = driver.turn(Park::Poll);
     std::mem::forget(read);

@@ -8,18 +8,18 @@ use std::time::Duration;
 
 use web_time::Instant;
 
-use super::{DriverState, Waiter};
 use crate::backend::Wait;
-use crate::backend::sim::sim_ring;
 use crate::driver::{Driver, Park};
 use crate::key::RequestKey;
 use crate::ops;
 use crate::request::Request;
+use crate::state::{DriverState, Waiter};
+use crate::tests::sim::sim_ring;
 
 fn read_of(fd: &Arc<OwnedFd>) -> Request {
     Request::Read {
         fd: fd.clone(),
-        buf: crate::backend::sim::zeroed_spare(4),
+        buf: crate::tests::sim::zeroed_spare(4),
         offset: 0,
     }
 }
@@ -105,7 +105,7 @@ fn core_dropped_without_shutdown_leaks_the_in_flight_read() {
     let fd = dev_null();
     let data = crate::request::Request::Read {
         fd: fd.clone(),
-        buf: crate::backend::sim::zeroed_spare(4),
+        buf: crate::tests::sim::zeroed_spare(4),
         offset: 0,
     };
     let registered = core.register(data, None, Waiter::None);
@@ -172,8 +172,8 @@ fn closure_still_retires_queued_reads_with_closed() {
     let fd = dev_null();
     let _entered = driver.enter();
     let mut cx = Context::from_waker(Waker::noop());
-    let mut first = ops::read_at(fd.clone(), crate::backend::sim::zeroed_spare(4), 0);
-    let mut queued = ops::read_at(fd.clone(), crate::backend::sim::zeroed_spare(4), 4);
+    let mut first = ops::read_at(fd.clone(), crate::tests::sim::zeroed_spare(4), 0);
+    let mut queued = ops::read_at(fd.clone(), crate::tests::sim::zeroed_spare(4), 4);
     assert!(std::pin::Pin::new(&mut first).poll(&mut cx).is_pending());
     assert!(std::pin::Pin::new(&mut queued).poll(&mut cx).is_pending());
     let _ = driver.turn(Park::Poll);

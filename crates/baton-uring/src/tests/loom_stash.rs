@@ -7,10 +7,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use crate::backend::sim::{SimRing, sim_ring};
 use crate::driver::{Driver, Park};
 use crate::ops;
 use crate::stash::Stash;
+use crate::tests::sim::{SimRing, sim_ring};
 
 /// A buffer whose spare capacity already holds `bytes`: the simulated kernel reports a count
 /// without writing, so what it "received" is what the buffer held.

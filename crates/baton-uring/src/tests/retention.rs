@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use web_time::Instant;
 
-use crate::backend::sim::sim_ring;
 use crate::driver::{Driver, Park};
 use crate::ops;
+use crate::tests::sim::sim_ring;
 
 fn dev_null() -> Arc<OwnedFd> {
     Arc::new(OwnedFd::from(

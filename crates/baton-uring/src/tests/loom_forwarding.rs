@@ -13,12 +13,12 @@ use std::pin::Pin;
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use crate::backend::sim::{SimRing, sim_ring};
 use crate::driver::{Driver, Park};
 use crate::error::Error;
 use crate::operation::Op;
 use crate::ops;
 use crate::sync::{AtomicUsize, Ordering};
+use crate::tests::sim::{SimRing, sim_ring};
 
 type ReadOp = Op<(std::io::Result<usize>, Vec<u8>)>;
 type ReadOut = (std::io::Result<usize>, Vec<u8>);
@@ -97,7 +97,7 @@ fn setup() -> (Driver, SimRing, StdArc<OwnedFd>, ReadOp, u64) {
     let fd = StdArc::new(OwnedFd::from(
         std::fs::File::open("/dev/null").expect("open /dev/null"),
     ));
-    let mut op = ops::read_at(fd.clone(), crate::backend::sim::zeroed_spare(4), 0);
+    let mut op = ops::read_at(fd.clone(), crate::tests::sim::zeroed_spare(4), 0);
     {
         let _entered = driver.enter();
         assert!(poll(&mut op, Waker::noop()).is_pending());

@@ -8,7 +8,7 @@ use std::io;
 
 use io_uring::squeue;
 
-use super::{Backend, Cqe, RingFlags, SqFull, Wait};
+use crate::backend::{Backend, Cqe, RingFlags, SqFull, Wait};
 use crate::key::{self, Tagged};
 use crate::sync::{Arc, Mutex, lock};
 

@@ -1,0 +1,48 @@
+//! Tests of `backend/ring.rs`.
+
+use std::io;
+
+use crate::backend::ring::classify;
+use crate::error::SetupError;
+
+fn os(errno: i32) -> io::Error {
+    io::Error::from_raw_os_error(errno)
+}
+
+#[test]
+fn setup_eperm_is_a_policy_refusal_not_a_memlock_shortfall() {
+    assert!(matches!(
+        classify(os(libc::EPERM)),
+        SetupError::Disabled { .. }
+    ));
+    let message = classify(os(libc::EPERM)).to_string();
+    for cause in [
+        "seccomp",
+        "container",
+        "kernel.io_uring_disabled",
+        "io_uring_group",
+    ] {
+        assert!(message.contains(cause), "{message:?} names {cause}");
+    }
+}
+
+#[test]
+fn setup_enomem_is_a_memlock_shortfall() {
+    assert!(matches!(
+        classify(os(libc::ENOMEM)),
+        SetupError::Memlock { .. }
+    ));
+}
+
+#[test]
+fn setup_enosys_and_eacces_are_disabled_and_others_are_os() {
+    assert!(matches!(
+        classify(os(libc::ENOSYS)),
+        SetupError::Disabled { .. }
+    ));
+    assert!(matches!(
+        classify(os(libc::EACCES)),
+        SetupError::Disabled { .. }
+    ));
+    assert!(matches!(classify(os(libc::EFAULT)), SetupError::Os { .. }));
+}
