@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::frame::{BackgroundMark, RuntimeKey};
-use crate::slot::{Close, Settle, Slot};
+use crate::slot::{Answer, Close, Slot};
 use crate::sync::thread;
 use crate::worker::{LoanWorker, RunOutcome};
 
@@ -26,7 +26,7 @@ impl Drop for CloseOnUnwind<'_> {
 }
 
 /// The background thread's body: run the worker until a request or closure needs attention,
-/// then settle with the slot. The worker is dropped here, outside the slot lock, once closed.
+/// then answer at the slot. The worker is dropped here, outside the slot lock, once closed.
 pub(crate) fn run(slot: Arc<Slot>, key: RuntimeKey, worker: Box<dyn LoanWorker>) {
     let _close_on_unwind = CloseOnUnwind { slot: &slot };
     let _mark = BackgroundMark::new(key);
@@ -43,9 +43,9 @@ pub(crate) fn run(slot: Arc<Slot>, key: RuntimeKey, worker: Box<dyn LoanWorker>)
             return;
         }
         let holds_local = worker.holds_local_tasks();
-        match slot.settle(worker, holds_local) {
-            Settle::Run(next) => worker = next,
-            Settle::Closed(held) => {
+        match slot.answer(worker, holds_local) {
+            Answer::Run(next) => worker = next,
+            Answer::Closed(held) => {
                 drop(held);
                 return;
             }

@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::slot::{CloseOnLoan, GiveBack, Slot};
-use crate::sync::thread_local;
+use crate::sync::{thread, thread_local};
 use crate::worker::{LoanWorker, Pending};
 
 /// Identifies a runtime on a thread's stack: the address of its shared state, unique while the
@@ -41,9 +41,7 @@ struct Entry {
 }
 
 thread_local! {
-    // loom's `thread_local!` has no `const { }` form; the shim must build both ways.
-    #[allow(clippy::missing_const_for_thread_local)]
-    static STACK: RefCell<Vec<Entry>> = RefCell::new(Vec::new());
+    static STACK: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The role of the topmost entry for `key` on this thread.
@@ -306,7 +304,7 @@ impl Drop for Frame<'_> {
             worker,
         };
         if let (true, Some(worker)) = (self.entered, home.worker.as_deref_mut()) {
-            if std::thread::panicking() {
+            if thread::panicking() {
                 // A second panic escaping a drop during unwinding would abort the process: the
                 // first payload is already on its way, so this one is contained and discarded.
                 if let Err(payload) = catch_unwind(AssertUnwindSafe(|| worker.leave())) {
@@ -346,7 +344,7 @@ impl Drop for Homecoming<'_> {
                     GiveBack::Closed(worker) => drop(worker),
                 }
                 if let Err(payload) = asked {
-                    if std::thread::panicking() {
+                    if thread::panicking() {
                         std::mem::forget(payload);
                     } else {
                         resume_unwind(payload);

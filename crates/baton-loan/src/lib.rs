@@ -1,5 +1,7 @@
 //! The current-thread `block_on` loan driver of Baton (SPEC §5).
 //!
+//! # What it is for
+//!
 //! A runtime has exactly one worker. Between `block_on` calls a background thread runs it, so
 //! spawned work keeps progressing (a worker with nothing to do rests in the slot instead, so
 //! back-to-back calls hand it over without waking that thread, until outside work or a short
@@ -9,6 +11,21 @@
 //! root completes. The driver knows the worker only through the [`LoanWorker`] trait object and
 //! its [`Unpark`] handle, so it drives the io_uring worker, a test run queue, or an embedder's
 //! scheduler alike. Entry point: [`Loan`].
+//!
+//! # What it guarantees
+//!
+//! * The worker is in exactly one place at a time and is dropped exactly once, by whoever holds
+//!   it when the protocol closes; no hand-over loses it.
+//! * A requester waits only for its own request and never takes another caller's offer; a
+//!   `block_on` that cannot borrow the worker (contended, refused, closed, inside a task poll or
+//!   on the background thread) polls its future directly: it never deadlocks and never panics.
+//! * While the background thread holds live `!Send` local tasks, the worker stays with it.
+//! * A borrowed worker comes back on every exit path, panics included (the root's original
+//!   payload is re-raised), and `block_on` returns after a bounded drain, whatever its tasks do.
+//! * Shutdown closes first, wakes every waiter, and drops the worker outside the slot lock; a
+//!   background thread that panics closes the protocol instead of leaving callers waiting.
+//!
+//! The rules below say how; the code cites them by number.
 //!
 //! # The loan protocol
 //!
@@ -79,13 +96,17 @@
 //!
 //! # How it is tested
 //!
-//! Unit tests drive a small test worker (a run queue with wakers, thread-bound local tasks, a
-//! park/unpark, and fault injection: panicking `enter`/`leave`/turns, re-entrant destructors)
-//! through every behaviour of SPEC §5; loom models (`loom_*`, under `cfg(loom)`)
-//! check the shipped slot protocol with a background thread, two requesters and shutdown, the
-//! rest against outside wakes, the next `block_on` and shutdown, shutdown from outside against
-//! the background thread and a requester, the closure of a worker on loan against a parked
-//! borrower, and the root waker's wake against park. `examples/loan_bench.rs` measures `block_on` round trips.
+//! The tests live in `src/tests/`, outside the production modules, behind the crate's one
+//! `#[cfg(test)] mod tests`. Unit tests drive a small test worker (`tests/support/`: a run queue
+//! with wakers, thread-bound local tasks, a park/unpark, and fault injection: panicking
+//! `enter`/`leave`/turns, re-entrant destructors) through every behaviour of SPEC §5, with
+//! property tests (`prop_*`) over random nesting trees and rest sequences. Loom models
+//! (`tests/loom_models.rs`, `loom_*`, the only tests built under `cfg(loom)`) check the shipped
+//! slot protocol with a background thread, two requesters and shutdown, the rest against outside
+//! wakes, the next `block_on` and shutdown, shutdown from outside against the background thread
+//! and a requester, the closure of a worker on loan against a parked borrower, and the root
+//! waker's wake against park; every primitive they see comes from the `sync` shim.
+//! `examples/loan_bench.rs` measures `block_on` round trips.
 
 mod background;
 mod error;
@@ -97,29 +118,7 @@ mod sync;
 mod worker;
 
 #[cfg(test)]
-#[cfg_attr(
-    loom,
-    allow(dead_code, reason = "the loom models use a subset of the test worker")
-)]
-mod test_worker;
-
-#[cfg(all(test, not(loom)))]
-mod behaviour_tests;
-
-#[cfg(all(test, not(loom)))]
-mod fault_tests;
-
-#[cfg(all(test, not(loom)))]
-mod nesting_props;
-
-#[cfg(all(test, not(loom)))]
-mod rest_tests;
-
-#[cfg(all(test, not(loom)))]
-mod shutdown_tests;
-
-#[cfg(all(test, loom))]
-mod loom_models;
+mod tests;
 
 pub use error::LoanError;
 pub use frame::ThreadRole;

@@ -13,7 +13,7 @@ use crate::background;
 use crate::error::LoanError;
 use crate::frame::{self, Closure, Frame, Nested, Origin, RuntimeKey, ThreadRole};
 use crate::signal::{RootWake, ThreadWake};
-use crate::slot::{Acquire, Close, RestWaker, Slot};
+use crate::slot::{Borrow, Close, RestWaker, Slot};
 use crate::sync::{self, AtomicUsize, Mutex, Ordering, thread};
 use crate::worker::{LoanWorker, RunOutcome, TurnOutcome, Unpark};
 
@@ -239,11 +239,11 @@ impl Loan {
         match frame::take_nested(self.key()) {
             Nested::Take(worker, outer) => Ok((Origin::Outer(outer), worker)),
             Nested::Busy(role) => Err(Unavailable::Busy(role)),
-            Nested::Absent => match self.slot.acquire() {
-                Acquire::Loaned(worker) => Ok((Origin::Slot, worker)),
-                Acquire::Contended => Err(Unavailable::Contended),
-                Acquire::Refused => Err(Unavailable::Refused),
-                Acquire::Closed => Err(Unavailable::Closed),
+            Nested::Absent => match self.slot.borrow() {
+                Borrow::Loaned(worker) => Ok((Origin::Slot, worker)),
+                Borrow::Contended => Err(Unavailable::Contended),
+                Borrow::Refused => Err(Unavailable::Refused),
+                Borrow::Closed => Err(Unavailable::Closed),
             },
         }
     }
@@ -368,9 +368,9 @@ impl Loan {
         // Rule 8: from outside, take the worker home first (an ordinary request, rules 2-6). A
         // re-entrant call from the dropped worker's destructor finds the slot closed.
         let borrowed = match role {
-            ThreadRole::Outside => match self.slot.acquire() {
-                Acquire::Loaned(worker) => Some(worker),
-                Acquire::Contended | Acquire::Refused | Acquire::Closed => None,
+            ThreadRole::Outside => match self.slot.borrow() {
+                Borrow::Loaned(worker) => Some(worker),
+                Borrow::Contended | Borrow::Refused | Borrow::Closed => None,
             },
             ThreadRole::Root | ThreadRole::TaskPoll | ThreadRole::Background => None,
         };

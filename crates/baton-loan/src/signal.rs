@@ -87,11 +87,9 @@ pub(crate) struct RootWake {
 }
 
 thread_local! {
-    // loom's `thread_local!` has no `const { }` form; the shim must build both ways.
-    #[allow(clippy::missing_const_for_thread_local)]
     /// This thread's spare root waker, kept so a `block_on` reuses it instead of allocating.
     /// Empty while a `block_on` on this thread holds it (a nested one then allocates its own).
-    static SPARE_ROOT: Cell<Option<Arc<RootWake>>> = Cell::new(None);
+    static SPARE_ROOT: Cell<Option<Arc<RootWake>>> = const { Cell::new(None) };
 }
 
 impl std::fmt::Debug for RootWake {
@@ -206,92 +204,5 @@ impl Wake for ThreadWake {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.signal.notify();
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use std::task::Waker;
-
-    #[derive(Debug, Default)]
-    struct CountingUnpark(std::sync::atomic::AtomicUsize);
-
-    impl Unpark for CountingUnpark {
-        fn unpark(&self) {
-            self.0.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    fn unpark() -> Arc<CountingUnpark> {
-        Arc::new(CountingUnpark::default())
-    }
-
-    #[test]
-    fn recycled_root_wake_is_reused_reset_and_holds_no_unpark() {
-        let first_unpark = unpark();
-        let first = RootWake::acquire(first_unpark.clone());
-        assert!(first.take(), "a fresh root waker starts woken");
-        Waker::from(Arc::clone(&first)).wake();
-        let address = Arc::as_ptr(&first);
-        RootWake::recycle(first);
-        assert_eq!(
-            Arc::strong_count(&first_unpark),
-            1,
-            "the spare released its unpark"
-        );
-
-        let second_unpark = unpark();
-        let second = RootWake::acquire(second_unpark.clone());
-        assert_eq!(Arc::as_ptr(&second), address, "the spare was reused");
-        assert!(second.take(), "the reused waker starts woken");
-        assert!(!second.take());
-        Waker::from(Arc::clone(&second)).wake_by_ref();
-        assert_eq!(
-            second_unpark.0.load(Ordering::Relaxed),
-            1,
-            "wakes reach the new unpark"
-        );
-        assert_eq!(
-            first_unpark.0.load(Ordering::Relaxed),
-            1,
-            "and not the old one"
-        );
-        second.wait();
-        RootWake::recycle(second);
-    }
-
-    #[test]
-    fn shared_root_wake_is_not_recycled() {
-        let first = RootWake::acquire(unpark());
-        let leaked = Waker::from(Arc::clone(&first));
-        let address = Arc::as_ptr(&first);
-        RootWake::recycle(first);
-        let second = RootWake::acquire(unpark());
-        assert_ne!(
-            Arc::as_ptr(&second),
-            address,
-            "a waker someone holds is never reset"
-        );
-        drop(leaked);
-        RootWake::recycle(second);
-    }
-
-    #[test]
-    fn nested_acquires_get_distinct_wakes() {
-        RootWake::recycle(RootWake::acquire(unpark()));
-        let outer = RootWake::acquire(unpark());
-        let inner = RootWake::acquire(unpark());
-        assert!(!Arc::ptr_eq(&outer, &inner));
-        let inner_address = Arc::as_ptr(&inner);
-        RootWake::recycle(inner);
-        RootWake::recycle(outer);
-        let again = RootWake::acquire(unpark());
-        assert_ne!(
-            Arc::as_ptr(&again),
-            inner_address,
-            "the outer level's waker wins the slot"
-        );
-        RootWake::recycle(again);
     }
 }

@@ -4,19 +4,18 @@
 //! All phase changes happen under one mutex; the condvar announces the changes someone waits
 //! for (the background thread's wait is tracked, so a give-back nobody waits for wakes nobody);
 //! the attention flag is a lock-free mirror that the running worker's predicate reads between
-//! turns.
+//! turns. The rest and what ends it (the rest waker, the grace period, the background thread
+//! taking the worker back) live in the `rest` submodule.
 
-use std::sync::{Arc, Weak};
-use std::time::Duration;
+mod rest;
+
+use std::sync::Arc;
 
 use crate::sync::{self, AtomicBool, Condvar, Mutex, Ordering};
 use crate::worker::{LoanWorker, Pending, Unpark};
+use rest::BackgroundWait;
 
-/// How long the background thread waits before it looks at a lent or resting worker again
-/// (rule 7). A worker found resting at two looks in a row with no borrow in between goes back to
-/// the background thread. This is a backstop, not a bound: a stream of borrows postpones the
-/// second look, so the worker's `pending` must report every event its rest waker announces.
-pub(crate) const REST_GRACE: Duration = Duration::from_millis(1);
+pub(crate) use rest::RestWaker;
 
 /// A request number. Tickets are issued in increasing order under the slot lock and identify the
 /// requester an offer or a refusal belongs to (rules 4 and 5).
@@ -42,18 +41,6 @@ pub(crate) enum Phase {
     Closed,
 }
 
-/// Whether, and how, the background thread waits on the condvar (it is the only thread that
-/// waits while the worker is away from it, so give-backs notify only when this says so).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BackgroundWait {
-    /// Not waiting: running the worker, or woken and about to look at the phase.
-    No,
-    /// Waiting with a timer ([`REST_GRACE`]): it looks at the slot again on its own.
-    Timed,
-    /// Waiting without a timer (a long loan): a rest must wake it to start the timer.
-    Untimed,
-}
-
 #[derive(Debug)]
 struct SlotState {
     phase: Phase,
@@ -73,7 +60,7 @@ struct SlotState {
 /// What a requester got (rules 2–6).
 #[must_use = "a borrowed worker must be returned"]
 #[derive(Debug)]
-pub(crate) enum Acquire {
+pub(crate) enum Borrow {
     /// The worker is ours until we give it back.
     Loaned(Box<dyn LoanWorker>),
     /// Another caller's request or loan is in progress (rule 2).
@@ -101,7 +88,7 @@ pub(crate) enum GiveBack {
 /// The background thread's answer at a dispatch boundary (rules 3, 5, 7, 8).
 #[must_use = "the background thread must keep running or drop the worker"]
 #[derive(Debug)]
-pub(crate) enum Settle {
+pub(crate) enum Answer {
     /// Keep running this worker.
     Run(Box<dyn LoanWorker>),
     /// The slot closed; drop the worker if we still hold it.
@@ -229,7 +216,7 @@ impl Slot {
     }
 
     /// Requester side: borrow the worker or learn why not. Waits only for our own request.
-    pub(crate) fn acquire(&self) -> Acquire {
+    pub(crate) fn borrow(&self) -> Borrow {
         let mut state = sync::lock(&self.state);
         let ticket = state.next_ticket;
         match state.phase {
@@ -242,7 +229,7 @@ impl Slot {
                     .parked
                     .take()
                     .expect("rule 1: Returned and Resting keep the worker");
-                return Acquire::Loaned(worker);
+                return Borrow::Loaned(worker);
             }
             Phase::Background => {
                 // Rule 2: ask, raise attention, then unpark outside the lock.
@@ -250,9 +237,9 @@ impl Slot {
                 state.phase = Phase::Requested(ticket);
                 self.attention.store(true, Ordering::Release);
             }
-            Phase::Closed => return Acquire::Closed,
+            Phase::Closed => return Borrow::Closed,
             Phase::Requested(_) | Phase::Offered(_) | Phase::Refused(_) | Phase::Loaned(_) => {
-                return Acquire::Contended;
+                return Borrow::Contended;
             }
         }
         drop(state);
@@ -274,20 +261,20 @@ impl Slot {
                         .parked
                         .take()
                         .expect("rule 1: Offered keeps the worker");
-                    return Acquire::Loaned(worker);
+                    return Borrow::Loaned(worker);
                 }
                 Phase::Refused(t) if t == ticket => {
                     // Rule 5: only the refused requester acknowledges its refusal.
                     state.phase = Phase::Background;
-                    return Acquire::Refused;
+                    return Borrow::Refused;
                 }
-                Phase::Closed => return Acquire::Closed,
+                Phase::Closed => return Borrow::Closed,
                 other => {
                     debug_assert!(
                         false,
                         "rules 4-5: request {ticket} was answered for someone else ({other:?})"
                     );
-                    return Acquire::Contended;
+                    return Borrow::Contended;
                 }
             }
         }
@@ -327,41 +314,15 @@ impl Slot {
         }
     }
 
-    /// The rest waker (rule 7): work became runnable from another thread. A resting worker is
-    /// handed to the background thread; a worker away from it otherwise (requested, offered,
-    /// lent, returned) is marked so that no give-back rests before the background thread has
-    /// taken it back.
-    pub(crate) fn rouse(&self) -> Rouse {
-        let mut state = sync::lock(&self.state);
-        match state.phase {
-            Phase::Resting => {
-                state.phase = Phase::Returned;
-                let waits = state.background_wait != BackgroundWait::No;
-                drop(state);
-                if waits {
-                    self.changed.notify_all();
-                }
-                Rouse::EndedRest
-            }
-            Phase::Requested(_) | Phase::Offered(_) | Phase::Loaned(_) | Phase::Returned => {
-                // The background thread may hand the worker on (or a borrower may take it)
-                // without a turn in between: remember the rouse until it takes the worker.
-                state.roused_while_away = true;
-                Rouse::MarkedAway
-            }
-            Phase::Background | Phase::Refused(_) | Phase::Closed => Rouse::Nothing,
-        }
-    }
-
     /// Background side, at a dispatch boundary: answer a request, then wait for the lent worker
     /// to come back (returned, or rested a grace period). `holds_local` is the worker's
     /// `holds_local_tasks()` on the background thread, computed before locking so no worker
     /// code runs under the slot lock.
-    pub(crate) fn settle(&self, worker: Box<dyn LoanWorker>, holds_local: bool) -> Settle {
+    pub(crate) fn answer(&self, worker: Box<dyn LoanWorker>, holds_local: bool) -> Answer {
         let mut state = sync::lock(&self.state);
         match state.phase {
-            Phase::Closed => return Settle::Closed(Some(worker)),
-            Phase::Background | Phase::Refused(_) => return Settle::Run(worker),
+            Phase::Closed => return Answer::Closed(Some(worker)),
+            Phase::Background | Phase::Refused(_) => return Answer::Run(worker),
             Phase::Requested(ticket) => {
                 self.attention.store(false, Ordering::Release);
                 if holds_local {
@@ -369,7 +330,7 @@ impl Slot {
                     state.phase = Phase::Refused(ticket);
                     drop(state);
                     self.changed.notify_all();
-                    return Settle::Run(worker);
+                    return Answer::Run(worker);
                 }
                 state.phase = Phase::Offered(ticket);
                 state.parked = Some(worker);
@@ -377,60 +338,30 @@ impl Slot {
             }
             Phase::Offered(_) | Phase::Loaned(_) | Phase::Returned | Phase::Resting => {
                 debug_assert!(false, "rule 1: the background thread holds a lent worker");
-                return Settle::Run(worker);
+                return Answer::Run(worker);
             }
         }
-        // Rule 7: wait for the worker to come back. `seen` is the ticket count at the previous
-        // look (unchanged: nobody borrowed the worker since); `rested_at` the ticket count at
-        // the previous look if that look found the worker resting.
-        let mut seen: Option<Ticket> = None;
-        let mut rested_at: Option<Ticket> = None;
-        loop {
-            let now = Some(state.next_ticket);
-            let unchanged = seen == now;
-            seen = now;
-            let wait = match state.phase {
-                Phase::Returned => BackgroundWait::No,
-                // Resting at two looks in a row, one grace period apart, with no borrow between.
-                Phase::Resting if rested_at == now => BackgroundWait::No,
-                Phase::Closed => return Settle::Closed(None),
-                Phase::Resting => {
-                    rested_at = now;
-                    BackgroundWait::Timed
-                }
-                // A fresh loan gets a timer; one that outlived it waits untimed (its give-back
-                // notifies).
-                Phase::Offered(_) | Phase::Loaned(_) => {
-                    rested_at = None;
-                    if unchanged {
-                        BackgroundWait::Untimed
-                    } else {
-                        BackgroundWait::Timed
-                    }
-                }
-                Phase::Background | Phase::Requested(_) | Phase::Refused(_) => {
-                    debug_assert!(false, "rule 1: the background thread lent the worker");
-                    BackgroundWait::Untimed
-                }
-            };
-            if wait == BackgroundWait::No {
-                // Rule 7: returned, or rested a whole grace period untouched: take it back and
-                // resume. Its turns see whatever a rouse announced, so the mark is spent.
-                state.phase = Phase::Background;
-                state.roused_while_away = false;
-                let worker = state
-                    .parked
-                    .take()
-                    .expect("rule 1: Returned and Resting keep the worker");
-                return Settle::Run(worker);
-            }
-            state.background_wait = wait;
-            state = match wait {
-                BackgroundWait::Timed => sync::wait_timeout(&self.changed, state, REST_GRACE),
-                BackgroundWait::Untimed | BackgroundWait::No => sync::wait(&self.changed, state),
-            };
-            state.background_wait = BackgroundWait::No;
+        self.reclaim(state)
+    }
+
+    /// Test hook: the background thread's offer to request `ticket` ([`answer`](Self::answer)'s
+    /// `Requested` arm, offering `worker`), with `between` run once the lock is released and
+    /// before the requester is notified, so a test can land an event in that window.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn offer_then(
+        &self,
+        ticket: Ticket,
+        worker: Box<dyn LoanWorker>,
+        between: impl FnOnce(),
+    ) {
+        {
+            let mut state = sync::lock(&self.state);
+            self.attention.store(false, Ordering::Release);
+            state.phase = Phase::Offered(ticket);
+            state.parked = Some(worker);
         }
+        between();
+        self.changed.notify_all();
     }
 
     /// Closes the protocol (rule 8): publish `Closed` first, wake every waiter and the worker,
@@ -463,72 +394,5 @@ impl Slot {
             (None, Phase::Loaned(_)) => Close::OnLoan,
             (None, _) => Close::WithBackground,
         }
-    }
-}
-
-/// The worker's rest waker (rule 7): handed to the worker once, at start, and triggered by it
-/// whenever work becomes runnable from another thread. It holds the slot weakly: the worker
-/// holds it, and the slot holds the worker's unpark handle, so a strong reference would make a
-/// cycle that keeps both alive.
-#[derive(Debug)]
-pub(crate) struct RestWaker {
-    slot: Weak<Slot>,
-}
-
-impl RestWaker {
-    pub(crate) fn new(slot: &Arc<Slot>) -> Self {
-        Self {
-            slot: Arc::downgrade(slot),
-        }
-    }
-}
-
-impl Unpark for RestWaker {
-    fn unpark(&self) {
-        if let Some(slot) = self.slot.upgrade() {
-            let _rouse: Rouse = slot.rouse();
-        }
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod rouse_tests {
-    use super::*;
-    use crate::test_worker::test_worker;
-
-    /// An outside event announced while the worker is `Offered` must keep its give-back from
-    /// resting (rule 7: "during Offered/Loaned it marks the loan").
-    #[test]
-    fn rouse_during_the_offer_is_not_forgotten() {
-        let (worker, unpark, _handle) = test_worker();
-        let slot = Arc::new(Slot::new(unpark));
-        let requester = {
-            let slot = Arc::clone(&slot);
-            std::thread::spawn(move || match slot.acquire() {
-                Acquire::Loaned(worker) => worker,
-                _ => panic!("the requester did not borrow"),
-            })
-        };
-        while slot.phase() != Phase::Requested(0) {
-            std::thread::yield_now();
-        }
-        // The background thread's answer (settle's Requested arm), before its notify.
-        {
-            let mut state = sync::lock(&slot.state);
-            slot.attention.store(false, Ordering::Release);
-            state.phase = Phase::Offered(0);
-            state.parked = Some(worker);
-        }
-        // An outside event (e.g. a mailbox message from a foreign thread) arrives now.
-        assert_eq!(slot.rouse(), Rouse::MarkedAway);
-        slot.changed.notify_all();
-        let worker = requester.join().expect("requester");
-        // The worker cannot see the event itself (an unapplied mailbox message).
-        let given = slot.give_back(worker, Pending::Nothing);
-        assert!(
-            matches!(given, GiveBack::Returned),
-            "the rouse during the offer was forgotten: {given:?}"
-        );
-        let _ = slot.close();
     }
 }

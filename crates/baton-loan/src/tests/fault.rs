@@ -3,11 +3,13 @@
 //! (rules 8, 13), and the root accounting hooks (rule 15).
 
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::thread;
 
-use crate::behaviour_tests::{Payload, runtime, wait_join, within};
-use crate::test_worker::{ContextFault, TestHandle};
+use crate::sync::Mutex;
+use crate::tests::support::{
+    Payload, TestHandle, assert_block_on_panics_in, runtime, wait_join, within,
+};
 use crate::{BackgroundExit, Loan, ShutdownReport, ThreadRole, WorkerDisposal};
 
 /// After a fault: the worker was not lost (not dropped, still lendable, still runs tasks).
@@ -25,17 +27,6 @@ fn assert_worker_survived(loan: &Loan, handle: &TestHandle) {
         wait_join(&handle.spawn(async { 7 })),
         7,
         "background runs it"
-    );
-}
-
-/// Runs a ready `block_on` whose worker was primed to panic in `fault` (`enter`, `leave`,
-/// `pending`) and asserts that exactly that panic reached the caller.
-pub(crate) fn assert_block_on_panics_in(loan: &Loan, fault: &'static str) {
-    let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(async { 1 })));
-    let payload = caught.expect_err("the primed worker method panicked");
-    assert_eq!(
-        payload.downcast_ref::<ContextFault>(),
-        Some(&ContextFault(fault))
     );
 }
 
@@ -170,11 +161,23 @@ fn shutdown_from_worker_drop(
     inner
 }
 
-fn inner_report(inner: &Mutex<Option<ShutdownReport>>) -> ShutdownReport {
-    inner
+/// A shutdown re-entered from the worker's destructor: the outer call found the worker as
+/// `disposal` and joined the background thread; the destructor's call (recorded in `inner`)
+/// found the slot closed and the join claimed.
+#[track_caller]
+fn assert_reentered_shutdown(
+    outer: ShutdownReport,
+    disposal: WorkerDisposal,
+    inner: &Mutex<Option<ShutdownReport>>,
+) {
+    assert_eq!(outer.worker, disposal);
+    assert_eq!(outer.background, BackgroundExit::Joined);
+    let inner = inner
         .lock()
         .expect("not poisoned")
-        .expect("the worker's destructor called shutdown")
+        .expect("the worker's destructor called shutdown");
+    assert_eq!(inner.worker, WorkerDisposal::AlreadyClosed);
+    assert_eq!(inner.background, BackgroundExit::NotJoined);
 }
 
 /// Pins the worker to the background thread (rule 5: it refuses to lend it, also to
@@ -195,11 +198,7 @@ fn worker_destructor_reenters_shutdown_when_dropped_by_background() {
         let loan = Arc::clone(&loan);
         move || loan.shutdown()
     });
-    assert_eq!(outer.worker, WorkerDisposal::DroppedByBackground);
-    assert_eq!(outer.background, BackgroundExit::Joined);
-    let inner = inner_report(&inner);
-    assert_eq!(inner.worker, WorkerDisposal::AlreadyClosed);
-    assert_eq!(inner.background, BackgroundExit::NotJoined);
+    assert_reentered_shutdown(outer, WorkerDisposal::DroppedByBackground, &inner);
     assert_eq!(handle.drops(), 1);
 }
 
@@ -211,11 +210,7 @@ fn worker_destructor_reenters_shutdown_when_dropped_on_return() {
         let loan = Arc::clone(&loan);
         move || loan.block_on(async { loan.shutdown() })
     });
-    assert_eq!(outer.worker, WorkerDisposal::DroppedOnReturn);
-    assert_eq!(outer.background, BackgroundExit::Joined);
-    let inner = inner_report(&inner);
-    assert_eq!(inner.worker, WorkerDisposal::AlreadyClosed);
-    assert_eq!(inner.background, BackgroundExit::NotJoined);
+    assert_reentered_shutdown(outer, WorkerDisposal::DroppedOnReturn, &inner);
     assert_eq!(handle.drops(), 1);
 }
 
@@ -230,11 +225,7 @@ fn worker_destructor_reenters_shutdown_when_dropped_now() {
         let loan = Arc::clone(&loan);
         move || loan.shutdown()
     });
-    assert_eq!(outer.worker, WorkerDisposal::DroppedNow);
-    assert_eq!(outer.background, BackgroundExit::Joined);
-    let inner = inner_report(&inner);
-    assert_eq!(inner.worker, WorkerDisposal::AlreadyClosed);
-    assert_eq!(inner.background, BackgroundExit::NotJoined);
+    assert_reentered_shutdown(outer, WorkerDisposal::DroppedNow, &inner);
     assert_eq!(handle.drops(), 1);
 }
 
@@ -257,9 +248,5 @@ fn worker_destructor_shutting_down_from_another_thread_does_not_deadlock() {
         let loan = Arc::clone(&loan);
         move || loan.shutdown()
     });
-    assert_eq!(outer.worker, WorkerDisposal::DroppedByBackground);
-    assert_eq!(outer.background, BackgroundExit::Joined);
-    let inner = inner_report(&inner);
-    assert_eq!(inner.worker, WorkerDisposal::AlreadyClosed);
-    assert_eq!(inner.background, BackgroundExit::NotJoined);
+    assert_reentered_shutdown(outer, WorkerDisposal::DroppedByBackground, &inner);
 }

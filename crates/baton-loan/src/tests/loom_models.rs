@@ -5,14 +5,8 @@
 use std::sync::Arc;
 
 use crate::sync::{self, Mutex, thread};
-use crate::test_worker::{TestHandle, TestJoin, test_worker};
+use crate::tests::support::{TestJoin, drop_thread, record_drop_thread, runtime};
 use crate::{BackgroundExit, Loan, ThreadRole, WorkerDisposal};
-
-fn runtime() -> (Arc<Loan>, TestHandle) {
-    let (worker, unpark, handle) = test_worker();
-    let loan = Loan::new(worker, unpark).expect("loom threads always start");
-    (Arc::new(loan), handle)
-}
 
 fn request(loan: &Arc<Loan>) -> thread::JoinHandle<ThreadRole> {
     let loan = Arc::clone(loan);
@@ -202,16 +196,6 @@ fn loom_rest_against_requester_and_shutdown() {
     });
 }
 
-/// Records the (loom) thread the worker's destructor runs on.
-fn record_drop_thread(handle: &TestHandle) -> Arc<Mutex<Option<thread::ThreadId>>> {
-    let dropped_on = Arc::new(Mutex::new(None));
-    handle.on_drop({
-        let dropped_on = Arc::clone(&dropped_on);
-        move || *sync::lock(&dropped_on) = Some(thread::current().id())
-    });
-    dropped_on
-}
-
 /// Rule 8, shutdown from outside while the background thread runs the worker (a live task keeps
 /// it there): whether the request finds the background thread in a turn or parked, shutdown
 /// borrows the worker and drops it on its own thread, the background thread is joined, and the
@@ -256,7 +240,7 @@ fn loom_shutdown_from_outside_against_a_requester() {
         let (role, requester_id) = requester.join().expect("requester");
         assert!(matches!(role, ThreadRole::Root | ThreadRole::Outside));
         assert_eq!(handle.drops(), 1, "{report:?}");
-        let dropped_on = sync::lock(&dropped_on).expect("the worker was dropped");
+        let dropped_on = drop_thread(&dropped_on);
         match report.worker {
             WorkerDisposal::DroppedNow => assert_eq!(dropped_on, thread::current().id()),
             WorkerDisposal::DroppedOnReturn => assert_eq!(dropped_on, requester_id),

@@ -1,34 +1,58 @@
-//! Shutdown from every place a caller can be (rule 8): from a thread outside the runtime, with
-//! the worker on the background thread, in the slot, or on loan to another thread's `block_on`.
+//! Shutdown (rule 8) from every place a caller can be: between calls, from the root holding the
+//! worker, from a thread outside the runtime with the worker on the background thread, in the
+//! slot, or on loan to another thread's `block_on`; and the worker retiring itself.
 
 use std::future::{Future, poll_fn};
+use std::sync::Arc;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::task::Poll;
-use std::thread::{self, ThreadId};
-use std::time::{Duration, Instant};
+use std::thread;
+use std::time::Instant;
 
-use crate::behaviour_tests::{runtime, wait_join, within};
-use crate::test_worker::{TestHandle, TestJoin};
-use crate::{DrainOutcome, Loan, ThreadRole, WorkerDisposal};
+use crate::tests::support::{
+    HANG_GUARD, TestJoin, drop_thread, record_drop_thread, runtime, wait_join, wait_until, within,
+};
+use crate::{BackgroundExit, DrainOutcome, Loan, ThreadRole, WorkerDisposal};
 
-const HANG_GUARD: Duration = Duration::from_secs(30);
-
-/// Records the thread the worker's destructor runs on.
-fn record_drop_thread(handle: &TestHandle) -> Arc<Mutex<Option<ThreadId>>> {
-    let dropped_on = Arc::new(Mutex::new(None));
-    handle.on_drop({
-        let dropped_on = Arc::clone(&dropped_on);
-        move || *dropped_on.lock().expect("not poisoned") = Some(thread::current().id())
-    });
-    dropped_on
+#[test]
+fn shutdown_while_loaned_drops_worker_when_it_comes_back() {
+    let (loan, handle) = runtime();
+    let (report, drops_inside) = loan.block_on(async { (loan.shutdown(), handle.drops()) });
+    assert_eq!(report.worker, WorkerDisposal::DroppedOnReturn);
+    assert_eq!(report.background, BackgroundExit::Joined);
+    assert_eq!(drops_inside, 0);
+    assert_eq!(handle.drops(), 1);
+    assert!(loan.is_closed());
+    assert_eq!(
+        loan.block_on(async { loan.thread_role() }),
+        ThreadRole::Outside
+    );
+    let again = loan.shutdown();
+    assert_eq!(again.worker, WorkerDisposal::AlreadyClosed);
 }
 
-fn drop_thread(dropped_on: &Mutex<Option<ThreadId>>) -> ThreadId {
-    dropped_on
-        .lock()
-        .expect("not poisoned")
-        .expect("the worker was dropped")
+#[test]
+fn shutdown_between_calls_drops_worker_once() {
+    let (loan, handle) = runtime();
+    assert_eq!(loan.block_on(async { 1 }), 1);
+    let report = loan.shutdown();
+    assert!(matches!(
+        report.worker,
+        WorkerDisposal::DroppedByBackground | WorkerDisposal::DroppedNow
+    ));
+    assert_eq!(report.background, BackgroundExit::Joined);
+    assert_eq!(handle.drops(), 1);
+    drop(loan);
+    assert_eq!(handle.drops(), 1);
+}
+
+#[test]
+fn worker_retiring_itself_closes_protocol() {
+    let (loan, handle) = runtime();
+    handle.begin_shutdown();
+    wait_until(|| loan.is_closed());
+    assert_eq!(handle.drops(), 1);
+    assert_eq!(loan.block_on(async { 8 }), 8);
 }
 
 /// Rule 8: a shutdown called from a thread outside the runtime, while the background thread

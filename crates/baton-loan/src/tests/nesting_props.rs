@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 
-use crate::test_worker::{TestHandle, YieldNow, test_worker};
+use crate::tests::support::{TestHandle, YieldNow, runtime};
 use crate::{Loan, ThreadRole};
 
 /// One `block_on` frame: which runtime, how often its root yields, and the frames nested in it.
@@ -43,12 +43,6 @@ fn node() -> impl Strategy<Value = Node> {
 }
 
 type Runtime = (Arc<Loan>, TestHandle);
-
-fn runtime() -> Runtime {
-    let (worker, unpark, handle) = test_worker();
-    let loan = Loan::new(worker, unpark).expect("the test machine can start a thread");
-    (Arc::new(loan), handle)
-}
 
 /// Runs `node` and its children; returns (frames run, all checks held).
 fn run(runtimes: &[Runtime; 2], node: &Node, caller: ThreadId) -> (usize, bool) {

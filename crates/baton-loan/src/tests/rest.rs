@@ -6,10 +6,10 @@
 use std::thread;
 
 use crate::ThreadRole;
-use crate::behaviour_tests::{runtime, wait_join, wait_until};
-use crate::fault_tests::assert_block_on_panics_in;
 use crate::slot::Phase;
-use crate::test_worker::TestJoin;
+use crate::tests::support::{
+    TestJoin, YieldNow, assert_block_on_panics_in, runtime, wait_join, wait_until,
+};
 
 #[test]
 fn idle_worker_rests_between_block_ons_and_is_borrowed_from_the_rest() {
@@ -193,7 +193,7 @@ proptest::proptest! {
                 }
                 Step::BlockOnYielding => {
                     let role = loan.block_on(async {
-                        crate::test_worker::YieldNow { times: 2 }.await;
+                        YieldNow { times: 2 }.await;
                         loan.thread_role()
                     });
                     proptest::prop_assert_eq!(role, ThreadRole::Root);

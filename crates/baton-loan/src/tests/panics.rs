@@ -1,0 +1,104 @@
+//! Panics of the root's poll and destructor (rule 13: caught, the worker returned, the original
+//! payload re-raised, the poll's winning) and of the background thread (rule 9: the protocol
+//! closes, callers fall back).
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+
+use crate::tests::support::{Payload, YieldNow, runtime, wait_join, wait_until, within};
+use crate::{BackgroundExit, ThreadRole};
+
+#[test]
+fn root_panic_is_reraised_and_runtime_stays_usable() {
+    let (loan, handle) = runtime();
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+        loan.block_on(async {
+            YieldNow { times: 1 }.await;
+            panic::panic_any(Payload(42));
+        })
+    }));
+    let payload = caught.expect_err("the root panicked");
+    assert_eq!(payload.downcast_ref::<Payload>(), Some(&Payload(42)));
+    assert_eq!(loan.active_roots(), 0);
+    let (role, value) =
+        loan.block_on(async { (loan.thread_role(), handle.spawn(async { 5 }).await) });
+    assert_eq!((role, value), (ThreadRole::Root, 5));
+    assert_eq!(handle.drops(), 0);
+}
+
+/// Ready at once; its destructor panics with `Payload(7)`.
+struct PanicOnDrop;
+
+impl std::future::Future for PanicOnDrop {
+    type Output = u8;
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<u8> {
+        std::task::Poll::Ready(3)
+    }
+}
+
+impl Drop for PanicOnDrop {
+    fn drop(&mut self) {
+        panic::panic_any(Payload(7));
+    }
+}
+
+/// Panics on poll with `Payload(1)` and on drop with `Payload(2)`.
+struct PanicTwice;
+
+impl std::future::Future for PanicTwice {
+    type Output = ();
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        panic::panic_any(Payload(1));
+    }
+}
+
+impl Drop for PanicTwice {
+    fn drop(&mut self) {
+        panic::panic_any(Payload(2));
+    }
+}
+
+#[test]
+fn panicking_root_destructor_still_returns_worker() {
+    let (loan, handle) = runtime();
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(PanicOnDrop)));
+    let payload = caught.expect_err("the destructor panicked");
+    assert_eq!(payload.downcast_ref::<Payload>(), Some(&Payload(7)));
+    assert_eq!(
+        loan.block_on(async { loan.thread_role() }),
+        ThreadRole::Root
+    );
+    let join = handle.spawn(async { 9 });
+    assert_eq!(
+        wait_join(&join),
+        9,
+        "the background thread runs the returned worker"
+    );
+}
+
+#[test]
+fn poll_panic_wins_over_destructor_panic() {
+    let (loan, _handle) = runtime();
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(PanicTwice)));
+    let payload = caught.expect_err("the root panicked");
+    assert_eq!(payload.downcast_ref::<Payload>(), Some(&Payload(1)));
+    assert_eq!(
+        loan.block_on(async { loan.thread_role() }),
+        ThreadRole::Root
+    );
+}
+
+#[test]
+fn background_panic_closes_protocol_so_callers_fall_back() {
+    let (loan, handle) = runtime();
+    let _boom = handle.spawn(async { panic::panic_any(Payload(13)) });
+    wait_until(|| loan.is_closed());
+    assert!(loan.background_panicked());
+    assert_eq!(handle.drops(), 1);
+    let role = within({
+        let loan = Arc::clone(&loan);
+        move || loan.block_on(async { loan.thread_role() })
+    });
+    assert_eq!(role, ThreadRole::Outside);
+    assert_eq!(loan.shutdown().background, BackgroundExit::Panicked);
+}
