@@ -76,7 +76,8 @@ impl DriverHandle {
                         cell.lock().key = Some(key);
                         None
                     }
-                    Err((refusal, waiter)) => {
+                    Err(refused) => {
+                        let (refusal, waiter) = *refused;
                         core.deferred.drop_waiter(waiter);
                         Some(refusal)
                     }

@@ -41,6 +41,7 @@
 //! driver against a raw `io-uring` loop at queue depths 1, 32 and 128.
 
 mod backend;
+pub mod buf;
 mod context;
 mod driver;
 mod durability;
@@ -61,6 +62,7 @@ mod tests;
 mod worker;
 
 pub use backend::RingFlags;
+pub use buf::{IoBuf, IoBufMut, IoVecBuf, IoVecBufMut, RawBuf, Slice};
 pub use driver::{
     Driver, DriverConfig, DriverGuard, DriverMetrics, DriverShutdownReport, Park, TurnReport,
     WakerPanics,

@@ -88,11 +88,12 @@ impl Mailbox {
 
     /// Queues `msg` and wakes the driver; a closed mailbox hands the message back so the caller
     /// drops it outside the lock.
-    pub(crate) fn send(&self, msg: Msg) -> Result<(), Msg> {
+    pub(crate) fn send(&self, msg: Msg) -> Result<(), Box<Msg>> {
         {
             let mut mailbox = lock(&self.mailbox);
             if mailbox.closed {
-                return Err(msg);
+                // Boxed: a closed mailbox is rare, and a message is large.
+                return Err(Box::new(msg));
             }
             mailbox.messages.push(msg);
             self.sent.fetch_add(1, Ordering::Release);

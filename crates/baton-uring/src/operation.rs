@@ -257,7 +257,8 @@ impl<'h, T> Operation<'h, T> {
                     self.state = State::Local { key, shared };
                     Some(Poll::Pending)
                 }
-                Err((refusal, waiter)) => {
+                Err(refused) => {
+                    let (refusal, waiter) = *refused;
                     drop(waiter);
                     Some(self.fail(refusal.error, Some(refusal.data)))
                 }
@@ -274,8 +275,13 @@ impl<'h, T> Operation<'h, T> {
         };
         match shared.send(msg) {
             Ok(()) => self.state = State::Forwarded { cell, shared },
-            Err(Msg::Register { data, .. }) => return Some(self.fail(Error::Closed, Some(data))),
-            Err(_) => return Some(self.fail(Error::Closed, None)),
+            Err(refused) => {
+                let data = match *refused {
+                    Msg::Register { data, .. } => Some(data),
+                    _ => None,
+                };
+                return Some(self.fail(Error::Closed, data));
+            }
         }
         None
     }

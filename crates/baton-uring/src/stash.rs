@@ -27,6 +27,7 @@ use std::net::SocketAddr;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::task::{Context, Poll, Waker};
 
+use crate::buf::{IoBufMut, IoVecBufMut, RawBuf};
 use crate::ops::to_socket_addr;
 use crate::request::{Outcome, Request, close_orphan_fd};
 use crate::sync::{AtomicUsize, Mutex, Ordering, lock};
@@ -40,8 +41,13 @@ pub type Accepted = (OwnedFd, Option<SocketAddr>);
 /// A result kept for the next call (stash rule 4).
 #[derive(Debug)]
 enum Stashed {
-    /// Bytes received: `buf[start..]` is still to be handed out.
-    Bytes { buf: Vec<u8>, start: usize },
+    /// Bytes received: the first `len` bytes of `buf`, of which `start..len` are still to be
+    /// handed out.
+    Bytes {
+        buf: RawBuf,
+        start: usize,
+        len: usize,
+    },
     /// A connection accepted, with the peer's address for IP sockets.
     Connection(OwnedFd, Option<SocketAddr>),
 }
@@ -103,17 +109,63 @@ impl Stash {
     }
 
     /// Stash rule 4 for receives: waits while tickets are outstanding, then copies stashed
-    /// bytes into `buf`'s spare capacity (extending its length) and returns how many;
-    /// `Ready(None)` when nothing is stashed (receive from the kernel then). A buffer with no
-    /// spare capacity takes nothing.
-    pub fn poll_take_bytes(&self, cx: &mut Context<'_>, buf: &mut Vec<u8>) -> Poll<Option<usize>> {
-        let spare = buf.capacity() - buf.len();
+    /// bytes into `buf` as a receive would (from its beginning, up to its capacity; its
+    /// initialized length becomes the count) and returns how many; `Ready(None)` when nothing
+    /// is stashed (receive from the kernel then). A buffer with no capacity takes nothing.
+    pub fn poll_take_bytes<B: IoBufMut>(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut B,
+    ) -> Poll<Option<usize>> {
+        let room = buf.bytes_total();
+        self.poll_take_with(cx, room, |bytes| {
+            // SAFETY: `buf` is valid for writes of `room >= bytes.len()` bytes (IoBufMut
+            // contract) and is not the stash's memory; the bytes are initialized by the copy.
+            unsafe {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.stable_mut_ptr(), bytes.len());
+                buf.set_init(bytes.len());
+            }
+        })
+    }
+
+    /// [`poll_take_bytes`](Stash::poll_take_bytes) for a vectored receive: the stashed bytes
+    /// fill `bufs` in order, as a vectored receive would.
+    pub fn poll_take_bytes_vectored<V: IoVecBufMut>(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &mut V,
+    ) -> Poll<Option<usize>> {
+        let room = bufs.io_capacity();
+        self.poll_take_with(cx, room, |bytes| {
+            let copied = bufs.fill_from(bytes);
+            debug_assert_eq!(copied, bytes.len());
+        })
+    }
+
+    /// Takes up to `room` stashed bytes and hands them to `copy` (under the stash lock: our own
+    /// copy, never user code); returns how many.
+    fn poll_take_with(
+        &self,
+        cx: &mut Context<'_>,
+        room: usize,
+        copy: impl FnOnce(&[u8]),
+    ) -> Poll<Option<usize>> {
+        let mut copy = Some(copy);
         self.poll_take(cx, |stashed| match stashed {
-            Stashed::Bytes { buf: held, start } if spare > 0 => {
-                let n = (held.len() - *start).min(spare);
-                buf.extend_from_slice(&held[*start..*start + n]);
+            Stashed::Bytes {
+                buf: held,
+                start,
+                len,
+            } if room > 0 => {
+                let n = (*len - *start).min(room);
+                // SAFETY: the kernel initialized the first `len` bytes of `held` (the receive's
+                // count), nothing writes them now, and `start + n <= len`.
+                let bytes = unsafe { &held.filled(*len)[*start..*start + n] };
+                if let Some(copy) = copy.take() {
+                    copy(bytes);
+                }
                 *start += n;
-                Take::Took(n, *start == held.len())
+                Take::Took(n, *start == *len)
             }
             _ => Take::Leave,
         })
@@ -249,14 +301,30 @@ fn stashed(outcome: Outcome, data: Option<Request>) -> Option<Stashed> {
     let Ok(res) = outcome else { return None };
     let n = usize::try_from(res).ok()?;
     match data? {
-        Request::Recv { mut buf, .. } if n > 0 && n <= buf.capacity() - buf.len() => {
-            let start = buf.len();
-            // SAFETY: the receive pointed the kernel at `buf`'s spare capacity (`Request::Recv`),
-            // and the driver owned `buf`, unchanged, until this final completion; a successful
-            // result `n` means the kernel initialized exactly `n` bytes from the old length, and
-            // `n` fits the spare capacity (checked above).
-            unsafe { buf.set_len(start + n) };
-            Some(Stashed::Bytes { buf, start })
+        // The receive pointed the kernel at `buf` from its beginning and the driver owned it,
+        // unchanged, until this final completion: a result `n` means its first `n` bytes are
+        // initialized (`Stashed::Bytes`'s `len`).
+        Request::Recv { buf, .. } if n > 0 && n <= buf.total() => Some(Stashed::Bytes {
+            buf,
+            start: 0,
+            len: n,
+        }),
+        // A vectored receive's bytes span its buffers in order: gathered into one (a copy, on
+        // this rare path).
+        Request::RecvMsg { msg, .. } if n > 0 => {
+            let mut gathered = Vec::with_capacity(n);
+            for part in &msg.bufs {
+                let take = (n - gathered.len()).min(part.total());
+                // SAFETY: the kernel filled the buffers in order from their beginnings, so
+                // this one's first `take` bytes are initialized; nothing writes them now.
+                gathered.extend_from_slice(unsafe { part.filled(take) });
+            }
+            let len = gathered.len();
+            Some(Stashed::Bytes {
+                buf: RawBuf::new(gathered),
+                start: 0,
+                len,
+            })
         }
         Request::Accept { addr, .. } => {
             // SAFETY: a successful accept's result is a new descriptor nobody else owns: its

@@ -6,7 +6,7 @@ use std::io;
 use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
 use std::sync::Arc;
 
-use baton_uring::{Driver, DriverConfig, SetupError, ops};
+use baton_uring::{Driver, DriverConfig, IoBuf, SetupError, ops};
 use support::{TempFile, ring_serial, run};
 
 #[test]
@@ -82,7 +82,7 @@ fn write_then_read_round_trip() {
 }
 
 #[test]
-fn read_past_end_of_file_returns_zero() {
+fn read_past_end_of_file_returns_zero_and_empties_the_buffer() {
     let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("eof", b"abc");
     let driver = support::driver(4);
@@ -90,38 +90,42 @@ fn read_past_end_of_file_returns_zero() {
     buf.extend_from_slice(b"pre");
     let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), buf, 100));
     assert_eq!(n.expect("read past EOF"), 0);
-    assert_eq!(buf, b"pre", "the buffer comes back untouched");
+    assert!(
+        buf.is_empty(),
+        "the initialized length is exactly the count"
+    );
+    assert_eq!(buf.capacity(), 8);
 }
 
 #[test]
-fn read_appends_into_spare_capacity_after_the_contents() {
+fn read_fills_the_buffer_from_its_beginning_up_to_its_capacity() {
+    let Some(_s) = ring_serial() else { return };
+    let file = TempFile::new("fill", b"0123456789");
+    let driver = support::driver(4);
+    let mut buf = Vec::with_capacity(6);
+    buf.extend_from_slice(b"ab");
+    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), buf, 3));
+    assert_eq!(n.expect("read"), 6, "the read fills the whole capacity");
+    assert_eq!(buf, b"345678", "from the beginning, over the old contents");
+    let full = vec![7; 4];
+    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), full, 8));
+    assert_eq!(n.expect("read"), 2);
+    assert_eq!(
+        buf, b"89",
+        "a full buffer is read over, and its length is the count"
+    );
+}
+
+#[test]
+fn read_into_a_slice_past_the_contents_appends() {
     let Some(_s) = ring_serial() else { return };
     let file = TempFile::new("append", b"0123456789");
     let driver = support::driver(4);
     let mut buf = Vec::with_capacity(6);
     buf.extend_from_slice(b"ab");
-    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), buf, 3));
-    assert_eq!(
-        n.expect("read"),
-        4,
-        "the read is capped at the spare capacity"
-    );
-    assert_eq!(buf, b"ab3456", "prefix, then the bytes read");
-}
-
-#[test]
-fn full_buffer_is_invalid_input_without_submitting() {
-    let Some(_s) = ring_serial() else { return };
-    let file = TempFile::new("full", b"abc");
-    let driver = support::driver(4);
-    let mut full = vec![7; 4];
-    full.shrink_to_fit();
-    let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), full, 0));
-    let err = n.expect_err("no spare capacity");
-    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-    assert!(err.to_string().contains("Vec::with_capacity"), "{err}");
-    assert_eq!(buf, vec![7; 4], "the buffer comes back untouched");
-    assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
+    let (n, slice) = run(&driver, ops::read_at(file.fd.clone(), buf.slice(2..), 3));
+    assert_eq!(n.expect("read"), 4, "the read is capped at the slice");
+    assert_eq!(slice.into_inner(), b"ab3456", "prefix, then the bytes read");
 }
 
 #[test]
@@ -132,7 +136,7 @@ fn empty_buffer_is_invalid_input_without_submitting() {
     let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), Vec::new(), 0));
     let err = n.expect_err("empty buffer");
     assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-    assert!(err.to_string().contains("reserve capacity"), "{err}");
+    assert!(err.to_string().contains("Vec::with_capacity"), "{err}");
     assert!(buf.is_empty());
     assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
 }

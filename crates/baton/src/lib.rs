@@ -116,7 +116,7 @@ mod context;
 mod error;
 pub mod fs;
 mod handle;
-mod io_buf;
+pub mod io;
 mod metrics;
 mod nested_drive;
 pub mod net;

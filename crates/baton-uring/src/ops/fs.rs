@@ -7,7 +7,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{count, io_result, read_into_spare, unit};
+use super::{
+    decode_filled, decode_filled_vectored, decode_sent, decode_sent_vectored, io_result, unit,
+};
+use crate::buf::{IoBuf, IoBufMut, IoVecBuf, IoVecBufMut, RawBuf};
 use crate::operation::{Decode, Op};
 use crate::request::{Outcome, Request, Vectored};
 
@@ -37,96 +40,85 @@ fn positional<T>(
     }
 }
 
-fn buffer(data: Option<Request>) -> Vec<u8> {
-    match data {
-        Some(Request::Read { buf, .. } | Request::Write { buf, .. }) => buf,
-        _ => Vec::new(),
-    }
-}
+const EMPTY_READ: &str = "a read needs a buffer with room for at least one byte: pass e.g. Vec::with_capacity(n) or vec![0; n]";
 
-fn buffers(data: Option<Request>) -> Vec<Vec<u8>> {
-    match data {
-        Some(Request::Readv { vectored, .. } | Request::Writev { vectored, .. }) => vectored.bufs,
-        _ => Vec::new(),
-    }
-}
+const EMPTY_WRITE: &str =
+    "a write needs at least one byte to write (the buffer's initialized length is 0)";
 
-fn decode_read(outcome: Outcome, data: Option<Request>) -> (io::Result<usize>, Vec<u8>) {
-    read_into_spare(outcome, buffer(data))
-}
-
-fn decode_rw(outcome: Outcome, data: Option<Request>) -> (io::Result<usize>, Vec<u8>) {
-    (count(outcome), buffer(data))
-}
-
-fn decode_rwv(outcome: Outcome, data: Option<Request>) -> (io::Result<usize>, Vec<Vec<u8>>) {
-    (count(outcome), buffers(data))
-}
-
-/// Reads up to `buf.capacity() - buf.len()` bytes at `offset` into `buf`'s spare capacity; the
-/// buffer comes back holding its old contents followed by the bytes read, and the count says how
-/// many (0 at end of file). A buffer with no spare capacity, and an offset above `i64::MAX`, are
-/// `InvalidInput`, refused before anything is submitted.
-pub fn read_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<usize>, Vec<u8>)> {
-    let full = buf.len() == buf.capacity();
+/// Reads at `offset` into `buf`, from its beginning up to its capacity; its initialized length
+/// becomes the count (0 at end of file). A buffer with no capacity, and an offset above
+/// `i64::MAX`, are `InvalidInput`, refused before anything is submitted.
+pub fn read_at<B: IoBufMut>(fd: Arc<OwnedFd>, buf: B, offset: u64) -> Op<(io::Result<usize>, B)> {
+    let empty = buf.bytes_total() == 0;
     positional(
-        Request::Read { fd, buf, offset },
+        Request::Read {
+            fd,
+            buf: RawBuf::new_mut(buf),
+            offset,
+        },
         offset,
-        full.then_some("read_at reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity"),
-        decode_read,
+        empty.then_some(EMPTY_READ),
+        decode_filled::<B>,
     )
 }
 
-/// Writes `buf` at `offset`; retained: dropping the future does not cancel the write. An empty
-/// buffer, and an offset above `i64::MAX`, are `InvalidInput`, refused before anything is
-/// submitted.
-pub fn write_at(fd: Arc<OwnedFd>, buf: Vec<u8>, offset: u64) -> Op<(io::Result<usize>, Vec<u8>)> {
-    let empty = buf.is_empty();
+/// Writes `buf`'s initialized bytes at `offset`; retained: dropping the future does not cancel
+/// the write. An empty buffer, and an offset above `i64::MAX`, are `InvalidInput`, refused
+/// before anything is submitted.
+pub fn write_at<B: IoBuf>(fd: Arc<OwnedFd>, buf: B, offset: u64) -> Op<(io::Result<usize>, B)> {
+    let empty = buf.bytes_init() == 0;
     positional(
-        Request::Write { fd, buf, offset },
+        Request::Write {
+            fd,
+            buf: RawBuf::new(buf),
+            offset,
+        },
         offset,
-        empty.then_some("write_at needs a buffer of non-zero length"),
-        decode_rw,
+        empty.then_some(EMPTY_WRITE),
+        decode_sent::<B>,
     )
 }
 
-/// Vectored read at `offset` into each buffer's full length (unlike [`read_at`], not its spare
-/// capacity: each buffer's length is unchanged and the count says how much was read). Offsets
-/// are checked as [`read_at`]'s are.
-pub fn readv_at(
+/// Vectored read at `offset`: fills the buffers in order, each from its beginning up to its
+/// capacity, and sets each one's initialized length to what it got. Offsets are checked as
+/// [`read_at`]'s are.
+pub fn readv_at<V: IoVecBufMut>(
     fd: Arc<OwnedFd>,
-    bufs: Vec<Vec<u8>>,
+    bufs: V,
     offset: u64,
-) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
-    let empty = bufs.iter().all(Vec::is_empty);
+) -> Op<(io::Result<usize>, V)> {
+    let bufs = bufs.into_raw_bufs_mut();
+    let empty = bufs.iter().all(|b| b.total() == 0);
     positional(
         Request::Readv {
             fd,
-            vectored: Vectored::over(bufs),
+            vectored: Vectored::over(bufs, true),
             offset,
         },
         offset,
-        empty.then_some("readv_at needs at least one non-empty buffer"),
-        decode_rwv,
+        empty.then_some("a vectored read needs at least one buffer with room for a byte"),
+        decode_filled_vectored::<V>,
     )
 }
 
-/// Vectored write at `offset`; retained, and its offset checked, like [`write_at`].
-pub fn writev_at(
+/// Vectored write of each buffer's initialized bytes, in order, at `offset`; retained, and its
+/// offset checked, like [`write_at`].
+pub fn writev_at<V: IoVecBuf>(
     fd: Arc<OwnedFd>,
-    bufs: Vec<Vec<u8>>,
+    bufs: V,
     offset: u64,
-) -> Op<(io::Result<usize>, Vec<Vec<u8>>)> {
-    let empty = bufs.iter().all(Vec::is_empty);
+) -> Op<(io::Result<usize>, V)> {
+    let bufs = bufs.into_raw_bufs();
+    let empty = bufs.iter().all(|b| b.init() == 0);
     positional(
         Request::Writev {
             fd,
-            vectored: Vectored::over(bufs),
+            vectored: Vectored::over(bufs, false),
             offset,
         },
         offset,
-        empty.then_some("writev_at needs at least one non-empty buffer"),
-        decode_rwv,
+        empty.then_some("a vectored write needs at least one byte to write"),
+        decode_sent_vectored::<V>,
     )
 }
 

@@ -2,11 +2,14 @@
 //! [`Op`](crate::Op) that hands the buffers back with the result. Nothing happens until the
 //! operation is first polled.
 //!
-//! Reads and receives ([`read_at`], [`recv`]) write into the buffer's *spare capacity*
-//! (`buf.len()..buf.capacity()`), never over its contents, and the buffer comes back holding its
-//! old contents followed by the bytes read (so `Vec::with_capacity(n)` needs no zero-fill). A
-//! buffer with no spare capacity is refused with `InvalidInput`. Vectored reads ([`readv_at`])
-//! still read into each buffer's length.
+//! Buffers are any [`IoBuf`](crate::IoBuf) (writes, sends) or [`IoBufMut`](crate::IoBufMut)
+//! (reads, receives), vectored ones any [`IoVecBuf`](crate::IoVecBuf) /
+//! [`IoVecBufMut`](crate::IoVecBufMut). A read fills the buffer **from its beginning**, up to its
+//! capacity, and sets its initialized length to exactly the count (so `Vec::with_capacity(n)`
+//! needs no zero-fill, and `buf.len()` is the count afterwards); slice a buffer
+//! ([`IoBuf::slice`](crate::IoBuf::slice)) to read into part of it. A buffer with no capacity
+//! is refused with `InvalidInput`, as is an empty write. A vectored read fills its buffers in
+//! order.
 //!
 //! Positional offsets above `i64::MAX` are refused with `InvalidInput` before anything is
 //! submitted: io_uring reads offset −1 (`u64::MAX`) as "use the file cursor", so such a write
@@ -18,11 +21,14 @@ mod time;
 
 pub use fs::{close, fdatasync, fsync, open, read_at, readv_at, statx, write_at, writev_at};
 pub(crate) use net::to_socket_addr;
-pub use net::{ConnectTo, accept, connect, recv, send, shutdown, socket};
+pub use net::{
+    ConnectTo, accept, connect, recv, recv_vectored, send, send_vectored, shutdown, socket,
+};
 pub use time::{nop, sleep, sleep_until};
 
 use std::io;
 
+use crate::buf::{IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 use crate::request::{Outcome, Request};
 
 /// Converts a raw outcome into `io::Result<i32>`.
@@ -35,24 +41,96 @@ pub(crate) fn count(outcome: Outcome) -> io::Result<usize> {
     io_result(outcome).map(|n| usize::try_from(n).unwrap_or(0))
 }
 
-/// Decodes a read or recv into `buf`'s spare capacity: on success, extends `buf` over the bytes
-/// the kernel wrote.
-pub(crate) fn read_into_spare(outcome: Outcome, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+/// The buffer a request hands back: the caller's own, or — when the driver closed while the
+/// kernel still owned it, and kept it — a placeholder ([`IoBuf::placeholder`]); the outcome is
+/// then an error. `Some` with the buffer's own value, so a decode knows which it has.
+fn take_buffer<B: IoBuf>(data: Option<Request>) -> Option<B> {
+    match data? {
+        Request::Read { buf, .. }
+        | Request::Write { buf, .. }
+        | Request::Send { buf, .. }
+        | Request::Recv { buf, .. } => {
+            // SAFETY: every constructor in this module builds the request's buffer from the `B`
+            // its decode is instantiated for.
+            Some(unsafe { buf.into_value() })
+        }
+        _ => None,
+    }
+}
+
+fn take_buffers<V: IoVecBuf>(data: Option<Request>) -> Option<V> {
+    match data? {
+        Request::Readv { vectored, .. } | Request::Writev { vectored, .. } => {
+            // SAFETY: the vectored constructors build the buffers from the `V` their decode is
+            // instantiated for.
+            Some(unsafe { V::from_raw_bufs(vectored.bufs) })
+        }
+        _ => None,
+    }
+}
+
+/// Decodes a read or receive: on success the buffer's initialized length becomes the count.
+pub(crate) fn decode_filled<B: IoBufMut>(
+    outcome: Outcome,
+    data: Option<Request>,
+) -> (io::Result<usize>, B) {
+    let Some(mut buf) = take_buffer::<B>(data) else {
+        return (count(outcome), B::placeholder());
+    };
     let result = match count(outcome) {
-        Ok(n) if n <= buf.capacity() - buf.len() => {
-            // SAFETY: the request pointed the kernel at `buf`'s spare capacity (`Request::Read`/
-            // `Recv`), and `buf` was owned by the driver, unchanged, until this final completion;
-            // a successful result `n` means the kernel initialized exactly `n` bytes starting at
-            // the old length, and `n` fits in the capacity (checked above).
-            unsafe { buf.set_len(buf.len() + n) };
+        Ok(n) if n <= buf.bytes_total() => {
+            // SAFETY: the request pointed the kernel at this buffer's `bytes_total()` bytes from
+            // its beginning, and the driver owned the buffer, unchanged, until this final
+            // completion; a successful result `n` means the kernel initialized exactly `n` bytes
+            // from the beginning, and `n` fits (checked above).
+            unsafe { buf.set_init(n) };
             Ok(n)
         }
         Ok(n) => Err(io::Error::other(format!(
-            "the kernel reported reading {n} bytes, more than the buffer's spare capacity"
+            "the kernel reported reading {n} bytes, more than the buffer holds"
         ))),
         Err(err) => Err(err),
     };
     (result, buf)
+}
+
+/// Decodes a write or send: the count, and the buffer unchanged.
+pub(crate) fn decode_sent<B: IoBuf>(
+    outcome: Outcome,
+    data: Option<Request>,
+) -> (io::Result<usize>, B) {
+    (
+        count(outcome),
+        take_buffer::<B>(data).unwrap_or_else(B::placeholder),
+    )
+}
+
+/// Decodes a vectored read: the buffers in order hold the count's bytes.
+pub(crate) fn decode_filled_vectored<V: IoVecBufMut>(
+    outcome: Outcome,
+    data: Option<Request>,
+) -> (io::Result<usize>, V) {
+    let Some(mut bufs) = take_buffers::<V>(data) else {
+        return (count(outcome), V::placeholder());
+    };
+    let result = count(outcome);
+    if let Ok(n) = &result {
+        // SAFETY: the kernel filled `n` bytes across the request's iovecs, which point to these
+        // buffers in order, each from its beginning (`Vectored::over` for reads).
+        unsafe { bufs.set_init_vectored(*n) };
+    }
+    (result, bufs)
+}
+
+/// Decodes a vectored write: the count, and the buffers unchanged.
+pub(crate) fn decode_sent_vectored<V: IoVecBuf>(
+    outcome: Outcome,
+    data: Option<Request>,
+) -> (io::Result<usize>, V) {
+    (
+        count(outcome),
+        take_buffers::<V>(data).unwrap_or_else(V::placeholder),
+    )
 }
 
 /// A unit result.

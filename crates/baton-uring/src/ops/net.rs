@@ -7,9 +7,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{count, io_result, read_into_spare, unit};
+use super::{count, decode_filled, decode_sent, io_result, unit};
+use crate::buf::{IoBuf, IoBufMut, IoVecBuf, IoVecBufMut, RawBuf};
 use crate::operation::Op;
-use crate::request::{Outcome, Request, SockAddrBuf};
+use crate::request::{Message, Outcome, Request, SockAddrBuf};
 
 fn decode_fd(outcome: Outcome, _data: Option<Request>) -> io::Result<OwnedFd> {
     // SAFETY: a successful socket/accept result is a new descriptor nobody else owns.
@@ -145,44 +146,97 @@ pub fn connect(fd: Arc<OwnedFd>, to: ConnectTo<'_>) -> Op<io::Result<()>> {
     Op::new(Request::Connect { fd, addr }, unit)
 }
 
-fn decode_send(outcome: Outcome, data: Option<Request>) -> (io::Result<usize>, Vec<u8>) {
-    let buf = match data {
-        Some(Request::Send { buf, .. }) => buf,
-        _ => Vec::new(),
-    };
-    (count(outcome), buf)
-}
-
-fn decode_recv(outcome: Outcome, data: Option<Request>) -> (io::Result<usize>, Vec<u8>) {
-    let buf = match data {
-        Some(Request::Recv { buf, .. }) => buf,
-        _ => Vec::new(),
-    };
-    read_into_spare(outcome, buf)
-}
-
-/// Sends `buf` (with `MSG_NOSIGNAL`).
-pub fn send(fd: Arc<OwnedFd>, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> {
-    let empty = buf.is_empty();
+/// Sends `buf`'s initialized bytes (with `MSG_NOSIGNAL`). An empty buffer is `InvalidInput`.
+pub fn send<B: IoBuf>(fd: Arc<OwnedFd>, buf: B) -> Op<(io::Result<usize>, B)> {
+    let empty = buf.bytes_init() == 0;
     Op::new_unless(
         empty,
-        Request::Send { fd, buf },
-        "send needs a buffer of non-zero length",
-        decode_send,
+        Request::Send {
+            fd,
+            buf: RawBuf::new(buf),
+        },
+        "a send needs at least one byte to send (the buffer's initialized length is 0)",
+        decode_sent::<B>,
     )
 }
 
-/// Receives up to `buf.capacity() - buf.len()` bytes into `buf`'s spare capacity; the buffer
-/// comes back holding its old contents followed by the bytes received, and the count says how
-/// many (0 means the peer shut down). A buffer with no spare capacity is `InvalidInput`.
-pub fn recv(fd: Arc<OwnedFd>, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> {
-    let full = buf.len() == buf.capacity();
+/// Receives into `buf`, from its beginning up to its capacity; its initialized length becomes
+/// the count (0 means the peer shut down). A buffer with no capacity is `InvalidInput`.
+pub fn recv<B: IoBufMut>(fd: Arc<OwnedFd>, buf: B) -> Op<(io::Result<usize>, B)> {
+    let empty = buf.bytes_total() == 0;
     Op::new_unless(
-        full,
-        Request::Recv { fd, buf },
-        "recv reads into the buffer's spare capacity and it has none: reserve capacity, e.g. Vec::with_capacity",
-        decode_recv,
+        empty,
+        Request::Recv {
+            fd,
+            buf: RawBuf::new_mut(buf),
+        },
+        "a receive needs a buffer with room for at least one byte: pass e.g. Vec::with_capacity(n)",
+        decode_filled::<B>,
     )
+}
+
+/// Sends every buffer's initialized bytes, in order, in one `sendmsg` (with `MSG_NOSIGNAL`).
+/// Buffers with nothing to send are `InvalidInput`.
+pub fn send_vectored<V: IoVecBuf>(fd: Arc<OwnedFd>, bufs: V) -> Op<(io::Result<usize>, V)> {
+    let bufs = bufs.into_raw_bufs();
+    let empty = bufs.iter().all(|b| b.init() == 0);
+    Op::new_unless(
+        empty,
+        Request::SendMsg {
+            fd,
+            msg: Message::new(bufs, false, None),
+        },
+        "a vectored send needs at least one byte to send",
+        decode_sent_message::<V>,
+    )
+}
+
+/// Receives into the buffers in order, each from its beginning up to its capacity, in one
+/// `recvmsg`; each buffer's initialized length becomes what it got. Buffers with no room are
+/// `InvalidInput`.
+pub fn recv_vectored<V: IoVecBufMut>(fd: Arc<OwnedFd>, bufs: V) -> Op<(io::Result<usize>, V)> {
+    let bufs = bufs.into_raw_bufs_mut();
+    let empty = bufs.iter().all(|b| b.total() == 0);
+    Op::new_unless(
+        empty,
+        Request::RecvMsg {
+            fd,
+            msg: Message::new(bufs, true, None),
+        },
+        "a vectored receive needs at least one buffer with room for a byte",
+        decode_filled_message::<V>,
+    )
+}
+
+fn decode_sent_message<V: IoVecBuf>(
+    outcome: Outcome,
+    data: Option<Request>,
+) -> (io::Result<usize>, V) {
+    match data {
+        Some(Request::SendMsg { msg, .. }) => {
+            // SAFETY: `send_vectored` built the message's buffers from a `V`.
+            (count(outcome), unsafe { V::from_raw_bufs(msg.bufs) })
+        }
+        _ => (count(outcome), V::placeholder()),
+    }
+}
+
+fn decode_filled_message<V: IoVecBufMut>(
+    outcome: Outcome,
+    data: Option<Request>,
+) -> (io::Result<usize>, V) {
+    let Some(Request::RecvMsg { msg, .. }) = data else {
+        return (count(outcome), V::placeholder());
+    };
+    // SAFETY: `recv_vectored` built the message's buffers from a `V`.
+    let mut bufs = unsafe { V::from_raw_bufs(msg.bufs) };
+    let result = count(outcome);
+    if let Ok(n) = &result {
+        // SAFETY: the kernel filled `n` bytes across the message's iovecs, which point to these
+        // buffers in order, each from its beginning (`Message::new` for a receive).
+        unsafe { bufs.set_init_vectored(*n) };
+    }
+    (result, bufs)
 }
 
 /// `shutdown(2)`; retained.

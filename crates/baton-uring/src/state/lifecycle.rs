@@ -22,10 +22,11 @@ impl DriverState {
         data: Request,
         deadline: Option<Instant>,
         waiter: Waiter,
-    ) -> Result<RequestKey, (Refusal, Waiter)> {
+    ) -> Result<RequestKey, Box<(Refusal, Waiter)>> {
         let now = deadline.map(|_| Instant::now());
         if let Some(error) = self.refusal(&data, deadline, now) {
-            return Err((Refusal { error, data }, waiter));
+            // Boxed: a refusal is rare, and a request is large.
+            return Err(Box::new((Refusal { error, data }, waiter)));
         }
         let is_sleep = matches!(data, Request::Sleep);
         let fsync_fd = match &data {

@@ -48,7 +48,8 @@ impl DriverState {
                             self.detach(key, None);
                         }
                     }
-                    Err((refusal, waiter)) => {
+                    Err(refused) => {
+                        let (refusal, waiter) = *refused;
                         self.deferred.drop_waiter(waiter);
                         let delivered =
                             cell.settle(Err(Failure::Runtime(refusal.error)), Some(refusal.data));

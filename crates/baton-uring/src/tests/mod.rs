@@ -7,6 +7,8 @@
 pub(crate) mod sim;
 
 #[cfg(not(loom))]
+mod buf;
+#[cfg(not(loom))]
 mod durability;
 #[cfg(not(loom))]
 mod key;

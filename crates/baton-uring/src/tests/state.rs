@@ -19,7 +19,7 @@ use crate::tests::sim::sim_ring;
 fn read_of(fd: &Arc<OwnedFd>) -> Request {
     Request::Read {
         fd: fd.clone(),
-        buf: crate::tests::sim::zeroed_spare(4),
+        buf: crate::buf::RawBuf::new_mut(crate::tests::sim::zeroed_spare(4)),
         offset: 0,
     }
 }
@@ -105,7 +105,7 @@ fn core_dropped_without_shutdown_leaks_the_in_flight_read() {
     let fd = dev_null();
     let data = crate::request::Request::Read {
         fd: fd.clone(),
-        buf: crate::tests::sim::zeroed_spare(4),
+        buf: crate::buf::RawBuf::new_mut(crate::tests::sim::zeroed_spare(4)),
         offset: 0,
     };
     let registered = core.register(data, None, Waiter::None);

@@ -15,12 +15,14 @@ use crate::context;
 use crate::error::convert;
 use crate::fs::OpenOptions;
 use crate::handle::Handle;
-use crate::io_buf::ReadTarget;
+use crate::io::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 
 /// An open file whose I/O runs on a Baton runtime's ring.
 ///
 /// Methods take owned buffers and hand them back with the result, like tokio-uring's:
-/// `let (res, buf) = file.read_at(buf, 0).await;`. The file remembers the runtime it was
+/// `let (res, buf) = file.read_at(buf, 0).await;`. Besides the positional calls, a `File` is
+/// an [`AsyncRead`](crate::io::AsyncRead) + [`AsyncWrite`](crate::io::AsyncWrite) that reads and
+/// writes at its own cursor ([`seek`](File::seek), [`stream_position`](File::stream_position)). The file remembers the runtime it was
 /// opened on, so its operations may be awaited on any thread (they are forwarded to that
 /// runtime's worker). Dropping a `File` closes its descriptor once every operation that still
 /// uses it has completed; writes and syncs in flight are never cancelled by a drop.
@@ -44,6 +46,9 @@ use crate::io_buf::ReadTarget;
 pub struct File {
     fd: Arc<OwnedFd>,
     handle: Handle,
+    /// Where the sequential view (`AsyncRead`, `AsyncWrite`, [`seek`](File::seek)) reads and
+    /// writes next; positional calls neither use nor move it.
+    pub(super) pos: u64,
 }
 
 impl fmt::Debug for File {
@@ -59,6 +64,7 @@ impl File {
         File {
             fd: Arc::new(fd),
             handle,
+            pos: 0,
         }
     }
 
@@ -105,28 +111,28 @@ impl File {
         Ok(File::from_parts(OwnedFd::from(file), handle))
     }
 
-    /// Reads at `offset` into `buf`'s spare capacity, with no zero-fill: the buffer comes back
-    /// holding its old contents followed by the bytes read (`Vec::with_capacity(n)` reads up to
-    /// `n` bytes). A buffer with no spare capacity (`vec![0; n]`) is read into its length
-    /// instead: it comes back at the same length with the first `count` bytes replaced. Returns
-    /// the count (0 at end of file) and the buffer. An `offset` above `i64::MAX` is
-    /// `InvalidInput`, refused before anything is submitted.
+    /// Reads at `offset` into `buf`, from its beginning up to its capacity: the buffer comes
+    /// back with its initialized length set to the count (`buf.len()` for a `Vec`; 0 at end of
+    /// file). Slice the buffer ([`IoBuf::slice`](crate::io::IoBuf::slice)) to read into part
+    /// of it. A buffer with no capacity, and an `offset` above `i64::MAX`, are `InvalidInput`,
+    /// refused before anything is submitted.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
+    /// use baton::io::IoBuf;
     /// let rt = baton::Runtime::new()?;
     /// # let path = std::env::temp_dir().join(format!("baton-doc-read-at-{}", std::process::id()));
     /// rt.block_on(async {
     ///     baton::fs::write(&path, b"0123456789").await?;
     ///     let file = baton::fs::File::open(&path).await?;
-    ///     let (res, buf) = file.read_at(vec![0; 4], 3).await; // the buffer comes back
+    ///     let (res, buf) = file.read_at(Vec::with_capacity(4), 3).await; // the buffer comes back
     ///     assert_eq!(res?, 4);
     ///     assert_eq!(buf, b"3456");
     ///     let mut buf = Vec::with_capacity(6);
     ///     buf.extend_from_slice(b"ab");
-    ///     let (res, buf) = file.read_at(buf, 6).await; // appends into the spare capacity
+    ///     let (res, slice) = file.read_at(buf.slice(2..), 6).await; // after the contents
     ///     assert_eq!(res?, 4);
-    ///     assert_eq!(buf, b"ab6789");
+    ///     assert_eq!(slice.into_inner(), b"ab6789");
     ///     baton::fs::remove_file(&path).await
     /// })
     /// # }
@@ -136,79 +142,67 @@ impl File {
     ///
     /// Nothing is lost by a drop: a positional read moves no cursor, so a read cancelled by a
     /// drop (its buffer with it) can simply be issued again at the same offset.
-    pub async fn read_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<usize>, Vec<u8>) {
-        let mut target = ReadTarget::new(buf);
-        let op = ops::read_at(Arc::clone(&self.fd), target.take(), offset);
+    pub async fn read_at<B: IoBufMut>(&self, buf: B, offset: u64) -> BufResult<usize, B> {
+        let op = ops::read_at(Arc::clone(&self.fd), buf, offset);
         let (res, buf) = op.bind_borrowed(self.handle.driver()).await;
-        (convert(res), target.finish(buf))
+        (convert(res), buf)
     }
 
-    /// Reads exactly `buf.len()` bytes at `offset` into the buffer's length (its contents are
-    /// replaced; it is never zero-filled first).
+    /// Fills `buf`'s whole capacity from `offset` (continuing after short reads); its
+    /// initialized length becomes its capacity.
     ///
     /// # Errors
     ///
-    /// `UnexpectedEof` if the file ends first (the buffer then holds what was read, at the
-    /// front, and its old bytes after that), `InvalidInput` for an `offset` above `i64::MAX`,
-    /// or the OS error of a read.
+    /// `UnexpectedEof` if the file ends first (the buffer then holds what was read),
+    /// `InvalidInput` for an `offset` above `i64::MAX`, or the OS error of a read.
     ///
     /// # Cancel safety
     ///
     /// As [`read_at`](File::read_at): a drop between two reads loses only which part of the
     /// buffer was filled; issue it again at the same offset.
-    pub async fn read_exact_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<()>, Vec<u8>) {
-        let total = buf.len();
-        let mut target = ReadTarget::over_length(buf);
-        let mut data = target.take();
-        let mut result = Ok(());
-        while data.len() < total {
-            // The spare capacity from here on is exactly the rest of the caller's length (or
-            // more, if it had extra capacity; `finish` cuts any overshoot).
-            let at = match offset_after(offset, data.len()) {
+    pub async fn read_exact_at<B: IoBufMut>(&self, buf: B, offset: u64) -> BufResult<(), B> {
+        let total = buf.bytes_total();
+        let mut buf = buf;
+        let mut filled = 0;
+        while filled < total {
+            let at = match offset_after(offset, filled) {
                 Ok(at) => at,
-                Err(err) => {
-                    result = Err(err);
-                    break;
-                }
+                Err(err) => return (Err(err), buf),
             };
-            let op = ops::read_at(Arc::clone(&self.fd), data, at);
-            let (res, back) = op.bind_borrowed(self.handle.driver()).await;
-            data = back;
-            match convert(res) {
+            let (res, slice) = self.read_at(buf.slice(filled..), at).await;
+            buf = slice.into_inner();
+            match res {
                 Ok(0) => {
-                    result = Err(io::Error::new(
+                    let err = io::Error::new(
                         io::ErrorKind::UnexpectedEof,
                         "the file ended before the buffer was filled",
-                    ));
-                    break;
+                    );
+                    return (Err(err), buf);
                 }
-                Ok(_) => {}
-                Err(err) => {
-                    result = Err(err);
-                    break;
-                }
+                Ok(n) => filled += n,
+                Err(err) => return (Err(err), buf),
             }
         }
-        (result, target.finish(data))
+        (Ok(()), buf)
     }
 
-    /// Writes `buf` at `offset`, returning how many bytes were written and the buffer. The
-    /// write is retained: dropping the future does not cancel it. An `offset` above `i64::MAX`
-    /// is `InvalidInput`, refused before anything is submitted (io_uring would write at the
-    /// file cursor).
+    /// Writes `buf`'s initialized bytes at `offset`, returning how many were written and the
+    /// buffer. The write is retained: dropping the future does not cancel it. An empty buffer,
+    /// and an `offset` above `i64::MAX`, are `InvalidInput`, refused before anything is
+    /// submitted (io_uring would write at the file cursor).
     ///
     /// # Cancel safety
     ///
     /// Retained, not cancelled: a dropped write still lands (its count is lost with the
     /// future), and shutdown waits for it.
-    pub async fn write_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<usize>, Vec<u8>) {
+    pub async fn write_at<B: IoBuf>(&self, buf: B, offset: u64) -> BufResult<usize, B> {
         let op = ops::write_at(Arc::clone(&self.fd), buf, offset);
         let (res, buf) = op.bind_borrowed(self.handle.driver()).await;
         (convert(res), buf)
     }
 
-    /// Writes all of `buf` at `offset`, continuing after short writes. An empty buffer writes
-    /// nothing and succeeds.
+    /// Writes all of `buf`'s initialized bytes at `offset`, continuing after short writes; the
+    /// buffer comes back whole. An empty buffer writes nothing and succeeds.
     ///
     /// # Errors
     ///
@@ -234,37 +228,57 @@ impl File {
     ///
     /// Not cancel-safe: each write is retained, but a drop between two writes leaves the rest
     /// unwritten. Await it to completion.
-    pub async fn write_all_at(&self, buf: Vec<u8>, offset: u64) -> (io::Result<()>, Vec<u8>) {
-        if buf.is_empty() {
-            return (Ok(()), buf);
-        }
-        let total = buf.len();
-        let (res, buf) = self.write_at(buf, offset).await;
-        let mut written = match res {
-            Ok(n) if n == total => return (Ok(()), buf),
-            Ok(0) => return (Err(write_zero()), buf),
-            Ok(n) => n,
-            Err(err) => return (Err(err), buf),
-        };
-        // A short write: send the rest from a copy, and hand the caller's buffer back intact.
-        let mut rest = buf[written..].to_vec();
+    pub async fn write_all_at<B: IoBuf>(&self, buf: B, offset: u64) -> BufResult<(), B> {
+        let total = buf.bytes_init();
+        let mut buf = buf;
+        let mut written = 0;
         while written < total {
             let at = match offset_after(offset, written) {
                 Ok(at) => at,
                 Err(err) => return (Err(err), buf),
             };
-            let (res, back) = self.write_at(rest, at).await;
-            rest = back;
+            let (res, slice) = self.write_at(buf.slice(written..total), at).await;
+            buf = slice.into_inner();
             match res {
                 Ok(0) => return (Err(write_zero()), buf),
-                Ok(n) => {
-                    written += n;
-                    rest.drain(..n);
-                }
+                Ok(n) => written += n,
                 Err(err) => return (Err(err), buf),
             }
         }
         (Ok(()), buf)
+    }
+
+    /// Reads at `offset` into `bufs` in order, each from its beginning up to its capacity
+    /// (`preadv`); each buffer's initialized length becomes what it got. Offsets are checked as
+    /// [`read_at`](File::read_at)'s are.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`read_at`](File::read_at).
+    pub async fn read_vectored_at<V: IoVecBufMut>(
+        &self,
+        bufs: V,
+        offset: u64,
+    ) -> BufResult<usize, V> {
+        let op = ops::readv_at(Arc::clone(&self.fd), bufs, offset);
+        let (res, bufs) = op.bind_borrowed(self.handle.driver()).await;
+        (convert(res), bufs)
+    }
+
+    /// Writes every buffer's initialized bytes, in order, at `offset` (`pwritev`); retained,
+    /// and its offset checked, like [`write_at`](File::write_at).
+    ///
+    /// # Cancel safety
+    ///
+    /// Retained, as [`write_at`](File::write_at).
+    pub async fn write_vectored_at<V: IoVecBuf>(
+        &self,
+        bufs: V,
+        offset: u64,
+    ) -> BufResult<usize, V> {
+        let op = ops::writev_at(Arc::clone(&self.fd), bufs, offset);
+        let (res, bufs) = op.bind_borrowed(self.handle.driver()).await;
+        (convert(res), bufs)
     }
 
     /// Flushes data and metadata to the device (`fsync(2)`); retained.

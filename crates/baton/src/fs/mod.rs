@@ -8,12 +8,15 @@
 
 mod file;
 mod open_options;
+mod stream;
 
 pub use file::{File, StartedSync};
 pub use open_options::OpenOptions;
 
 use std::io;
 use std::path::Path;
+
+use crate::io::IoBuf;
 
 use baton_completion::RejectReason;
 
@@ -54,7 +57,8 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
     let file = File::open(path).await?;
     let hint = file.metadata().map_or(0, |meta| meta.len());
     let first = usize::try_from(hint).unwrap_or(usize::MAX).max(1);
-    // The reads go into the spare capacity of one growing buffer (no zero-fill, no copy). The
+    // The reads go into the room after the contents of one growing buffer (no zero-fill, no
+    // copy). The
     // first asks for the whole file plus a small probe, so a file that ends where its size said
     // needs no second allocation to learn that it ended.
     let mut data = Vec::with_capacity(first.saturating_add(EOF_PROBE));
@@ -63,8 +67,9 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
             data.reserve(READ_CHUNK);
         }
         let offset = data.len() as u64;
-        let (res, back) = file.read_at(data, offset).await;
-        data = back;
+        let filled = data.len();
+        let (res, slice) = file.read_at(data.slice(filled..), offset).await;
+        data = slice.into_inner();
         if res? == 0 {
             return Ok(data);
         }

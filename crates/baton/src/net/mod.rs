@@ -2,9 +2,12 @@
 //! ([`UnixListener`], [`UnixStream`]).
 //!
 //! Accepts, connects, sends, receives and shutdowns are io_uring requests on the runtime's
-//! worker. Reads and writes take an owned `Vec<u8>` and hand it back with the result, so the
-//! buffer stays alive until the kernel is done with it even when the future is dropped. Binding
-//! and socket pairs are synchronous system calls. Sockets stay in blocking mode: the kernel
+//! worker. Reads and writes take an owned buffer (any [`IoBuf`](crate::io::IoBuf) /
+//! [`IoBufMut`](crate::io::IoBufMut)) and hand it back with the result, so the buffer stays
+//! alive until the kernel is done with it even when the future is dropped. Streams are
+//! [`AsyncRead`](crate::io::AsyncRead) + [`AsyncWrite`](crate::io::AsyncWrite) (and so are `&`
+//! them and their halves: [`TcpStream::split`], [`TcpStream::into_split`]). Binding and socket
+//! pairs are synchronous system calls. Sockets stay in blocking mode: the kernel
 //! then waits for readiness itself instead of failing with `EAGAIN`.
 //!
 //! # Cancel safety
@@ -17,8 +20,12 @@
 //! say which it is.
 
 mod socket;
+mod split;
+mod stream;
 mod tcp;
 mod unix;
 
+pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
+pub use stream::Stream;
 pub use tcp::{TcpListener, TcpStream};
 pub use unix::{UnixListener, UnixStream};

@@ -13,7 +13,7 @@ use baton_uring::{Accepted, Operation, Stash, ops};
 
 use crate::error::{Error, convert};
 use crate::handle::Handle;
-use crate::io_buf::ReadTarget;
+use crate::io::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 
 /// A stream socket. Invariant: the descriptor is in blocking mode, so the kernel arms its own
 /// poll for requests that cannot complete yet instead of failing with `EAGAIN`.
@@ -98,55 +98,42 @@ impl Socket {
     }
 
     /// Receives, cancel-safely: bytes the kernel received for an earlier read whose future was
-    /// dropped come first, in order (stash rule 4).
-    pub(crate) async fn read(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
-        let mut target = ReadTarget::new(buf);
-        let mut buf = target.take();
+    /// dropped come first, in order (stash rule S4).
+    pub(crate) async fn read<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
+        let mut buf = buf;
         if !self.stash.is_idle()
             && let Some(n) = poll_fn(|cx| self.stash.poll_take_bytes(cx, &mut buf)).await
         {
-            return (Ok(n), target.finish(buf));
+            return (Ok(n), buf);
         }
         let op = ops::recv(Arc::clone(&self.fd), buf).stash_late_result(&self.stash);
         let (res, buf) = self.bind(op).await;
-        let res = convert(res);
-        let buf = target.finish(buf);
-        (res, buf)
+        (convert(res), buf)
     }
 
-    pub(crate) async fn write(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+    /// A vectored receive, cancel-safe as [`read`](Socket::read).
+    pub(crate) async fn read_vectored<V: IoVecBufMut>(&self, bufs: V) -> BufResult<usize, V> {
+        let mut bufs = bufs;
+        if !self.stash.is_idle()
+            && let Some(n) = poll_fn(|cx| self.stash.poll_take_bytes_vectored(cx, &mut bufs)).await
+        {
+            return (Ok(n), bufs);
+        }
+        let op = ops::recv_vectored(Arc::clone(&self.fd), bufs).stash_late_result(&self.stash);
+        let (res, bufs) = self.bind(op).await;
+        (convert(res), bufs)
+    }
+
+    pub(crate) async fn write<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
         let op = ops::send(Arc::clone(&self.fd), buf);
         let (res, buf) = self.bind(op).await;
         (convert(res), buf)
     }
 
-    pub(crate) async fn write_all(&self, buf: Vec<u8>) -> (io::Result<()>, Vec<u8>) {
-        if buf.is_empty() {
-            return (Ok(()), buf);
-        }
-        let total = buf.len();
-        let (res, buf) = self.write(buf).await;
-        let mut written = match res {
-            Ok(n) if n == total => return (Ok(()), buf),
-            Ok(0) => return (Err(write_zero()), buf),
-            Ok(n) => n,
-            Err(err) => return (Err(err), buf),
-        };
-        // A short send: send the rest from a copy, and hand the caller's buffer back intact.
-        let mut rest = buf[written..].to_vec();
-        while written < total {
-            let (res, back) = self.write(rest).await;
-            rest = back;
-            match res {
-                Ok(0) => return (Err(write_zero()), buf),
-                Ok(n) => {
-                    written += n;
-                    rest.drain(..n);
-                }
-                Err(err) => return (Err(err), buf),
-            }
-        }
-        (Ok(()), buf)
+    pub(crate) async fn write_vectored<V: IoVecBuf>(&self, bufs: V) -> BufResult<usize, V> {
+        let op = ops::send_vectored(Arc::clone(&self.fd), bufs);
+        let (res, bufs) = self.bind(op).await;
+        (convert(res), bufs)
     }
 
     /// `shutdown(2)`. A socket whose peer already reset the connection is no longer
@@ -165,10 +152,6 @@ impl AsFd for Socket {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
-}
-
-fn write_zero() -> io::Error {
-    io::Error::new(io::ErrorKind::WriteZero, "the peer accepted no bytes")
 }
 
 /// A new blocking-mode, close-on-exec stream socket of `domain`.

@@ -1,7 +1,6 @@
 //! Unix domain stream sockets: [`UnixListener`] and [`UnixStream`].
 
 use std::io;
-use std::net::Shutdown;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
@@ -154,57 +153,6 @@ impl UnixStream {
         })
     }
 
-    /// Receives into `buf`'s spare capacity, with no zero-fill: the buffer comes back holding
-    /// its old contents followed by the bytes received (a buffer with no spare capacity, like
-    /// `vec![0; n]`, is received into its length instead); `Ok(0)` means the peer
-    /// closed its side.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel-safe. If the future is dropped (by a `timeout`, a `select!`, an abort) after the
-    /// kernel received bytes for it, or while it does, the bytes are kept by the stream and
-    /// returned first, in order, by the next `read`: nothing received is lost. Only the buffer
-    /// passed to the dropped call is gone.
-    pub async fn read(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
-        self.socket.read(buf).await
-    }
-
-    /// Sends from `buf`, returning how many bytes the kernel took.
-    ///
-    /// # Cancel safety
-    ///
-    /// Not cancelled by a drop: a write is *retained*. Dropping the future does not stop the
-    /// send the kernel already has, so some or all of the bytes may still be sent; the count is
-    /// lost with the future. Use `write_all` to completion, or shut the stream down, rather
-    /// than racing writes against a timeout when the count matters.
-    pub async fn write(&self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
-        self.socket.write(buf).await
-    }
-
-    /// Sends all of `buf`.
-    ///
-    /// # Cancel safety
-    ///
-    /// Not cancel-safe: each send is retained, but a drop between two sends leaves the rest
-    /// unsent, and the caller cannot learn how much went out. Await it to completion.
-    pub async fn write_all(&self, buf: Vec<u8>) -> (io::Result<()>, Vec<u8>) {
-        self.socket.write_all(buf).await
-    }
-
-    /// Shuts down the read side, the write side, or both.
-    ///
-    /// # Errors
-    ///
-    /// The OS error. A stream whose peer already reset the connection shuts down with
-    /// `Ok(())`, as tokio's does (there is nothing left to shut).
-    ///
-    /// # Cancel safety
-    ///
-    /// Retained: once polled, the shutdown happens even if the future is dropped.
-    pub async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.socket.shutdown(how).await
-    }
-
     /// This end's address.
     ///
     /// # Errors
@@ -221,6 +169,17 @@ impl UnixStream {
     /// The OS error.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         std::os::unix::net::UnixStream::from(self.socket.duplicate()?).peer_addr()
+    }
+}
+
+crate::net::stream::stream_methods!(UnixStream);
+crate::net::stream::stream_io!(UnixStream);
+
+// Sealed (see the trait): the socket type never leaves the crate.
+#[allow(private_interfaces)]
+impl crate::net::stream::sealed::Sealed for UnixStream {
+    fn socket(&self) -> &Socket {
+        &self.socket
     }
 }
 

@@ -10,6 +10,11 @@ use std::sync::Arc;
 
 use io_uring::{opcode, squeue, types};
 
+mod message;
+
+pub(crate) use message::Message;
+
+use crate::buf::RawBuf;
 use crate::durability::SyncStart;
 use crate::error::Error;
 
@@ -46,19 +51,32 @@ pub(crate) struct SockAddrBuf {
 }
 
 impl SockAddrBuf {
+    /// Room for any address (what accept and receive fill).
     pub(crate) fn empty() -> Box<SockAddrBuf> {
-        Box::new(SockAddrBuf {
+        Box::new(SockAddrBuf::unnamed_with_room())
+    }
+
+    fn unnamed_with_room() -> SockAddrBuf {
+        SockAddrBuf {
             // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
             storage: unsafe { std::mem::zeroed() },
             len: std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t,
-        })
+        }
+    }
+
+    /// No address (a connected socket's send), with room should a receive fill one.
+    pub(crate) fn unnamed() -> SockAddrBuf {
+        SockAddrBuf {
+            len: 0,
+            ..SockAddrBuf::unnamed_with_room()
+        }
     }
 }
 
 /// The iovec array of a vectored request, pointing into that request's own buffers.
 ///
-/// Invariant: every pointer targets a `Vec<u8>` buffer owned by the same [`Request`], whose heap
-/// allocation does not move while the request exists.
+/// Invariant: every pointer targets the bytes of a [`RawBuf`] owned by the same [`Request`],
+/// which do not move while the request exists (the `RawBuf` invariant).
 #[derive(Debug)]
 pub(crate) struct IoVecs(pub(crate) Vec<libc::iovec>);
 
@@ -66,50 +84,53 @@ pub(crate) struct IoVecs(pub(crate) Vec<libc::iovec>);
 // moves between threads as a whole; nothing else aliases them.
 unsafe impl Send for IoVecs {}
 
+/// The buffers of a vectored request and the iovecs pointing into them, boxed so the common
+/// requests' [`Request`] stays small (it is moved on every registration and completion).
+#[derive(Debug)]
+pub(crate) struct Vectored {
+    pub(crate) bufs: Vec<RawBuf>,
+    pub(crate) iovecs: IoVecs,
+}
+
 impl IoVecs {
-    pub(crate) fn over(bufs: &mut [Vec<u8>]) -> IoVecs {
+    /// Iovecs over a vectored read's destinations (each `iov_len` is its capacity) or a
+    /// vectored write's sources (each its initialized bytes).
+    pub(crate) fn over(bufs: &[RawBuf], read: bool) -> IoVecs {
         IoVecs(
-            bufs.iter_mut()
+            bufs.iter()
                 .map(|b| libc::iovec {
-                    iov_base: b.as_mut_ptr().cast(),
-                    iov_len: b.len(),
+                    iov_base: b.ptr().cast(),
+                    iov_len: if read { b.total() } else { b.init() },
                 })
                 .collect(),
         )
     }
 }
 
-/// The buffers of a vectored request and the iovecs pointing into them, boxed so the common
-/// requests' [`Request`] stays small (it is moved on every registration and completion).
-#[derive(Debug)]
-pub(crate) struct Vectored {
-    pub(crate) bufs: Vec<Vec<u8>>,
-    pub(crate) iovecs: IoVecs,
-}
-
 impl Vectored {
-    pub(crate) fn over(mut bufs: Vec<Vec<u8>>) -> Box<Vectored> {
-        let iovecs = IoVecs::over(&mut bufs);
+    /// A vectored read's destinations or a vectored write's sources (see [`IoVecs::over`]).
+    pub(crate) fn over(bufs: Vec<RawBuf>, read: bool) -> Box<Vectored> {
+        let iovecs = IoVecs::over(&bufs, read);
         Box::new(Vectored { bufs, iovecs })
     }
 }
 
-/// A request's owned inputs: everything the kernel can see. Kept at 48 bytes: rarely used
-/// large fields live behind a `Box`.
+/// A request's owned inputs: everything the kernel can see. Rarely used large fields live
+/// behind a `Box`, so the common ones stay small (see the size test).
 #[derive(Debug)]
 pub(crate) enum Request {
     Nop,
     Sleep,
-    /// Reads into `buf`'s spare capacity (`buf.len()..buf.capacity()`); `buf.len()` is not
-    /// changed until the decode of the final completion.
+    /// Reads into `buf` from its beginning, up to its capacity.
     Read {
         fd: Arc<OwnedFd>,
-        buf: Vec<u8>,
+        buf: RawBuf,
         offset: u64,
     },
+    /// Writes `buf`'s initialized bytes.
     Write {
         fd: Arc<OwnedFd>,
-        buf: Vec<u8>,
+        buf: RawBuf,
         offset: u64,
     },
     Readv {
@@ -155,12 +176,22 @@ pub(crate) enum Request {
     },
     Send {
         fd: Arc<OwnedFd>,
-        buf: Vec<u8>,
+        buf: RawBuf,
     },
-    /// Receives into `buf`'s spare capacity, like [`Request::Read`].
+    /// Receives into `buf` from its beginning, like [`Request::Read`].
     Recv {
         fd: Arc<OwnedFd>,
-        buf: Vec<u8>,
+        buf: RawBuf,
+    },
+    /// `sendmsg`: the message's buffers in order (with `MSG_NOSIGNAL`), to its address if any.
+    SendMsg {
+        fd: Arc<OwnedFd>,
+        msg: Box<Message>,
+    },
+    /// `recvmsg`: into the message's buffers in order, noting the sender's address.
+    RecvMsg {
+        fd: Arc<OwnedFd>,
+        msg: Box<Message>,
     },
     Shutdown {
         fd: Arc<OwnedFd>,
@@ -170,13 +201,6 @@ pub(crate) enum Request {
 
 fn len32(len: usize) -> u32 {
     u32::try_from(len).unwrap_or(u32::MAX)
-}
-
-/// Where a read or recv writes: the buffer's spare capacity, past its current length. The
-/// completion's decode ([`crate::ops`]) then extends the length by the count the kernel returns.
-fn spare(buf: &mut Vec<u8>) -> (*mut u8, u32) {
-    let spare = buf.spare_capacity_mut();
-    (spare.as_mut_ptr().cast(), len32(spare.len()))
 }
 
 impl Request {
@@ -198,6 +222,8 @@ impl Request {
             Request::Connect { .. } => (opcode::Connect::CODE, "IORING_OP_CONNECT"),
             Request::Send { .. } => (opcode::Send::CODE, "IORING_OP_SEND"),
             Request::Recv { .. } => (opcode::Recv::CODE, "IORING_OP_RECV"),
+            Request::SendMsg { .. } => (opcode::SendMsg::CODE, "IORING_OP_SENDMSG"),
+            Request::RecvMsg { .. } => (opcode::RecvMsg::CODE, "IORING_OP_RECVMSG"),
             Request::Shutdown { .. } => (opcode::Shutdown::CODE, "IORING_OP_SHUTDOWN"),
         })
     }
@@ -224,6 +250,8 @@ impl Request {
             self,
             Request::Recv { .. }
                 | Request::Send { .. }
+                | Request::SendMsg { .. }
+                | Request::RecvMsg { .. }
                 | Request::Accept { .. }
                 | Request::Connect { .. }
         )
@@ -250,13 +278,12 @@ impl Request {
         let entry = match self {
             Request::Nop | Request::Sleep => opcode::Nop::new().build(),
             Request::Read { fd, buf, offset } => {
-                let (ptr, len) = spare(buf);
-                opcode::Read::new(types::Fd(fd.as_raw_fd()), ptr, len)
+                opcode::Read::new(types::Fd(fd.as_raw_fd()), buf.ptr(), len32(buf.total()))
                     .offset(*offset)
                     .build()
             }
             Request::Write { fd, buf, offset } => {
-                opcode::Write::new(types::Fd(fd.as_raw_fd()), buf.as_ptr(), len32(buf.len()))
+                opcode::Write::new(types::Fd(fd.as_raw_fd()), buf.ptr(), len32(buf.init()))
                     .offset(*offset)
                     .build()
             }
@@ -331,13 +358,20 @@ impl Request {
             )
             .build(),
             Request::Send { fd, buf } => {
-                opcode::Send::new(types::Fd(fd.as_raw_fd()), buf.as_ptr(), len32(buf.len()))
+                opcode::Send::new(types::Fd(fd.as_raw_fd()), buf.ptr(), len32(buf.init()))
                     .flags(libc::MSG_NOSIGNAL)
                     .build()
             }
             Request::Recv { fd, buf } => {
-                let (ptr, len) = spare(buf);
-                opcode::Recv::new(types::Fd(fd.as_raw_fd()), ptr, len).build()
+                opcode::Recv::new(types::Fd(fd.as_raw_fd()), buf.ptr(), len32(buf.total())).build()
+            }
+            Request::SendMsg { fd, msg } => {
+                opcode::SendMsg::new(types::Fd(fd.as_raw_fd()), msg.hdr().cast_const())
+                    .flags(libc::MSG_NOSIGNAL as u32)
+                    .build()
+            }
+            Request::RecvMsg { fd, msg } => {
+                opcode::RecvMsg::new(types::Fd(fd.as_raw_fd()), msg.hdr()).build()
             }
             Request::Shutdown { fd, how } => {
                 opcode::Shutdown::new(types::Fd(fd.as_raw_fd()), *how).build()

@@ -1,0 +1,111 @@
+//! The sequential view of a [`File`]: [`AsyncRead`] and [`AsyncWrite`] at the file's own
+//! cursor, and [`File::seek`]. The cursor is the file's, not the kernel's: each call is a
+//! positional request at the cursor, which moves by the count once the request is done.
+
+use std::future::Future;
+use std::io::{self, SeekFrom};
+
+use super::File;
+use crate::io::{AsyncRead, AsyncWrite, BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
+
+impl File {
+    /// Moves the cursor of the sequential view and returns its new position (`End` asks the
+    /// file's size).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a position before the start of the file (or past `u64::MAX`), or the
+    /// OS error of reading the size.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use baton::io::AsyncReadExt;
+    /// let rt = baton::Runtime::new()?;
+    /// # let path = std::env::temp_dir().join(format!("baton-doc-seek-{}", std::process::id()));
+    /// rt.block_on(async {
+    ///     baton::fs::write(&path, b"0123456789").await?;
+    ///     let mut file = baton::fs::File::open(&path).await?;
+    ///     file.seek(std::io::SeekFrom::End(-3))?;
+    ///     let (res, tail) = file.read_to_end(Vec::new()).await;
+    ///     res?;
+    ///     assert_eq!(tail, b"789");
+    ///     baton::fs::remove_file(&path).await
+    /// })
+    /// # }
+    /// ```
+    pub fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let (base, delta) = match to {
+            SeekFrom::Start(at) => {
+                self.pos = at;
+                return Ok(at);
+            }
+            SeekFrom::Current(delta) => (self.pos, delta),
+            SeekFrom::End(delta) => (self.metadata()?.len(), delta),
+        };
+        let pos = base.checked_add_signed(delta).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the seek would move the cursor before the start of the file (or past u64::MAX)",
+            )
+        })?;
+        self.pos = pos;
+        Ok(pos)
+    }
+
+    /// Where the sequential view reads and writes next.
+    pub fn stream_position(&self) -> u64 {
+        self.pos
+    }
+}
+
+/// # Cancel safety
+///
+/// Reads lose nothing when dropped: the cursor moves only when a read completes, so the bytes
+/// are read again. Writes are retained: a dropped write still lands, but the cursor does not
+/// move past it.
+impl AsyncRead for File {
+    async fn read<B: IoBufMut>(&mut self, buf: B) -> BufResult<usize, B> {
+        let (res, buf) = self.read_at(buf, self.pos).await;
+        if let Ok(n) = &res {
+            self.pos += *n as u64;
+        }
+        (res, buf)
+    }
+
+    async fn read_vectored<V: IoVecBufMut>(&mut self, bufs: V) -> BufResult<usize, V> {
+        let (res, bufs) = self.read_vectored_at(bufs, self.pos).await;
+        if let Ok(n) = &res {
+            self.pos += *n as u64;
+        }
+        (res, bufs)
+    }
+}
+
+impl AsyncWrite for File {
+    async fn write<B: IoBuf>(&mut self, buf: B) -> BufResult<usize, B> {
+        let (res, buf) = self.write_at(buf, self.pos).await;
+        if let Ok(n) = &res {
+            self.pos += *n as u64;
+        }
+        (res, buf)
+    }
+
+    async fn write_vectored<V: IoVecBuf>(&mut self, bufs: V) -> BufResult<usize, V> {
+        let (res, bufs) = self.write_vectored_at(bufs, self.pos).await;
+        if let Ok(n) = &res {
+            self.pos += *n as u64;
+        }
+        (res, bufs)
+    }
+
+    /// Nothing to flush: every write goes to the kernel as it is made (use
+    /// [`sync_data`](File::sync_data) for durability).
+    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+
+    /// As [`flush`](AsyncWrite::flush): a file has no write side to shut.
+    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+}

@@ -1,0 +1,39 @@
+//! Owned-buffer I/O: the buffer traits, the stream traits and their helpers, buffered readers
+//! and writers, and [`copy`].
+//!
+//! * **Buffers.** [`IoBuf`] (written from: pointer, initialized length) and [`IoBufMut`] (read
+//!   into: pointer, capacity, `set_init`), for `Vec<u8>`, `Box<[u8]>`, `[u8; N]`,
+//!   `&'static [u8]`, `&'static str`, `String` (read-only), and with the feature `bytes`
+//!   `bytes::Bytes`/`BytesMut`. [`IoBuf::slice`] gives a [`Slice`] of a range that hands the
+//!   whole buffer back ([`Slice::into_inner`]). Every call takes the buffer by value and hands
+//!   it back with the result ([`BufResult`]), because the kernel may use it until the request
+//!   is done, even if the future is dropped.
+//! * **One read convention.** A read fills the buffer **from its beginning**, up to its
+//!   capacity, and sets its initialized length to exactly the count: after
+//!   `let (n, buf) = stream.read(Vec::with_capacity(4096)).await`, `buf.len()` is `n`. Nothing
+//!   depends on whether the buffer already held data; [`AsyncReadExt::append`] reads into the
+//!   room after the existing bytes instead, and [`AsyncReadExt::read_exact`] fills the whole
+//!   capacity.
+//! * **Streams.** [`AsyncRead`] and [`AsyncWrite`], with [`AsyncReadExt`] and
+//!   [`AsyncWriteExt`], are implemented by `TcpStream`, `UnixStream` (and `&` them), their
+//!   halves, `fs::File` (a cursor-based sequential view), [`BufReader`], [`BufWriter`] and
+//!   `std::io::Cursor<Vec<u8>>`. Their futures are `Send`, so generic code over a stream can
+//!   be spawned.
+//! * **Cancel safety.** Socket reads are cancel-safe: a read dropped after the kernel received
+//!   bytes for it leaves them to the next read. [`BufReader::read_line`] keeps that promise: a
+//!   dropped `read_line` leaves every byte in the reader's buffer. Writes are retained, not
+//!   cancelled. See `docs/io.md`.
+
+mod buf_reader;
+mod buf_writer;
+mod copy;
+mod cursor;
+mod ext;
+mod traits;
+
+pub use baton_uring::{IoBuf, IoBufMut, IoVecBuf, IoVecBufMut, Slice};
+pub use buf_reader::{BufReader, Lines};
+pub use buf_writer::BufWriter;
+pub use copy::copy;
+pub use ext::{AsyncReadExt, AsyncWriteExt};
+pub use traits::{AsyncRead, AsyncWrite, BufResult};

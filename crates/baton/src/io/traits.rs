@@ -1,0 +1,48 @@
+//! [`AsyncRead`] and [`AsyncWrite`]: streams over owned buffers.
+
+use std::future::Future;
+use std::io;
+
+use baton_uring::{IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
+
+/// A result and the buffer handed back with it: `let (res, buf) = stream.read(buf).await;`.
+pub type BufResult<T, B> = (io::Result<T>, B);
+
+/// A source of bytes read into owned buffers.
+///
+/// A read fills `buf` from its beginning, up to its capacity, and sets its initialized length
+/// to exactly the count; `Ok(0)` means the end of the stream (a buffer with no capacity is
+/// `InvalidInput` instead). The returned futures are `Send`.
+pub trait AsyncRead {
+    /// Reads once into `buf`.
+    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send;
+
+    /// Reads once into `bufs`, in order, each from its beginning; each one's initialized
+    /// length becomes what it got.
+    fn read_vectored<V: IoVecBufMut>(
+        &mut self,
+        bufs: V,
+    ) -> impl Future<Output = BufResult<usize, V>> + Send;
+}
+
+/// A sink of bytes written from owned buffers.
+///
+/// A write sends the buffer's initialized bytes (an empty one is `InvalidInput`) and returns
+/// how many were taken, which may be fewer. The returned futures are `Send`.
+pub trait AsyncWrite {
+    /// Writes once from `buf`.
+    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send;
+
+    /// Writes once from `bufs`, in order.
+    fn write_vectored<V: IoVecBuf>(
+        &mut self,
+        bufs: V,
+    ) -> impl Future<Output = BufResult<usize, V>> + Send;
+
+    /// Sends whatever this writer still buffers (nothing, for unbuffered streams).
+    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send;
+
+    /// Flushes, then shuts down the writing side (for a socket, `shutdown(Write)`: the peer
+    /// reads end of stream).
+    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send;
+}
