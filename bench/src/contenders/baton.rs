@@ -46,15 +46,14 @@ async fn echo(stream: TcpStream) -> io::Result<()> {
     stream.set_nodelay(true)?;
     let mut buf = Vec::with_capacity(SERVER_BUFFER);
     loop {
-        // An empty buffer is read into its capacity and comes back holding exactly the bytes
-        // read, which `write_all` sends back.
+        // A read fills the buffer from its beginning and leaves its length at the count, so
+        // the same buffer goes straight back out through `write_all`, then into the next read.
         let (read, back) = stream.read(buf).await;
         if read? == 0 {
             return Ok(());
         }
-        let (written, mut back) = stream.write_all(back).await;
+        let (written, back) = stream.write_all(back).await;
         written?;
-        back.clear();
         buf = back;
     }
 }

@@ -96,7 +96,7 @@ fn driver_run(fd: &Arc<OwnedFd>, depth: usize) -> Rate {
             Lane {
                 waker: Waker::from(flag.clone()),
                 flag,
-                // `read_at` reads into the spare capacity: an empty buffer of one block.
+                // `read_at` fills the buffer from its beginning: one block of capacity.
                 op: ops::read_at(fd.clone(), Vec::with_capacity(BLOCK), rng.offset()),
             }
         })

@@ -24,8 +24,8 @@ fn main() -> io::Result<()> {
             let (socket, peer) = listener.accept().await?;
 
             baton::spawn(async move {
-                // Reads fill an empty buffer up to its capacity and hand it back holding
-                // exactly the bytes read, so it can be written straight back.
+                // A read fills the buffer from its beginning and hands it back with its length
+                // set to the count, so it can be written straight back.
                 let mut buf = Vec::with_capacity(4096);
 
                 loop {
@@ -39,13 +39,12 @@ fn main() -> io::Result<()> {
                         }
                     }
 
-                    let (res, mut b) = socket.write_all(b).await;
+                    let (res, b) = socket.write_all(b).await;
                     if let Err(e) = res {
                         eprintln!("failed to write to {peer}; err = {e:?}");
                         return;
                     }
 
-                    b.clear();
                     buf = b;
                 }
             });

@@ -147,16 +147,15 @@ async fn tcp_echo() -> io::Result<String> {
 }
 
 async fn echo(stream: TcpStream) -> io::Result<()> {
-    // An empty buffer is read into its capacity and comes back holding just the bytes read.
+    // A read fills the buffer from its beginning and leaves its length at the count.
     let mut buf = Vec::with_capacity(4096);
     loop {
         let (res, b) = stream.read(buf).await;
         if res? == 0 {
             return Ok(());
         }
-        let (res, mut b) = stream.write_all(b).await;
+        let (res, b) = stream.write_all(b).await;
         res?;
-        b.clear();
         buf = b;
     }
 }

@@ -16,17 +16,16 @@
 //! }
 //!
 //! async fn echo(stream: TcpStream) -> std::io::Result<()> {
-//!     // Owned buffers: an empty buffer is read into its capacity and handed back holding
-//!     // exactly the bytes read, ready to be written back.
+//!     // Owned buffers: a read fills the buffer from its beginning and hands it back with its
+//!     // length set to the count, ready to be written back.
 //!     let mut buf = Vec::with_capacity(4096);
 //!     loop {
 //!         let (res, b) = stream.read(buf).await;
 //!         if res? == 0 {
 //!             return Ok(());
 //!         }
-//!         let (res, mut b) = stream.write_all(b).await;
+//!         let (res, b) = stream.write_all(b).await;
 //!         res?;
-//!         b.clear();
 //!         buf = b;
 //!     }
 //! }
@@ -46,7 +45,7 @@
 //!   (`worker_adapter.rs`).
 //! * [`spawn`], [`spawn_local`], [`task::yield_now`], [`JoinHandle`] come from the scheduler;
 //!   [`time`] from the driver's timers; [`fs`] and [`net`] are ring requests with owned
-//!   buffers; [`blocking`] goes through the completion registrar, the pool and the worker's
+//!   buffers ([`io`]: the buffer and stream traits); [`blocking`] goes through the completion registrar, the pool and the worker's
 //!   inbox.
 //!
 //! # Guarantees
@@ -61,9 +60,11 @@
 //! # Where Baton differs from tokio
 //!
 //! * **Owned buffers.** I/O takes the buffer by value and hands it back with the result —
-//!   `file.read_at(buf, off).await` is `(io::Result<usize>, Vec<u8>)` — because the kernel
-//!   owns it until the request completes (as in tokio-uring and monoio). An empty `Vec` with
-//!   capacity is read into its capacity.
+//!   `file.read_at(buf, off).await` is `(io::Result<usize>, B)` for any
+//!   [`IoBufMut`](io::IoBufMut) `B` — because the kernel owns it until the request completes
+//!   (as in tokio-uring, monoio and compio). A read fills the buffer from its beginning, up to
+//!   its capacity, and sets its length to exactly the count; the stream traits are
+//!   [`io::AsyncRead`] and [`io::AsyncWrite`] (see [`io`]).
 //! * **Empty buffers are an error.** A read or write of a buffer with neither length nor
 //!   capacity fails with [`io::ErrorKind::InvalidInput`](std::io::ErrorKind::InvalidInput)
 //!   instead of returning `Ok(0)`, which would be indistinguishable from end of file.
@@ -89,7 +90,7 @@
 //!     assert_eq!(res.map_err(|e| e.kind()), Err(std::io::ErrorKind::InvalidInput));
 //!     let (res, _sent) = a.write_all(b"owned".to_vec()).await; // the buffer comes back
 //!     res?;
-//!     let (res, got) = b.read(Vec::with_capacity(16)).await; // read into its capacity
+//!     let (res, got) = b.read(Vec::with_capacity(16)).await; // filled from the beginning
 //!     assert_eq!(&got[..res?], b"owned");
 //!     Ok(())
 //! })

@@ -46,3 +46,40 @@ pub trait AsyncWrite {
     /// reads end of stream).
     fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send;
 }
+
+/// A reader borrowed mutably is a reader (as `&mut R: std::io::Read`), so helpers that take
+/// their reader by value (`BufReader::new(&mut stream)`) can borrow one.
+impl<R: AsyncRead + Send + ?Sized> AsyncRead for &mut R {
+    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        (**self).read(buf)
+    }
+
+    fn read_vectored<V: IoVecBufMut>(
+        &mut self,
+        bufs: V,
+    ) -> impl Future<Output = BufResult<usize, V>> + Send {
+        (**self).read_vectored(bufs)
+    }
+}
+
+/// A writer borrowed mutably is a writer (as `&mut W: std::io::Write`).
+impl<W: AsyncWrite + Send + ?Sized> AsyncWrite for &mut W {
+    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        (**self).write(buf)
+    }
+
+    fn write_vectored<V: IoVecBuf>(
+        &mut self,
+        bufs: V,
+    ) -> impl Future<Output = BufResult<usize, V>> + Send {
+        (**self).write_vectored(bufs)
+    }
+
+    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        (**self).flush()
+    }
+
+    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        (**self).shutdown()
+    }
+}
