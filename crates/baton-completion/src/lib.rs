@@ -19,6 +19,10 @@
 //!                                 └─> (runtime thread) WaitTable::settle ─> waker
 //! ```
 //!
+//! A runtime that moves its waits between threads binds a [`SendPreparedOperation`] with
+//! [`Registrar::bind_send`] instead: its [`SendRuntimeHalf`] is `Send`, because every value in
+//! it was `Send` before it was type-erased ([`sendable`]).
+//!
 //! # Guarantees
 //!
 //! The numbered rules below are the contract: identities that never repeat and bind once
@@ -88,6 +92,7 @@ pub mod identity;
 pub mod pool;
 pub mod prepared;
 pub mod registrar;
+pub mod sendable;
 mod sync;
 #[cfg(test)]
 mod tests;
@@ -116,6 +121,9 @@ pub use prepared::{
     BlockingJob, DecodeError, Decoder, FnJob, PreparedOperation, WorkClass, from_fn,
 };
 pub use registrar::{BindError, Binding, IssuedIdentity, Registrar, RuntimeHalf};
+pub use sendable::{
+    SendBinding, SendDecoder, SendInterruptible, SendPreparedOperation, SendRuntimeHalf,
+};
 pub use wait_table::{
     BoundCheck, CancelOutcome, Discarded, InterruptedJob, RegisterError, SettleOutcome,
     WaitCounters, WaitError, WaitKey, WaitTable,

@@ -10,6 +10,7 @@ use crate::identity::{
     CompletionKind, IdentityAllocator, IdentityError, OperationId, RuntimeId, WaitSlot,
 };
 use crate::prepared::{ErasedDecoder, PreparedOperation};
+use crate::sendable::{SendBinding, SendPreparedOperation};
 use crate::sync::{Ordering, StaticCounter, StdArc};
 use baton_cancel::{CancelHandle, ContainedDrop, ResourceClass, queue_control};
 use std::fmt;
@@ -169,6 +170,20 @@ impl Registrar {
                 work_class,
             ),
         })
+    }
+
+    /// Binds a [`SendPreparedOperation`] like [`bind`](Registrar::bind) (the same refusals,
+    /// rules 2 and 4), keeping its `Send` form: the binding splits into a [`SendRuntimeHalf`],
+    /// which may live on any thread.
+    ///
+    /// [`SendRuntimeHalf`]: crate::SendRuntimeHalf
+    pub fn bind_send(
+        &self,
+        identity: IssuedIdentity,
+        prepared: SendPreparedOperation,
+    ) -> Result<SendBinding, BindError> {
+        // The binding was bound from a `SendPreparedOperation`: `SendBinding`'s invariant.
+        self.bind(identity, prepared.into()).map(SendBinding::new)
     }
 }
 

@@ -3,7 +3,9 @@
 use super::support::{DropFlag, PanicOnDrop, interruptible, kind, registrar};
 use crate::prepared::{Decoder, PreparedOperation, from_fn};
 use crate::registrar::BindError;
+use crate::sendable::{SendDecoder, SendInterruptible, SendPreparedOperation};
 use crate::sync::{Arc, AtomicBool, Ordering};
+use baton_cancel::HookOutcome;
 
 fn watched(kind_raw: u32) -> (PreparedOperation, Arc<AtomicBool>, Arc<AtomicBool>) {
     let ran = Arc::new(AtomicBool::new(false));
@@ -90,4 +92,28 @@ fn unbound_identity_releases_its_slot() {
     let second = registrar.issue(kind(1)).expect("ids available");
     assert_eq!(second.slot().wait_id(), slot);
     assert_eq!(second.slot().generation().get(), 1);
+}
+
+#[test]
+fn bind_send_refuses_like_bind_and_its_halves_share_one_identity() {
+    let (ours, sink, _) = registrar();
+    let (theirs, _their_sink, _) = registrar();
+    let prepared = || {
+        SendPreparedOperation::interruptible_blocking(
+            kind(1),
+            from_fn(|| 1_u8),
+            SendDecoder::identity(),
+            SendInterruptible::new("test", || Ok(HookOutcome::Reaped)),
+        )
+    };
+    let foreign = theirs.issue(kind(1)).expect("ids available");
+    assert!(matches!(
+        ours.bind_send(foreign, prepared()),
+        Err(BindError::ForeignIdentity { .. })
+    ));
+    let identity = ours.issue(kind(1)).expect("ids available");
+    let (half, submission) = ours.bind_send(identity, prepared()).expect("valid").split();
+    assert_eq!(half.identity(), submission.identity());
+    assert!(half.resource().bound().is_none());
+    assert_eq!(sink.count(), 0, "nothing delivered");
 }
