@@ -29,16 +29,30 @@
 //! 6. A hook that panics is reported as [`HookError::Panicked`]; a hook whose destructor panics
 //!    is contained; during an unwind it is leaked instead of dropped.
 //!
+//! # Guarantees
+//!
+//! The rules below hold for every caller, on any thread: a queue cell has exactly one winner
+//! (rules 1–3), an interruptible resource's hook is called once by `cancel` and on every
+//! `reap` (rule 4), a quarantined one is never interrupted (rule 5), and no hook panic or
+//! hostile destructor unwinds into the caller or aborts the process (rule 6). Every state
+//! transition returns a `#[must_use]` enum naming its outcome.
+//!
 //! # Testing
 //!
-//! Unit tests sit next to the code (`cancel_then_claim`, `claim_then_cancel`, ...), a property
-//! test (`prop_queue_control_matches_model`) drives random operation sequences against a model,
-//! and the loom model `loom_cancel_vs_claim` proves rule 1–3 under every interleaving.
+//! The tests live in `src/tests/`, one file per module, with shared fixtures in
+//! `src/tests/support.rs`: unit tests named after what they prove (`cancel_then_claim`,
+//! `claim_then_cancel`, ...), a property test (`prop_queue_control_matches_model`) that drives
+//! random operation sequences against a model, and, under `cfg(loom)`, the loom model
+//! `loom_cancel_vs_claim` (`src/tests/loom_models.rs`) that proves rule 1–3 under every
+//! interleaving. Queue control's atomics go through the `sync` shim (`std` normally, `loom`
+//! under `cfg(loom)`), so the model checks the shipped code.
 
 pub mod containment;
 pub mod queue_control;
 pub mod resource;
 mod sync;
+#[cfg(test)]
+mod tests;
 pub mod trace;
 
 pub use containment::{ContainedDrop, call_contained, panic_message};

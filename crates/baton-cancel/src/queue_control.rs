@@ -62,13 +62,13 @@ pub enum ClaimForRun {
 /// The shared cell. Invariant: `state` only ever holds `QUEUED`, `CANCELLED` or `RUNNING`, and
 /// leaves `QUEUED` at most once (rule 1), always through a compare-exchange so the cancel and
 /// the claim cannot both win.
-struct Cell {
+struct QueueCell {
     state: AtomicU8,
 }
 
 /// Creates a fresh *queued* cell and returns its two sides.
 pub fn queue_control() -> (CancelHandle, StartToken) {
-    let cell = Arc::new(Cell {
+    let cell = Arc::new(QueueCell {
         state: AtomicU8::new(QUEUED),
     });
     (
@@ -81,12 +81,12 @@ pub fn queue_control() -> (CancelHandle, StartToken) {
 
 /// The runtime's side of a queue cell: cancels queued work.
 pub struct CancelHandle {
-    cell: Arc<Cell>,
+    cell: Arc<QueueCell>,
 }
 
 /// The executor's side of a queue cell: claims work before running its body.
 pub struct StartToken {
-    cell: Arc<Cell>,
+    cell: Arc<QueueCell>,
 }
 
 impl CancelHandle {
@@ -144,132 +144,5 @@ impl fmt::Debug for StartToken {
         f.debug_struct("StartToken")
             .field("state", &self.state())
             .finish()
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn cancel_then_claim() {
-        let (cancel, start) = queue_control();
-        assert_eq!(
-            cancel.cancel_before_start(),
-            CancelBeforeStart::CancelledQueued
-        );
-        assert_eq!(start.claim_for_run(), ClaimForRun::CompleteCancelled);
-        assert_eq!(start.state(), QueueState::Cancelled);
-    }
-
-    #[test]
-    fn claim_then_cancel() {
-        let (cancel, start) = queue_control();
-        assert_eq!(start.claim_for_run(), ClaimForRun::Run);
-        assert_eq!(
-            cancel.cancel_before_start(),
-            CancelBeforeStart::AlreadyRunning
-        );
-        assert_eq!(cancel.state(), QueueState::Running);
-    }
-
-    #[test]
-    fn cancel_twice_reports_already_cancelled() {
-        let (cancel, _start) = queue_control();
-        assert_eq!(
-            cancel.cancel_before_start(),
-            CancelBeforeStart::CancelledQueued
-        );
-        assert_eq!(
-            cancel.cancel_before_start(),
-            CancelBeforeStart::AlreadyCancelled
-        );
-    }
-
-    #[test]
-    fn claim_twice_is_run_both_times() {
-        let (_cancel, start) = queue_control();
-        assert_eq!(start.claim_for_run(), ClaimForRun::Run);
-        assert_eq!(start.claim_for_run(), ClaimForRun::Run);
-    }
-
-    #[test]
-    fn fresh_cell_is_queued() {
-        let (cancel, start) = queue_control();
-        assert_eq!(cancel.state(), QueueState::Queued);
-        assert_eq!(start.state(), QueueState::Queued);
-        assert!(format!("{cancel:?}").contains("Queued"));
-    }
-
-    #[test]
-    fn racing_threads_agree_on_one_winner() {
-        for _ in 0..200 {
-            let (cancel, start) = queue_control();
-            let claimer = std::thread::spawn(move || start.claim_for_run());
-            let cancelled = cancel.cancel_before_start();
-            let claimed = claimer.join().expect("claim thread does not panic");
-            match cancelled {
-                CancelBeforeStart::CancelledQueued => {
-                    assert_eq!(claimed, ClaimForRun::CompleteCancelled)
-                }
-                CancelBeforeStart::AlreadyRunning => assert_eq!(claimed, ClaimForRun::Run),
-                CancelBeforeStart::AlreadyCancelled => panic!("only one cancel was issued"),
-            }
-        }
-    }
-
-    proptest! {
-        /// Any sequence of cancels and claims matches the three-state model of rules 1–3.
-        #[test]
-        fn prop_queue_control_matches_model(ops in proptest::collection::vec(any::<bool>(), 0..16)) {
-            let (cancel, start) = queue_control();
-            let mut model = QueueState::Queued;
-            for is_cancel in ops {
-                if is_cancel {
-                    let expected = match model {
-                        QueueState::Queued => CancelBeforeStart::CancelledQueued,
-                        QueueState::Cancelled => CancelBeforeStart::AlreadyCancelled,
-                        QueueState::Running => CancelBeforeStart::AlreadyRunning,
-                    };
-                    prop_assert_eq!(cancel.cancel_before_start(), expected);
-                    if model == QueueState::Queued { model = QueueState::Cancelled; }
-                } else {
-                    let expected = match model {
-                        QueueState::Cancelled => ClaimForRun::CompleteCancelled,
-                        _ => ClaimForRun::Run,
-                    };
-                    prop_assert_eq!(start.claim_for_run(), expected);
-                    if model == QueueState::Queued { model = QueueState::Running; }
-                }
-                prop_assert_eq!(cancel.state(), model);
-            }
-        }
-    }
-}
-
-#[cfg(all(test, loom))]
-mod loom_models {
-    use super::*;
-
-    /// Proves rules 1–3 under every interleaving: when a cancel and a claim race on a queued
-    /// cell, exactly one wins, and both sides agree which (cancel won ⇔ claim sees
-    /// `CompleteCancelled`; claim won ⇔ cancel sees `AlreadyRunning`).
-    #[test]
-    fn loom_cancel_vs_claim() {
-        loom::model(|| {
-            let (cancel, start) = queue_control();
-            let claimer = loom::thread::spawn(move || start.claim_for_run());
-            let cancelled = cancel.cancel_before_start();
-            let claimed = claimer.join().expect("claim thread does not panic");
-            match cancelled {
-                CancelBeforeStart::CancelledQueued => {
-                    assert_eq!(claimed, ClaimForRun::CompleteCancelled)
-                }
-                CancelBeforeStart::AlreadyRunning => assert_eq!(claimed, ClaimForRun::Run),
-                CancelBeforeStart::AlreadyCancelled => panic!("only one cancel was issued"),
-            }
-            assert_ne!(cancel.state(), QueueState::Queued);
-        });
     }
 }

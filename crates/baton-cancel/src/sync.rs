@@ -1,12 +1,23 @@
 //! The synchronization shim: `std` normally, `loom` under `cfg(loom)`, so the loom models check
-//! the shipped queue-control code rather than a copy.
+//! the shipped queue-control code rather than a copy. Every crate of the workspace re-exports
+//! the same globs, so no type can be forgotten; nothing that loom must check names `std::sync`
+//! directly.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::Arc;
-#[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU8, Ordering};
-
+#[cfg_attr(
+    not(test),
+    expect(
+        unused_imports,
+        reason = "the shared shape; `thread` serves this crate's tests"
+    )
+)]
+pub(crate) use loom::{sync::atomic::*, sync::*, thread};
 #[cfg(not(loom))]
-pub(crate) use std::sync::Arc;
-#[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicU8, Ordering};
+#[cfg_attr(
+    not(test),
+    expect(
+        unused_imports,
+        reason = "the shared shape; `thread` serves this crate's tests"
+    )
+)]
+pub(crate) use std::{sync::atomic::*, sync::*, thread};

@@ -8,16 +8,19 @@
 
 use crate::dispatch::Submission;
 use crate::identity::RuntimeId;
+use crate::sync::StdArc;
 use baton_cancel::ContainedDrop;
 use std::fmt;
-use std::sync::Arc;
 use web_time::Instant;
 
 /// An executor of external jobs that runtimes attach to.
 pub trait IoExecutor: Send + Sync + fmt::Debug {
     /// Attaches a runtime. Refuses a runtime that is already attached and an executor that is
     /// shutting down.
-    fn attach_runtime(&self, runtime_id: RuntimeId) -> Result<Arc<dyn ExecutorLease>, AttachError>;
+    fn attach_runtime(
+        &self,
+        runtime_id: RuntimeId,
+    ) -> Result<StdArc<dyn ExecutorLease>, AttachError>;
 
     /// The executor's counters right now.
     fn snapshot(&self) -> ExecutorSnapshot;

@@ -11,12 +11,11 @@
 //! Internal waits and external operations draw from the same [`IdentityAllocator`], so they
 //! never collide. Exhaustion is an [`IdentityError`], never a wrap-around.
 
-use crate::sync::{AtomicU64, Mutex, Ordering};
+// `StdArc` on purpose: it is the public ownership handle other crates pass around; the
+// allocator's shared state goes through the shim's `Mutex` and atomics (see `crate::sync`).
+use crate::sync::{AtomicU64, Mutex, Ordering, StaticCounter, StdArc};
 use std::fmt;
 use std::num::NonZeroU32;
-// `std`'s `Arc` on purpose: it is the public ownership handle other crates pass around; the
-// allocator's shared state goes through `crate::sync` (see that module).
-use std::sync::Arc;
 
 /// Identifies one runtime for the whole life of the process (never reused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -66,7 +65,7 @@ pub enum KindError {
     Zero,
 }
 
-static NEXT_RUNTIME_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+static NEXT_RUNTIME_ID: StaticCounter = StaticCounter::new(1);
 
 impl RuntimeId {
     /// Allocates a fresh process-wide runtime id.
@@ -82,13 +81,11 @@ impl RuntimeId {
     }
 }
 
-fn next_from(counter: &std::sync::atomic::AtomicU64) -> Option<u64> {
+fn next_from(counter: &StaticCounter) -> Option<u64> {
     counter
-        .fetch_update(
-            std::sync::atomic::Ordering::Relaxed,
-            std::sync::atomic::Ordering::Relaxed,
-            |current| current.checked_add(1),
-        )
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |current| {
+            current.checked_add(1)
+        })
         .ok()
 }
 
@@ -141,7 +138,7 @@ impl fmt::Display for CompletionKind {
 /// be handed out on in `generations`) or in use by exactly one [`WaitSlot`]; retired slots
 /// (generation would overflow) are in neither.
 #[derive(Debug)]
-struct Slots {
+struct WaitSlots {
     generations: Vec<u32>,
     free: Vec<u32>,
 }
@@ -151,23 +148,23 @@ struct Slots {
 #[derive(Debug)]
 pub struct IdentityAllocator {
     runtime: RuntimeId,
-    slots: Mutex<Slots>,
+    slots: Mutex<WaitSlots>,
     slot_limit: u32,
     next_operation: AtomicU64,
 }
 
 impl IdentityAllocator {
     /// An allocator for `runtime`.
-    pub fn new(runtime: RuntimeId) -> Arc<Self> {
+    pub fn new(runtime: RuntimeId) -> StdArc<Self> {
         Self::with_limits(runtime, u32::MAX, 1)
     }
 
     /// An allocator with a slot limit and a first operation number, so tests can reach
     /// exhaustion quickly.
-    pub(crate) fn with_limits(runtime: RuntimeId, slot_limit: u32, first_op: u64) -> Arc<Self> {
-        Arc::new(Self {
+    pub(crate) fn with_limits(runtime: RuntimeId, slot_limit: u32, first_op: u64) -> StdArc<Self> {
+        StdArc::new(Self {
             runtime,
-            slots: Mutex::new(Slots {
+            slots: Mutex::new(WaitSlots {
                 generations: Vec::new(),
                 free: Vec::new(),
             }),
@@ -182,7 +179,7 @@ impl IdentityAllocator {
     }
 
     /// Allocates a wait slot; it is released (generation bumped) when the returned guard drops.
-    pub fn allocate_wait(self: &Arc<Self>) -> Result<WaitSlot, IdentityError> {
+    pub fn allocate_wait(self: &StdArc<Self>) -> Result<WaitSlot, IdentityError> {
         let mut slots = self.slots.lock().expect("identity lock is never poisoned");
         let index = match slots.free.pop() {
             Some(index) => index,
@@ -199,7 +196,7 @@ impl IdentityAllocator {
         };
         let generation = slots.generations[index as usize];
         Ok(WaitSlot {
-            allocator: Arc::clone(self),
+            allocator: StdArc::clone(self),
             wait_id: WaitId(index),
             generation: WaitGeneration(generation),
         })
@@ -228,10 +225,26 @@ impl IdentityAllocator {
     }
 }
 
+#[cfg(test)]
+impl IdentityAllocator {
+    /// Test hook: adds a slot already on `generation` (as if released that many times) and
+    /// hands it out, ignoring the slot limit.
+    pub(crate) fn allocate_wait_on(self: &StdArc<Self>, generation: u32) -> WaitSlot {
+        let mut slots = self.slots.lock().expect("identity lock is never poisoned");
+        let index = u32::try_from(slots.generations.len()).expect("a test allocates few slots");
+        slots.generations.push(generation);
+        WaitSlot {
+            allocator: StdArc::clone(self),
+            wait_id: WaitId(index),
+            generation: WaitGeneration(generation),
+        }
+    }
+}
+
 /// An allocated wait slot. Dropping it releases the slot for reuse under the next generation.
 #[derive(Debug)]
 pub struct WaitSlot {
-    allocator: Arc<IdentityAllocator>,
+    allocator: StdArc<IdentityAllocator>,
     wait_id: WaitId,
     generation: WaitGeneration,
 }
@@ -252,7 +265,7 @@ impl WaitSlot {
         self.generation
     }
 
-    pub(crate) fn allocator(&self) -> &Arc<IdentityAllocator> {
+    pub(crate) fn allocator(&self) -> &StdArc<IdentityAllocator> {
         &self.allocator
     }
 }
@@ -260,119 +273,5 @@ impl WaitSlot {
 impl Drop for WaitSlot {
     fn drop(&mut self) {
         self.allocator.release(self.wait_id);
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-    use std::collections::HashSet;
-
-    fn runtime() -> RuntimeId {
-        RuntimeId::allocate().expect("test process has runtime ids")
-    }
-
-    #[test]
-    fn runtime_ids_are_unique() {
-        let a = runtime();
-        let b = runtime();
-        assert_ne!(a, b);
-        assert!(a.to_string().starts_with("runtime #"));
-    }
-
-    #[test]
-    fn kind_zero_is_refused() {
-        assert_eq!(CompletionKind::try_from_raw(0), Err(KindError::Zero));
-        let kind = CompletionKind::try_from_raw(7).expect("7 is non-zero");
-        assert_eq!(kind.get(), 7);
-        assert_eq!(
-            KindError::Zero.to_string(),
-            "completion kind 0 is reserved; use a non-zero kind number"
-        );
-    }
-
-    #[test]
-    fn released_slot_comes_back_with_next_generation() {
-        let allocator = IdentityAllocator::new(runtime());
-        let first = allocator.allocate_wait().expect("slots available");
-        let (id, generation) = (first.wait_id(), first.generation());
-        drop(first);
-        let second = allocator.allocate_wait().expect("slots available");
-        assert_eq!(second.wait_id(), id);
-        assert_eq!(second.generation().get(), generation.get() + 1);
-    }
-
-    #[test]
-    fn slot_exhaustion_is_an_error() {
-        let rt = runtime();
-        let allocator = IdentityAllocator::with_limits(rt, 2, 1);
-        let _a = allocator.allocate_wait().expect("first slot");
-        let _b = allocator.allocate_wait().expect("second slot");
-        assert_eq!(
-            allocator.allocate_wait().map(|slot| slot.wait_id()),
-            Err(IdentityError::WaitSlotsExhausted { runtime: rt })
-        );
-    }
-
-    #[test]
-    fn operation_exhaustion_is_an_error_not_a_wrap() {
-        let rt = runtime();
-        let allocator = IdentityAllocator::with_limits(rt, 4, u64::MAX - 1);
-        assert_eq!(
-            allocator.allocate_operation().map(OperationId::get),
-            Ok(u64::MAX - 1)
-        );
-        assert_eq!(
-            allocator.allocate_operation(),
-            Err(IdentityError::OperationIdsExhausted { runtime: rt })
-        );
-    }
-
-    #[test]
-    fn exhausted_generation_retires_the_slot() {
-        let allocator = IdentityAllocator::with_limits(runtime(), 1, 1);
-        {
-            let mut slots = allocator.slots.lock().expect("not poisoned");
-            slots.generations.push(u32::MAX);
-        }
-        let slot = WaitSlot {
-            allocator: Arc::clone(&allocator),
-            wait_id: WaitId(0),
-            generation: WaitGeneration(u32::MAX),
-        };
-        drop(slot);
-        assert!(allocator.allocate_wait().is_err(), "slot 0 is retired");
-    }
-
-    proptest! {
-        /// Random allocate/release sequences never hand out the same (slot, generation) pair or
-        /// operation id twice.
-        #[test]
-        fn prop_identity_allocators_never_repeat(ops in proptest::collection::vec(0_u8..3, 1..200)) {
-            let allocator = IdentityAllocator::new(runtime());
-            let mut live: Vec<WaitSlot> = Vec::new();
-            let mut seen_waits = HashSet::new();
-            let mut seen_ops = HashSet::new();
-            for op in ops {
-                match op {
-                    0 => {
-                        let slot = allocator.allocate_wait().expect("slots available");
-                        prop_assert!(seen_waits.insert((slot.wait_id(), slot.generation())));
-                        live.push(slot);
-                    }
-                    1 => {
-                        if !live.is_empty() {
-                            let victim = live.len() / 2;
-                            drop(live.swap_remove(victim));
-                        }
-                    }
-                    _ => {
-                        let op = allocator.allocate_operation().expect("ids available");
-                        prop_assert!(seen_ops.insert(op));
-                    }
-                }
-            }
-        }
     }
 }

@@ -19,6 +19,20 @@
 //!                                 └─> (runtime thread) WaitTable::settle ─> waker
 //! ```
 //!
+//! A runtime that moves its waits between threads binds a [`SendPreparedOperation`] with
+//! [`Registrar::bind_send`] instead: its [`SendRuntimeHalf`] is `Send`, because every value in
+//! it was `Send` before it was type-erased ([`sendable`]).
+//!
+//! # Guarantees
+//!
+//! The numbered rules below are the contract: identities that never repeat and bind once
+//! (rules 1–4), nothing delivered for an unarmed submission and exactly one completion for an
+//! armed dispatch, whatever happens to it (rules 5–8), executors behind trait objects that hand
+//! a rejected submission back (rule 9, and the pool's own rules in [`pool`]), and a wait table
+//! that routes by the full identity, never wakes a waker itself, and runs the cancel state
+//! machine (rules 10–13). User code never unwinds into the runtime: panics and hostile
+//! destructors are contained, and values are leaked rather than dropped during an unwind.
+//!
 //! # Rules
 //!
 //! 1. Identities never repeat: [`RuntimeId`] per process; per runtime a ([`WaitId`],
@@ -56,16 +70,20 @@
 //!
 //! # Testing
 //!
-//! Unit tests next to each module cover every rule (hostile destructors, panicking jobs and
-//! futures, never-constructed futures, rollbacks, foreign identities, kind mismatches, the
-//! pool's bad inputs and an injected spawn failure); `tests/hostile_destructors.rs` drops every
-//! unarmed owner of user values (prepared operations of each kind, refused binds, bindings and
-//! their halves, rejected submissions) normally and, in a child process, during an unwind;
-//! property tests `prop_*` check that identity allocators never repeat and that pool counters
-//! add up; loom models (`loom_dispatch_*`, `loom_pool_*`) prove exactly-once delivery under
-//! run/drop/cancel races and that a shutdown racing a submit never reports *drained* with a job
-//! still queued; the workspace `tests/` crate runs a 100 000-job stress test and a
-//! deadline-exceeded shutdown.
+//! Unit tests of every module live in `src/tests/` (one file or folder per module, shared
+//! fixtures in `src/tests/support.rs`) and cover every rule: hostile destructors, panicking
+//! jobs and futures, never-constructed futures, rollbacks, foreign identities, kind
+//! mismatches, the pool's bad inputs and an injected spawn failure. The crate's `tests/`
+//! directory holds what the public API suffices for, over `tests/support/`:
+//! `tests/end_to_end.rs` runs registrar → pool → inbox → wait table; `tests/hostile_destructors.rs`
+//! drops every unarmed owner of user values (prepared operations of each kind, refused binds,
+//! bindings and their halves, rejected submissions) normally and, in a child process, during an
+//! unwind; and the loom models (`tests/loom_dispatch.rs`, `tests/loom_pool.rs`, `cfg(loom)`)
+//! prove exactly-once delivery under run/drop/cancel races and that a shutdown racing a submit
+//! never reports *drained* with a job still queued. Property tests `prop_*` check that identity
+//! allocators never repeat and that pool counters add up. Shared state goes through the `sync`
+//! shim (`std` normally, `loom` under `cfg(loom)`), so the models check the shipped code. The
+//! workspace `tests/` crate runs a 100 000-job stress test and a deadline-exceeded shutdown.
 
 pub mod completion;
 pub mod dispatch;
@@ -73,10 +91,11 @@ pub mod executor;
 pub mod identity;
 pub mod pool;
 pub mod prepared;
-#[cfg(all(test, not(loom)))]
-mod recording;
 pub mod registrar;
+pub mod sendable;
 mod sync;
+#[cfg(test)]
+mod tests;
 pub mod wait_table;
 
 pub use completion::{
@@ -102,6 +121,9 @@ pub use prepared::{
     BlockingJob, DecodeError, Decoder, FnJob, PreparedOperation, WorkClass, from_fn,
 };
 pub use registrar::{BindError, Binding, IssuedIdentity, Registrar, RuntimeHalf};
+pub use sendable::{
+    SendBinding, SendDecoder, SendInterruptible, SendPreparedOperation, SendRuntimeHalf,
+};
 pub use wait_table::{
     BoundCheck, CancelOutcome, Discarded, InterruptedJob, RegisterError, SettleOutcome,
     WaitCounters, WaitError, WaitKey, WaitTable,

@@ -125,12 +125,12 @@ pub(crate) enum Job {
 /// and leaks the job while the thread is unwinding; the values next to it (decoder, hook) are
 /// then still dropped normally.
 ///
-/// Invariant: `job` is `Some` until [`JobBody::into_job`] or [`JobBody::destroy`] takes it.
-pub(crate) struct JobBody {
+/// Invariant: `job` is `Some` until [`UnarmedJob::into_job`] or [`UnarmedJob::destroy`] takes it.
+pub(crate) struct UnarmedJob {
     job: Option<Job>,
 }
 
-impl JobBody {
+impl UnarmedJob {
     fn new(job: Job) -> Self {
         Self { job: Some(job) }
     }
@@ -156,7 +156,7 @@ impl JobBody {
     }
 }
 
-impl Drop for JobBody {
+impl Drop for UnarmedJob {
     fn drop(&mut self) {
         if let Some(job) = self.job.take() {
             // Rule 7: a hostile job destructor is caught, or leaked during an unwind.
@@ -165,12 +165,12 @@ impl Drop for JobBody {
     }
 }
 
-impl fmt::Debug for JobBody {
+impl fmt::Debug for UnarmedJob {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.job {
-            Some(Job::Blocking(_)) => f.write_str("JobBody::Blocking"),
-            Some(Job::Async(_)) => f.write_str("JobBody::Async"),
-            None => f.write_str("JobBody::Taken"),
+            Some(Job::Blocking(_)) => f.write_str("UnarmedJob::Blocking"),
+            Some(Job::Async(_)) => f.write_str("UnarmedJob::Async"),
+            None => f.write_str("UnarmedJob::Taken"),
         }
     }
 }
@@ -237,7 +237,7 @@ impl<P: Send + 'static> Decoder<P> {
         self
     }
 
-    fn erase(self) -> ErasedDecoder {
+    pub(crate) fn erase(self) -> ErasedDecoder {
         ErasedDecoder {
             decode: Some(self.decode),
             tracer: self.tracer,
@@ -322,7 +322,7 @@ pub enum WorkClass {
 /// they are leaked instead (rule 7).
 pub struct PreparedOperation {
     pub(crate) kind: CompletionKind,
-    pub(crate) body: JobBody,
+    pub(crate) job: UnarmedJob,
     pub(crate) decoder: ErasedDecoder,
     pub(crate) resource: ResourceClass,
 }
@@ -337,7 +337,7 @@ impl PreparedOperation {
     ) -> Self {
         Self {
             kind,
-            body: JobBody::new(Job::Blocking(Box::new(job))),
+            job: UnarmedJob::new(Job::Blocking(Box::new(job))),
             decoder: decoder.erase(),
             resource: ResourceClass::Interruptible(resource),
         }
@@ -352,7 +352,7 @@ impl PreparedOperation {
     ) -> Self {
         Self {
             kind,
-            body: JobBody::new(Job::Blocking(Box::new(job))),
+            job: UnarmedJob::new(Job::Blocking(Box::new(job))),
             decoder: decoder.erase(),
             resource: ResourceClass::Quarantined(bound),
         }
@@ -373,7 +373,7 @@ impl PreparedOperation {
     {
         Self {
             kind,
-            body: JobBody::new(Job::Async(Box::new(AsyncConstructor(construct)))),
+            job: UnarmedJob::new(Job::Async(Box::new(AsyncConstructor(construct)))),
             decoder: decoder.erase(),
             resource: ResourceClass::Interruptible(resource),
         }
@@ -397,44 +397,8 @@ impl fmt::Debug for PreparedOperation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PreparedOperation")
             .field("kind", &self.kind)
-            .field("body", &self.body)
+            .field("job", &self.job)
             .field("resource", &self.resource)
             .finish()
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn identity_hands_the_payload_box_on_without_reallocating() {
-        let payload: Payload = Box::new(7_u64);
-        let address = std::ptr::from_ref::<dyn Any + Send>(&*payload).cast::<u8>();
-        let mut decoder = Decoder::<u64>::identity().erase();
-        let value = decoder.decode(payload).expect("a u64 payload");
-        assert_eq!(std::ptr::from_ref::<dyn Any>(&*value).cast::<u8>(), address);
-        assert_eq!(value.downcast_ref::<u64>(), Some(&7));
-    }
-
-    #[test]
-    fn identity_and_mapping_decoders_refuse_a_payload_of_another_type() {
-        let wrong = || Box::new("not a number") as Payload;
-        for mut decoder in [
-            Decoder::<u64>::identity().erase(),
-            Decoder::<u64>::new(|n| n + 1).erase(),
-        ] {
-            match decoder.decode(wrong()) {
-                Err(DecodeError::PayloadType { expected }) => assert_eq!(expected, "u64"),
-                other => panic!("expected a payload type error, got {other:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn mapping_decoder_runs_its_function() {
-        let mut decoder = Decoder::<u64>::new(|n| n * 3).erase();
-        let value = decoder.decode(Box::new(5_u64)).expect("a u64 payload");
-        assert_eq!(value.downcast_ref::<u64>(), Some(&15));
     }
 }

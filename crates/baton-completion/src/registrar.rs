@@ -10,18 +10,18 @@ use crate::identity::{
     CompletionKind, IdentityAllocator, IdentityError, OperationId, RuntimeId, WaitSlot,
 };
 use crate::prepared::{ErasedDecoder, PreparedOperation};
+use crate::sendable::{SendBinding, SendPreparedOperation};
+use crate::sync::{Ordering, StaticCounter, StdArc};
 use baton_cancel::{CancelHandle, ContainedDrop, ResourceClass, queue_control};
 use std::fmt;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-static NEXT_REGISTRAR: AtomicU64 = AtomicU64::new(1);
+static NEXT_REGISTRAR: StaticCounter = StaticCounter::new(1);
 
 /// Issues identities for one runtime and binds them to prepared operations.
 pub struct Registrar {
     id: u64,
-    allocator: Arc<IdentityAllocator>,
-    sender: Arc<dyn CompletionSender>,
+    allocator: StdArc<IdentityAllocator>,
+    sender: StdArc<dyn CompletionSender>,
 }
 
 /// An identity issued for one operation of a given kind. Not `Clone`: it binds once.
@@ -34,7 +34,7 @@ pub struct Registrar {
 /// #     fn deliver(&self, _: ExternalCompletion) -> DeliveryOutcome { DeliveryOutcome::InboxClosed }
 /// # }
 /// let allocator = IdentityAllocator::new(RuntimeId::allocate().unwrap());
-/// let registrar = Registrar::new(allocator, Arc::new(Nowhere));
+/// let registrar = Registrar::new(allocator, StdArc::new(Nowhere));
 /// let identity = registrar.issue(CompletionKind::try_from_raw(1).unwrap()).unwrap();
 /// let twin = identity.clone(); // an identity cannot be duplicated
 /// ```
@@ -89,7 +89,7 @@ pub struct RuntimeHalf {
 impl Registrar {
     /// A registrar issuing identities from `allocator` and delivering to `sender`, the
     /// runtime's inbox.
-    pub fn new(allocator: Arc<IdentityAllocator>, sender: Arc<dyn CompletionSender>) -> Self {
+    pub fn new(allocator: StdArc<IdentityAllocator>, sender: StdArc<dyn CompletionSender>) -> Self {
         Self {
             id: NEXT_REGISTRAR.fetch_add(1, Ordering::Relaxed),
             allocator,
@@ -148,7 +148,7 @@ impl Registrar {
         };
         let work_class = prepared.work_class();
         let PreparedOperation {
-            body,
+            job,
             decoder,
             resource,
             ..
@@ -164,12 +164,26 @@ impl Registrar {
             },
             submission: Submission::new(
                 identity_fields,
-                Arc::clone(&self.sender),
+                StdArc::clone(&self.sender),
                 start,
-                body,
+                job,
                 work_class,
             ),
         })
+    }
+
+    /// Binds a [`SendPreparedOperation`] like [`bind`](Registrar::bind) (the same refusals,
+    /// rules 2 and 4), keeping its `Send` form: the binding splits into a [`SendRuntimeHalf`],
+    /// which may live on any thread.
+    ///
+    /// [`SendRuntimeHalf`]: crate::SendRuntimeHalf
+    pub fn bind_send(
+        &self,
+        identity: IssuedIdentity,
+        prepared: SendPreparedOperation,
+    ) -> Result<SendBinding, BindError> {
+        // The binding was bound from a `SendPreparedOperation`: `SendBinding`'s invariant.
+        self.bind(identity, prepared.into()).map(SendBinding::new)
     }
 }
 
@@ -182,6 +196,14 @@ impl IssuedIdentity {
     /// The runtime it belongs to.
     pub fn runtime_id(&self) -> RuntimeId {
         self.slot.runtime_id()
+    }
+}
+
+#[cfg(test)]
+impl IssuedIdentity {
+    /// Test hook: the wait slot the identity holds.
+    pub(crate) fn slot(&self) -> &WaitSlot {
+        &self.slot
     }
 }
 
@@ -227,109 +249,5 @@ impl fmt::Debug for RuntimeHalf {
             .field("resource", &self.resource)
             .field("cancel", &self.cancel)
             .finish_non_exhaustive()
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use crate::prepared::{Decoder, from_fn};
-    use crate::recording::{PanicOnDrop, kind, registrar};
-    use baton_cancel::{HookOutcome, Interruptible};
-    use std::sync::atomic::AtomicBool;
-
-    struct DropFlag(Arc<AtomicBool>);
-
-    impl Drop for DropFlag {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::SeqCst);
-        }
-    }
-
-    fn watched(kind_raw: u32) -> (PreparedOperation, Arc<AtomicBool>, Arc<AtomicBool>) {
-        let ran = Arc::new(AtomicBool::new(false));
-        let dropped = Arc::new(AtomicBool::new(false));
-        let (ran_flag, drop_flag) = (Arc::clone(&ran), DropFlag(Arc::clone(&dropped)));
-        let prepared = PreparedOperation::interruptible_blocking(
-            kind(kind_raw),
-            from_fn(move || {
-                let _keep = &drop_flag;
-                ran_flag.store(true, Ordering::SeqCst);
-            }),
-            Decoder::identity(),
-            Interruptible::new("test", || Ok(HookOutcome::Reaped)),
-        );
-        (prepared, ran, dropped)
-    }
-
-    #[test]
-    fn foreign_identity_is_refused_and_destroys_the_operation() {
-        let (ours, sink, _) = registrar();
-        let (theirs, their_sink, _) = registrar();
-        let identity = theirs.issue(kind(1)).expect("ids available");
-        let (prepared, ran, dropped) = watched(1);
-        let error = ours.bind(identity, prepared).expect_err("foreign identity");
-        assert!(matches!(error, BindError::ForeignIdentity { .. }));
-        assert!(error.to_string().contains("another registrar"));
-        assert!(dropped.load(Ordering::SeqCst), "the job was destroyed");
-        assert!(!ran.load(Ordering::SeqCst), "the job never ran");
-        assert_eq!(sink.count() + their_sink.count(), 0, "nothing delivered");
-    }
-
-    #[test]
-    fn kind_mismatch_is_refused_and_destroys_the_operation() {
-        let (registrar, sink, _) = registrar();
-        let identity = registrar.issue(kind(1)).expect("ids available");
-        let (prepared, ran, dropped) = watched(2);
-        assert_eq!(
-            registrar.bind(identity, prepared).err(),
-            Some(BindError::KindMismatch {
-                expected: kind(1),
-                declared: kind(2)
-            })
-        );
-        assert!(dropped.load(Ordering::SeqCst));
-        assert!(!ran.load(Ordering::SeqCst));
-        assert_eq!(sink.count(), 0);
-    }
-
-    #[test]
-    fn refused_bind_contains_a_panicking_job_destructor() {
-        let (registrar, sink, _) = registrar();
-        let identity = registrar.issue(kind(1)).expect("ids available");
-        let hostile = PanicOnDrop;
-        let prepared = PreparedOperation::interruptible_blocking(
-            kind(2),
-            from_fn(move || {
-                let _keep = &hostile;
-            }),
-            Decoder::identity(),
-            Interruptible::new("test", || Ok(HookOutcome::Reaped)),
-        );
-        assert!(registrar.bind(identity, prepared).is_err());
-        assert_eq!(sink.count(), 0);
-    }
-
-    #[test]
-    fn split_halves_share_one_identity() {
-        let (registrar, _sink, allocator) = registrar();
-        let identity = registrar.issue(kind(4)).expect("ids available");
-        assert_eq!(identity.kind(), kind(4));
-        assert_eq!(identity.runtime_id(), allocator.runtime_id());
-        let (prepared, _, _) = watched(4);
-        let (half, submission) = registrar.bind(identity, prepared).expect("valid").split();
-        assert_eq!(half.identity(), submission.identity());
-        assert!(half.resource().bound().is_none());
-    }
-
-    #[test]
-    fn unbound_identity_releases_its_slot() {
-        let (registrar, _sink, _allocator) = registrar();
-        let first = registrar.issue(kind(1)).expect("ids available");
-        let slot = first.slot.wait_id();
-        drop(first);
-        let second = registrar.issue(kind(1)).expect("ids available");
-        assert_eq!(second.slot.wait_id(), slot);
-        assert_eq!(second.slot.generation().get(), 1);
     }
 }

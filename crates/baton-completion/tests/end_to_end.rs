@@ -3,9 +3,10 @@
 //! `CompletionSender` → `WaitTable::settle` on the "runtime thread" → the decoded value via
 //! `poll_wait`.
 
-use baton_cancel::{HookOutcome, Interruptible};
+mod support;
+
 use baton_completion::{
-    BlockingPool, CompletionKind, CompletionSender, Decoder, DeliveryOutcome, ExternalCompletion,
+    BlockingPool, CompletionSender, Decoder, DeliveryOutcome, ExternalCompletion,
     IdentityAllocator, IoExecutor, PreparedOperation, Registrar, RuntimeId, SettleOutcome,
     ShutdownReport, WaitError, WaitTable, from_fn,
 };
@@ -15,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
+use support::{bind, kind, quiet_hook};
 use web_time::Instant;
 
 /// The runtime's inbox: a channel the worker thread drains.
@@ -54,21 +56,16 @@ fn blocking_job_round_trip_through_pool_inbox_and_wait_table() {
     let lease = pool
         .attach_runtime(registrar.runtime_id())
         .expect("fresh runtime");
-    let kind = CompletionKind::try_from_raw(3).expect("non-zero");
 
     // The decoder runs on the runtime thread and may hold `!Send` state.
     let prefix = Rc::new("answer".to_owned());
     let prepared = PreparedOperation::interruptible_blocking(
-        kind,
+        kind(3),
         from_fn(|| 6_u64 * 7),
         Decoder::new(move |value: u64| format!("{prefix}={value}")),
-        Interruptible::new("compute", || Ok(HookOutcome::Reaped)),
+        quiet_hook(),
     );
-    let identity = registrar.issue(kind).expect("ids available");
-    let (half, submission) = registrar
-        .bind(identity, prepared)
-        .expect("same registrar, same kind")
-        .split();
+    let (half, submission) = bind(&registrar, prepared).split();
     let key = table.register(half).expect("same runtime");
 
     let counter = Arc::new(CountingWaker::default());
@@ -103,20 +100,13 @@ fn blocking_job_round_trip_through_pool_inbox_and_wait_table() {
 fn cancelled_wait_settles_and_the_late_cancelled_completion_is_stale() {
     let (registrar, mut table, inbox) = runtime();
     let pool = BlockingPool::builder().build().expect("default pool");
-    let kind = CompletionKind::try_from_raw(1).expect("non-zero");
-    let identity = registrar.issue(kind).expect("ids available");
-    let (half, submission) = registrar
-        .bind(
-            identity,
-            PreparedOperation::interruptible_blocking(
-                kind,
-                from_fn(|| 1_u8),
-                Decoder::identity(),
-                Interruptible::new("compute", || Ok(HookOutcome::Reaped)),
-            ),
-        )
-        .expect("valid bind")
-        .split();
+    let prepared = PreparedOperation::interruptible_blocking(
+        kind(1),
+        from_fn(|| 1_u8),
+        Decoder::identity(),
+        quiet_hook(),
+    );
+    let (half, submission) = bind(&registrar, prepared).split();
     let key = table.register(half).expect("same runtime");
     // Cancel before the submission even reaches the pool: the cancel wins.
     assert!(matches!(

@@ -8,16 +8,18 @@
 //! test), so a regression shows as that test failing with the child's abort, not as the whole
 //! test binary crashing.
 
+mod support;
+
 use baton_cancel::{ContainedDrop, HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{
-    BindError, BlockingPool, CompletionKind, CompletionSender, Decoder, DeliveryOutcome,
-    ExternalCompletion, IdentityAllocator, IoExecutor, PreparedOperation, Registrar, RejectReason,
-    RuntimeId, ShutdownReport, from_fn,
+    BindError, BlockingPool, Decoder, ExecutorLease, IoExecutor, PreparedOperation, Registrar,
+    RejectReason, ShutdownReport, from_fn,
 };
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use support::{RecordingSink, bind, kind, quiet_hook, recording_registrar};
 use web_time::Instant;
 
 /// Set in the child process: the test body runs the scenario instead of spawning a child.
@@ -89,30 +91,9 @@ impl Destructors {
     }
 }
 
-/// Counts deliveries; the scenarios here must deliver none.
-#[derive(Debug, Default)]
-struct CountingSink(AtomicUsize);
-
-impl CompletionSender for CountingSink {
-    fn deliver(&self, _completion: ExternalCompletion) -> DeliveryOutcome {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        DeliveryOutcome::Delivered
-    }
-}
-
-fn kind(raw: u32) -> CompletionKind {
-    CompletionKind::try_from_raw(raw).expect("test kinds are non-zero")
-}
-
-fn registrar() -> (Registrar, Arc<CountingSink>) {
-    let runtime = RuntimeId::allocate().expect("runtime ids available");
-    let sink = Arc::new(CountingSink::default());
-    let registrar = Registrar::new(IdentityAllocator::new(runtime), sink.clone());
-    (registrar, sink)
-}
-
-fn quiet_hook() -> Interruptible {
-    Interruptible::new("test", || Ok(HookOutcome::Reaped))
+/// A registrar whose sink records deliveries; the scenarios here must deliver none.
+fn registrar() -> (Registrar, Arc<RecordingSink>) {
+    recording_registrar()
 }
 
 /// One prepared operation of each kind, each with a job that owns a hostile value.
@@ -243,7 +224,7 @@ fn refused_bind_contains_the_prepared_operations_panicking_destructors() {
         6,
         "both prepared operations were destroyed"
     );
-    assert_eq!(sink.0.load(Ordering::SeqCst), 0, "nothing was delivered");
+    assert_eq!(sink.count(), 0, "nothing was delivered");
 }
 
 /// A refused bind made by a destructor that runs during an unwind leaks the operation.
@@ -268,7 +249,7 @@ fn refused_bind_while_unwinding_leaks_the_prepared_operation() {
                 hostile_everywhere(&destructors, 1),
             ))));
             assert_eq!(destructors.ran(), 0);
-            assert_eq!(sink.0.load(Ordering::SeqCst), 0);
+            assert_eq!(sink.count(), 0);
         },
     );
 }
@@ -279,14 +260,8 @@ fn refused_bind_while_unwinding_leaks_the_prepared_operation() {
 fn binding_and_its_halves_dropped_unarmed_contain_their_panicking_destructors() {
     let destructors = Destructors::default();
     let (registrar, sink) = registrar();
-    let bind = |prepared| {
-        let identity = registrar.issue(kind(1)).expect("ids available");
-        registrar
-            .bind(identity, prepared)
-            .expect("same registrar, same kind")
-    };
     assert!(
-        !panic_escapes_drop(bind(hostile_everywhere(&destructors, 1))),
+        !panic_escapes_drop(bind(&registrar, hostile_everywhere(&destructors, 1))),
         "a panicking destructor escaped the binding's drop"
     );
     assert_eq!(
@@ -294,7 +269,7 @@ fn binding_and_its_halves_dropped_unarmed_contain_their_panicking_destructors() 
         3,
         "the binding destroyed job, decoder and hook"
     );
-    let (half, submission) = bind(hostile_everywhere(&destructors, 1)).split();
+    let (half, submission) = bind(&registrar, hostile_everywhere(&destructors, 1)).split();
     assert!(
         !panic_escapes_drop(submission),
         "a panicking destructor escaped the submission's drop"
@@ -309,7 +284,7 @@ fn binding_and_its_halves_dropped_unarmed_contain_their_panicking_destructors() 
         6,
         "the runtime half destroyed decoder and hook"
     );
-    assert_eq!(sink.0.load(Ordering::SeqCst), 0, "nothing was delivered");
+    assert_eq!(sink.count(), 0, "nothing was delivered");
 }
 
 #[test]
@@ -319,20 +294,24 @@ fn binding_and_its_halves_dropped_unarmed_while_unwinding_leak_instead_of_aborti
         || {
             let destructors = Destructors::default();
             let (registrar, sink) = registrar();
-            let bind = |prepared| {
-                let identity = registrar.issue(kind(1)).expect("ids available");
-                registrar
-                    .bind(identity, prepared)
-                    .expect("same registrar, same kind")
-            };
-            drop_while_unwinding(bind(hostile_everywhere(&destructors, 1)));
-            let (half, submission) = bind(hostile_everywhere(&destructors, 1)).split();
+            drop_while_unwinding(bind(&registrar, hostile_everywhere(&destructors, 1)));
+            let (half, submission) = bind(&registrar, hostile_everywhere(&destructors, 1)).split();
             drop_while_unwinding(submission);
             drop_while_unwinding(half);
             assert_eq!(destructors.ran(), 0);
-            assert_eq!(sink.0.load(Ordering::SeqCst), 0);
+            assert_eq!(sink.count(), 0);
         },
     );
+}
+
+/// A default pool with `registrar`'s runtime attached, then shut down, and its report.
+fn shut_down_pool(registrar: &Registrar) -> (BlockingPool, Arc<dyn ExecutorLease>, ShutdownReport) {
+    let pool = BlockingPool::builder().build().expect("default pool");
+    let lease = pool
+        .attach_runtime(registrar.runtime_id())
+        .expect("fresh runtime");
+    let report = pool.shutdown(Instant::now());
+    (pool, lease, report)
 }
 
 /// A submission a shut-down pool rejects: its rollback reports the job's panicking destructor
@@ -341,19 +320,9 @@ fn binding_and_its_halves_dropped_unarmed_while_unwinding_leak_instead_of_aborti
 fn rejected_submission_rollback_reports_the_panicking_job_destructor() {
     let destructors = Destructors::default();
     let (registrar, sink) = registrar();
-    let pool = BlockingPool::builder().build().expect("default pool");
-    let lease = pool
-        .attach_runtime(registrar.runtime_id())
-        .expect("fresh runtime");
-    assert!(matches!(
-        pool.shutdown(Instant::now()),
-        ShutdownReport::Drained { .. }
-    ));
-    let identity = registrar.issue(kind(1)).expect("ids available");
-    let (half, submission) = registrar
-        .bind(identity, hostile_everywhere(&destructors, 1))
-        .expect("same registrar, same kind")
-        .split();
+    let (_pool, lease, report) = shut_down_pool(&registrar);
+    assert!(matches!(report, ShutdownReport::Drained { .. }));
+    let (half, submission) = bind(&registrar, hostile_everywhere(&destructors, 1)).split();
     let rejected = lease
         .submit(submission)
         .expect_err("a shut-down pool rejects");
@@ -369,7 +338,7 @@ fn rejected_submission_rollback_reports_the_panicking_job_destructor() {
         !panic_escapes_drop(half),
         "a panicking destructor escaped the runtime half's drop"
     );
-    assert_eq!(sink.0.load(Ordering::SeqCst), 0, "nothing was delivered");
+    assert_eq!(sink.count(), 0, "nothing was delivered");
 }
 
 #[test]
@@ -379,22 +348,14 @@ fn rejected_submission_dropped_while_unwinding_leaks_the_job() {
         || {
             let destructors = Destructors::default();
             let (registrar, sink) = registrar();
-            let pool = BlockingPool::builder().build().expect("default pool");
-            let lease = pool
-                .attach_runtime(registrar.runtime_id())
-                .expect("fresh runtime");
-            let _ = pool.shutdown(Instant::now());
-            let identity = registrar.issue(kind(1)).expect("ids available");
-            let (_half, submission) = registrar
-                .bind(identity, hostile_everywhere(&destructors, 1))
-                .expect("same registrar, same kind")
-                .split();
+            let (_pool, lease, _report) = shut_down_pool(&registrar);
+            let (_half, submission) = bind(&registrar, hostile_everywhere(&destructors, 1)).split();
             let rejected = lease
                 .submit(submission)
                 .expect_err("a shut-down pool rejects");
             drop_while_unwinding(rejected);
             assert_eq!(destructors.ran(), 0, "the job was leaked");
-            assert_eq!(sink.0.load(Ordering::SeqCst), 0);
+            assert_eq!(sink.count(), 0);
         },
     );
 }

@@ -3,51 +3,24 @@
 //! completion agrees with whoever won the cancel/claim race.
 #![cfg(loom)]
 
-use baton_cancel::{CancelBeforeStart, HookOutcome, Interruptible};
+mod support;
+
+use baton_cancel::CancelBeforeStart;
 use baton_completion::{
-    CompletionFailure, CompletionKind, CompletionSender, Decoder, DeliveryOutcome, Dispatch,
-    ExternalCompletion, IdentityAllocator, PreparedOperation, Registrar, RuntimeHalf, RuntimeId,
-    Submission, TerminalClass, from_fn,
+    CompletionFailure, Decoder, Dispatch, PreparedOperation, RuntimeHalf, Submission,
+    TerminalClass, from_fn,
 };
-use loom::sync::Mutex;
 use loom::sync::atomic::{AtomicBool, Ordering};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use support::{RecordingSink, bind, kind, quiet_hook, recording_registrar};
 
-#[derive(Debug, Default)]
-struct LoomSink {
-    received: Mutex<Vec<ExternalCompletion>>,
-}
-
-impl CompletionSender for LoomSink {
-    fn deliver(&self, completion: ExternalCompletion) -> DeliveryOutcome {
-        self.received.lock().expect("not poisoned").push(completion);
-        DeliveryOutcome::Delivered
-    }
-}
-
-impl LoomSink {
-    fn only(&self) -> ExternalCompletion {
-        let mut all = std::mem::take(&mut *self.received.lock().expect("not poisoned"));
-        assert_eq!(all.len(), 1, "exactly one completion is delivered");
-        all.pop().expect("length checked")
-    }
-}
-
-fn bind(prepared: PreparedOperation) -> (RuntimeHalf, Submission, Arc<LoomSink>) {
-    let runtime = RuntimeId::allocate().expect("ids available");
-    let sink = Arc::new(LoomSink::default());
-    let registrar = Registrar::new(IdentityAllocator::new(runtime), sink.clone());
-    let kind = CompletionKind::try_from_raw(1).expect("non-zero");
-    let identity = registrar.issue(kind).expect("ids available");
-    let (half, submission) = registrar.bind(identity, prepared).expect("valid").split();
+fn bind_split(prepared: PreparedOperation) -> (RuntimeHalf, Submission, Arc<RecordingSink>) {
+    let (registrar, sink) = recording_registrar();
+    let (half, submission) = bind(&registrar, prepared).split();
     (half, submission, sink)
-}
-
-fn hook() -> Interruptible {
-    Interruptible::new("loom", || Ok(HookOutcome::Reaped))
 }
 
 /// Proves: a blocking dispatch run on an executor thread while the runtime cancels it
@@ -58,14 +31,14 @@ fn loom_dispatch_run_vs_cancel_delivers_once() {
     loom::model(|| {
         let ran = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&ran);
-        let (half, submission, sink) = bind(PreparedOperation::interruptible_blocking(
-            CompletionKind::try_from_raw(1).expect("non-zero"),
+        let (half, submission, sink) = bind_split(PreparedOperation::interruptible_blocking(
+            kind(1),
             from_fn(move || {
                 flag.store(true, Ordering::SeqCst);
                 5_u8
             }),
             Decoder::identity(),
-            hook(),
+            quiet_hook(),
         ));
         let Dispatch::Blocking(dispatch) = submission.arm() else {
             panic!("blocking job")
@@ -98,11 +71,11 @@ fn loom_dispatch_run_vs_cancel_delivers_once() {
 #[test]
 fn loom_dispatch_drop_vs_cancel_delivers_once() {
     loom::model(|| {
-        let (half, submission, sink) = bind(PreparedOperation::interruptible_blocking(
-            CompletionKind::try_from_raw(1).expect("non-zero"),
+        let (half, submission, sink) = bind_split(PreparedOperation::interruptible_blocking(
+            kind(1),
             from_fn(|| 5_u8),
             Decoder::identity(),
-            hook(),
+            quiet_hook(),
         ));
         let dispatch = submission.arm();
         let dropper = loom::thread::spawn(move || drop(dispatch));
@@ -132,14 +105,14 @@ fn loom_async_dispatch_poll_drop_vs_cancel_delivers_once() {
     loom::model(|| {
         let constructed = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&constructed);
-        let (half, submission, sink) = bind(PreparedOperation::interruptible_async(
-            CompletionKind::try_from_raw(1).expect("non-zero"),
+        let (half, submission, sink) = bind_split(PreparedOperation::interruptible_async(
+            kind(1),
             move || {
                 flag.store(true, Ordering::SeqCst);
                 PendingForever
             },
             Decoder::identity(),
-            hook(),
+            quiet_hook(),
         ));
         let Dispatch::Async(mut dispatch) = submission.arm() else {
             panic!("async job")

@@ -2,33 +2,26 @@
 //! of its recovery from a refused thread spawn (rule 4).
 #![cfg(loom)]
 
-use baton_cancel::{HookOutcome, Interruptible};
+mod support;
+
 use baton_completion::{
-    BlockingPool, CompletionKind, CompletionSender, Decoder, DeliveryOutcome, ExternalCompletion,
-    IdentityAllocator, InterruptibleThreads, IoExecutor, PreparedOperation, Registrar, RuntimeId,
-    ShutdownReport, ThreadSpawner, from_fn,
+    BlockingPool, CompletionSender, Decoder, DeliveryOutcome, ExternalCompletion,
+    InterruptibleThreads, IoExecutor, PreparedOperation, ShutdownReport, ThreadSpawner, from_fn,
 };
 use loom::sync::{Condvar, Mutex};
 use std::sync::Arc;
 use std::time::Duration;
+use support::{bind, kind, quiet_hook, recording_registrar, registrar_for, submit_or_roll_back};
 use web_time::Instant;
 
-#[derive(Debug, Default)]
-struct LoomSink {
-    received: Mutex<usize>,
-}
-
-impl CompletionSender for LoomSink {
-    fn deliver(&self, _completion: ExternalCompletion) -> DeliveryOutcome {
-        *self.received.lock().expect("not poisoned") += 1;
-        DeliveryOutcome::Delivered
-    }
-}
-
-impl LoomSink {
-    fn count(&self) -> usize {
-        *self.received.lock().expect("not poisoned")
-    }
+/// A blocking job returning `value`.
+fn returns(value: u8) -> PreparedOperation {
+    PreparedOperation::interruptible_blocking(
+        kind(1),
+        from_fn(move || value),
+        Decoder::identity(),
+        quiet_hook(),
+    )
 }
 
 /// Starts pool threads as loom threads and keeps their handles so the model joins them.
@@ -71,31 +64,12 @@ fn submit_vs_shutdown(deadline_passed: bool) {
         .thread_spawner(spawner.clone())
         .build()
         .expect("valid pool");
-    let runtime = RuntimeId::allocate().expect("ids available");
-    let sink = Arc::new(LoomSink::default());
-    let registrar = Registrar::new(IdentityAllocator::new(runtime), sink.clone());
-    let kind = CompletionKind::try_from_raw(1).expect("non-zero");
-    let identity = registrar.issue(kind).expect("ids available");
-    let (_half, submission) = registrar
-        .bind(
-            identity,
-            PreparedOperation::interruptible_blocking(
-                kind,
-                from_fn(|| 1_u8),
-                Decoder::identity(),
-                Interruptible::new("loom", || Ok(HookOutcome::Reaped)),
-            ),
-        )
-        .expect("valid bind")
-        .split();
-    let lease = pool.attach_runtime(runtime).expect("fresh runtime");
-    let submitter = loom::thread::spawn(move || match lease.submit(submission) {
-        Ok(()) => true,
-        Err(rejected) => {
-            let _ = rejected.rollback();
-            false
-        }
-    });
+    let (registrar, sink) = recording_registrar();
+    let (_half, submission) = bind(&registrar, returns(1)).split();
+    let lease = pool
+        .attach_runtime(registrar.runtime_id())
+        .expect("fresh runtime");
+    let submitter = loom::thread::spawn(move || submit_or_roll_back(&*lease, submission));
     // The deadline is an explicit event: either already passed (one check, no wait) or far
     // away (shutdown must wait for the running job and be woken).
     let deadline = if deadline_passed {
@@ -217,46 +191,16 @@ fn refused_spawn_strands_nothing(replacement_ok: bool) {
         .thread_spawner(spawner.clone())
         .build()
         .expect("valid pool");
-    let runtime = RuntimeId::allocate().expect("ids available");
     let sink = Arc::new(WaitableSink::default());
-    let registrar = Registrar::new(IdentityAllocator::new(runtime), sink.clone());
-    let kind = CompletionKind::try_from_raw(1).expect("non-zero");
-    let mut submissions = (0..2_u8).map(|value| {
-        let identity = registrar.issue(kind).expect("ids available");
-        registrar
-            .bind(
-                identity,
-                PreparedOperation::interruptible_blocking(
-                    kind,
-                    from_fn(move || value),
-                    Decoder::identity(),
-                    Interruptible::new("loom", || Ok(HookOutcome::Reaped)),
-                ),
-            )
-            .expect("valid bind")
-            .split()
-            .1
-    });
-    let (first, second) = (
-        submissions.next().expect("two"),
-        submissions.next().expect("two"),
-    );
-    let lease = pool.attach_runtime(runtime).expect("fresh runtime");
+    let registrar = registrar_for(sink.clone());
+    let first = bind(&registrar, returns(0)).split().1;
+    let second = bind(&registrar, returns(1)).split().1;
+    let lease = pool
+        .attach_runtime(registrar.runtime_id())
+        .expect("fresh runtime");
     let other = Arc::clone(&lease);
-    let submitter = loom::thread::spawn(move || match other.submit(first) {
-        Ok(()) => true,
-        Err(rejected) => {
-            let _ = rejected.rollback();
-            false
-        }
-    });
-    let second_accepted = match lease.submit(second) {
-        Ok(()) => true,
-        Err(rejected) => {
-            let _ = rejected.rollback();
-            false
-        }
-    };
+    let submitter = loom::thread::spawn(move || submit_or_roll_back(&*other, first));
+    let second_accepted = submit_or_roll_back(&*lease, second);
     let first_accepted = submitter.join().expect("submitter does not panic");
     let accepted = usize::from(first_accepted) + usize::from(second_accepted);
     assert!(

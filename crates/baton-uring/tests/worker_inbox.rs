@@ -15,8 +15,9 @@ use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{
     BlockingPool, BlockingPoolBuilder, CancelOutcome, CompletionIdentity, CompletionKind, Decoder,
     DeliveryOutcome, ExecutorLease, ExecutorSnapshot, ExternalCompletion, IdentityAllocator,
-    InterruptibleThreads, IoExecutor, PreparedOperation, Registrar, RuntimeId, ShutdownReport,
-    Submission, WaitError, WaitKey, from_fn,
+    InterruptibleThreads, IoExecutor, PreparedOperation, Registrar, RuntimeId, SendDecoder,
+    SendInterruptible, SendPreparedOperation, ShutdownReport, Submission, WaitError, WaitKey,
+    from_fn,
 };
 use baton_uring::{
     DriverConfig, Park, WaitsError, WakerPanics, Worker, WorkerConfig, WorkerHandle,
@@ -126,20 +127,19 @@ where
     F: FnOnce() -> u32 + Send + 'static,
 {
     let identity = registrar.issue(kind()).expect("identity");
-    let prepared = PreparedOperation::interruptible_blocking(
+    let prepared = SendPreparedOperation::interruptible_blocking(
         kind(),
         from_fn(job),
-        Decoder::new(|n: u32| n + 1),
-        hook(),
+        SendDecoder::new(|n: u32| n + 1),
+        SendInterruptible::new("test", || Ok(HookOutcome::Reaped)),
     );
-    let (half, submission) = registrar.bind(identity, prepared).expect("bind").split();
-    let key = with_current_waits(|waits| {
-        // SAFETY: the decoder and the hook capture nothing, and the value is a `u32`: all of
-        // them may live on any thread.
-        unsafe { waits.register_migratable(half) }
-    })
-    .expect("the task runs on the worker")
-    .expect("the half belongs to this runtime");
+    let (half, submission) = registrar
+        .bind_send(identity, prepared)
+        .expect("bind")
+        .split();
+    let key = with_current_waits(|waits| waits.register_migratable(half))
+        .expect("the task runs on the worker")
+        .expect("the half belongs to this runtime");
     lease.submit(submission).expect("the pool accepts the job");
     poll_fn(|cx| {
         with_current_waits(|waits| waits.poll_wait::<u32>(key, cx))

@@ -11,7 +11,7 @@
 //!
 //! The [`Submission`] is the `Send` half of a binding. Until it is armed it delivers nothing,
 //! whatever happens to it. [`Submission::arm`] turns it into a [`Dispatch`], which delivers
-//! exactly once: it holds the delivery header in an `Option` that every path `take`s before
+//! exactly once: it holds the `PendingDelivery` in an `Option` that every path `take`s before
 //! delivering, so no path can deliver twice and `Drop` delivers `Cancelled` only when nothing
 //! else did.
 
@@ -19,21 +19,21 @@ use crate::completion::{
     CompletionFailure, CompletionIdentity, CompletionSender, DeliveryOutcome, ExternalCompletion,
     Payload,
 };
-use crate::prepared::{ErasedAsync, ErasedBlocking, Job, JobBody, PayloadFuture, WorkClass};
+use crate::prepared::{ErasedAsync, ErasedBlocking, Job, PayloadFuture, UnarmedJob, WorkClass};
+use crate::sync::StdArc;
 use baton_cancel::{ClaimForRun, ContainedDrop, StartToken, call_contained};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 /// Where and how to deliver one completion. Consumed by the delivery, so it happens once.
-struct Header {
+struct PendingDelivery {
     identity: CompletionIdentity,
-    sink: Arc<dyn CompletionSender>,
+    sink: StdArc<dyn CompletionSender>,
 }
 
-impl Header {
+impl PendingDelivery {
     /// Delivers through the sink, containing a sink that panics (for example when it drops a
     /// refused completion whose payload destructor panics): the completion is then reported
     /// `InboxClosed`, as it did not reach the runtime.
@@ -66,29 +66,29 @@ pub struct RunReport {
 
 /// The `Send` half of a binding: identity, completion sink, start token and job.
 ///
-/// Dropping an unarmed submission delivers nothing (rule 5); its body destroys the job
-/// through [`ContainedDrop`] (rule 7).
+/// Dropping an unarmed submission delivers nothing (rule 5); its `UnarmedJob` destroys the
+/// job through [`ContainedDrop`] (rule 7).
 pub struct Submission {
     identity: CompletionIdentity,
-    sink: Arc<dyn CompletionSender>,
+    sink: StdArc<dyn CompletionSender>,
     start: StartToken,
-    body: JobBody,
+    job: UnarmedJob,
     work_class: WorkClass,
 }
 
 impl Submission {
     pub(crate) fn new(
         identity: CompletionIdentity,
-        sink: Arc<dyn CompletionSender>,
+        sink: StdArc<dyn CompletionSender>,
         start: StartToken,
-        body: JobBody,
+        job: UnarmedJob,
         work_class: WorkClass,
     ) -> Self {
         Self {
             identity,
             sink,
             start,
-            body,
+            job,
             work_class,
         }
     }
@@ -105,7 +105,7 @@ impl Submission {
 
     /// Whether the job is async (a future driven by the executor).
     pub fn is_async(&self) -> bool {
-        self.body.is_async()
+        self.job.is_async()
     }
 
     /// Arms the submission: from now on exactly one completion is delivered (rule 6).
@@ -114,18 +114,18 @@ impl Submission {
             identity,
             sink,
             start,
-            body,
+            job,
             ..
         } = self;
-        let header = Header { identity, sink };
-        match body.into_job() {
+        let delivery = PendingDelivery { identity, sink };
+        match job.into_job() {
             Job::Blocking(job) => Dispatch::Blocking(BlockingDispatch {
-                header: Some(header),
+                delivery: Some(delivery),
                 start,
                 job: Some(job),
             }),
             Job::Async(construct) => Dispatch::Async(AsyncDispatch {
-                header: Some(header),
+                delivery: Some(delivery),
                 start,
                 state: AsyncState::Unstarted(Some(construct)),
             }),
@@ -135,7 +135,7 @@ impl Submission {
     /// Destroys the job without delivering anything (rule 5): the rollback of a rejected
     /// submission. Reports whether the job's destructor panicked.
     pub fn rollback(self) -> ContainedDrop {
-        self.body.destroy()
+        self.job.destroy()
     }
 }
 
@@ -144,7 +144,7 @@ impl fmt::Debug for Submission {
         f.debug_struct("Submission")
             .field("identity", &self.identity)
             .field("work_class", &self.work_class)
-            .field("body", &self.body)
+            .field("job", &self.job)
             .finish()
     }
 }
@@ -170,10 +170,10 @@ impl Dispatch {
 
 /// An armed blocking job.
 ///
-/// Invariant: `header` is `Some` until the one delivery; `job` is dropped (contained) only
+/// Invariant: `delivery` is `Some` until the one delivery; `job` is dropped (contained) only
 /// after it, so the result is delivered before the job's destructor runs (rule 7).
 pub struct BlockingDispatch {
-    header: Option<Header>,
+    delivery: Option<PendingDelivery>,
     start: StartToken,
     job: Option<Box<dyn ErasedBlocking>>,
 }
@@ -199,22 +199,22 @@ impl BlockingDispatch {
 
     fn finish(&mut self, result: Result<Payload, CompletionFailure>) -> RunReport {
         let class = class_of(&result);
-        let header = self
-            .header
+        let delivery = self
+            .delivery
             .take()
             .expect("a dispatch finishes once: run and cancel consume it");
         RunReport {
             class,
-            delivery: header.deliver(result),
+            delivery: delivery.deliver(result),
         }
     }
 }
 
 impl Drop for BlockingDispatch {
     fn drop(&mut self) {
-        if let Some(header) = self.header.take() {
+        if let Some(delivery) = self.delivery.take() {
             // Rule 6: an armed dispatch dropped unfinished delivers `Cancelled`.
-            let _ = header.deliver(Err(CompletionFailure::Cancelled));
+            let _ = delivery.deliver(Err(CompletionFailure::Cancelled));
         }
         if let Some(job) = self.job.take() {
             // Rule 7: after the delivery, contained.
@@ -226,7 +226,7 @@ impl Drop for BlockingDispatch {
 impl fmt::Debug for BlockingDispatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BlockingDispatch")
-            .field("identity", &self.header.as_ref().map(|h| h.identity))
+            .field("identity", &self.delivery.as_ref().map(|d| d.identity))
             .finish_non_exhaustive()
     }
 }
@@ -239,10 +239,10 @@ enum AsyncState {
 /// An armed async job, itself a future the executor drives. It claims the start on first
 /// poll and only then constructs the job's future (a cancelled job never constructs it).
 ///
-/// Invariant: `header` is `Some` until the one delivery; the inner future is dropped
+/// Invariant: `delivery` is `Some` until the one delivery; the inner future is dropped
 /// (contained) only after it. Polling after the delivery is a bug and panics.
 pub struct AsyncDispatch {
-    header: Option<Header>,
+    delivery: Option<PendingDelivery>,
     start: StartToken,
     state: AsyncState,
 }
@@ -250,11 +250,11 @@ pub struct AsyncDispatch {
 impl AsyncDispatch {
     fn finish(&mut self, result: Result<Payload, CompletionFailure>) -> RunReport {
         let class = class_of(&result);
-        let header = self
-            .header
+        let delivery = self
+            .delivery
             .take()
             .expect("a dispatch finishes once: run and cancel consume it");
-        let delivery = header.deliver(result);
+        let delivery = delivery.deliver(result);
         // Rule 7: the future or constructor is destroyed after the delivery, contained.
         self.drop_state();
         RunReport { class, delivery }
@@ -282,7 +282,7 @@ impl Future for AsyncDispatch {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<RunReport> {
         let this = self.get_mut();
         assert!(
-            this.header.is_some(),
+            this.delivery.is_some(),
             "AsyncDispatch polled after it finished: a finished dispatch must not be polled again"
         );
         if let AsyncState::Unstarted(construct) = &mut this.state {
@@ -316,10 +316,10 @@ impl Future for AsyncDispatch {
 
 impl Drop for AsyncDispatch {
     fn drop(&mut self) {
-        if let Some(header) = self.header.take() {
+        if let Some(delivery) = self.delivery.take() {
             // Rule 6: dropped before start or while in flight: `Cancelled`, before the future
             // is destroyed (rule 7).
-            let _ = header.deliver(Err(CompletionFailure::Cancelled));
+            let _ = delivery.deliver(Err(CompletionFailure::Cancelled));
         }
         self.drop_state();
     }
@@ -332,7 +332,7 @@ impl fmt::Debug for AsyncDispatch {
             AsyncState::Running(_) => "running",
         };
         f.debug_struct("AsyncDispatch")
-            .field("identity", &self.header.as_ref().map(|h| h.identity))
+            .field("identity", &self.delivery.as_ref().map(|d| d.identity))
             .field("state", &state)
             .finish_non_exhaustive()
     }
@@ -345,6 +345,3 @@ fn class_of(result: &Result<Payload, CompletionFailure>) -> TerminalClass {
         Err(_) => TerminalClass::Cancelled,
     }
 }
-
-#[cfg(all(test, not(loom)))]
-mod tests;

@@ -1,9 +1,9 @@
 //! Configuration of a [`BlockingPool`]: queue capacity, interruptible threads (fixed or
 //! elastic), quarantine lane threads and the thread spawner hook.
 
-use super::lanes::{Core, LaneId, LaneLimits};
+use super::lanes::{LaneId, LaneLimits, Lanes};
 use super::{BlockingPool, OsThreadSpawner, PoolShared, ThreadSpawner};
-use crate::sync::Arc;
+use crate::sync::{Arc, StdArc};
 use std::time::Duration;
 
 /// How many interruptible threads the pool runs.
@@ -51,7 +51,7 @@ pub struct BlockingPoolBuilder {
     interruptible: InterruptibleThreads,
     quarantine_threads: usize,
     quarantine_keep_alive: Duration,
-    spawner: std::sync::Arc<dyn ThreadSpawner>,
+    spawner: StdArc<dyn ThreadSpawner>,
     name: String,
 }
 
@@ -72,7 +72,7 @@ impl BlockingPoolBuilder {
             },
             quarantine_threads: 4,
             quarantine_keep_alive: Duration::from_secs(10),
-            spawner: std::sync::Arc::new(OsThreadSpawner),
+            spawner: StdArc::new(OsThreadSpawner),
             name: "baton-pool".to_owned(),
         }
     }
@@ -103,7 +103,7 @@ impl BlockingPoolBuilder {
     }
 
     /// The hook that starts threads (inject failures in tests, pin threads, ...).
-    pub fn thread_spawner(mut self, spawner: std::sync::Arc<dyn ThreadSpawner>) -> Self {
+    pub fn thread_spawner(mut self, spawner: StdArc<dyn ThreadSpawner>) -> Self {
         self.spawner = spawner;
         self
     }
@@ -131,7 +131,7 @@ impl BlockingPoolBuilder {
         if self.quarantine_threads == 0 {
             return Err(BuildError::ZeroThreads { lane: "quarantine" });
         }
-        let core = Core::new(
+        let lanes = Lanes::new(
             LaneLimits {
                 capacity: self.capacity,
                 min_threads: min,
@@ -147,17 +147,17 @@ impl BlockingPoolBuilder {
         );
         let pool = BlockingPool {
             shared: Arc::new(PoolShared {
-                core,
+                lanes,
                 spawner: self.spawner,
                 name: self.name,
             }),
         };
         for _ in 0..min {
-            pool.shared.core.add_thread(LaneId::Interruptible);
+            pool.shared.lanes.add_thread(LaneId::Interruptible);
             if let Err(error) = PoolShared::spawn_lane_thread(&pool.shared, LaneId::Interruptible) {
-                pool.shared.core.remove_thread(LaneId::Interruptible);
+                pool.shared.lanes.remove_thread(LaneId::Interruptible);
                 // The threads already started see the closed pool and leave.
-                let _ = pool.shared.core.close();
+                let _ = pool.shared.lanes.close();
                 return Err(BuildError::Spawn {
                     message: error.to_string(),
                 });

@@ -31,7 +31,7 @@ pub(crate) struct LaneLimits {
 /// for the thread their submitter is starting and are not accepted yet, so the snapshot's
 /// `queued` leaves them out; `running <= threads <= max_threads`, where `threads` counts
 /// threads being spawned too; `threads == 0` implies no accepted job waits in this lane
-/// (rule 4), which [`Core::enqueue`] and [`Core::spawn_failed`] uphold.
+/// (rule 4), which [`Lanes::enqueue`] and [`Lanes::spawn_failed`] uphold.
 #[derive(Debug)]
 struct Lane {
     limits: LaneLimits,
@@ -43,8 +43,10 @@ struct Lane {
     idle: usize,
 }
 
+/// Everything the pool lock guards: whether the pool is closed, both lanes, the attached
+/// runtimes and the counters.
 #[derive(Debug)]
-struct State {
+struct Synced {
     closed: bool,
     lanes: [Lane; 2],
     runtimes: HashSet<RuntimeId>,
@@ -56,30 +58,31 @@ struct State {
     rejected: u64,
 }
 
-/// The lock-protected core. `work[lane]` wakes that lane's idle threads; `progress` wakes a
-/// shutdown waiting for outstanding jobs.
+/// The pool's two lanes, their threads and counters, behind one lock (the [`Synced`] part).
+/// `work[lane]` wakes that lane's idle threads; `progress` wakes a shutdown waiting for
+/// outstanding jobs.
 #[derive(Debug)]
-pub(crate) struct Core {
-    state: Mutex<State>,
+pub(crate) struct Lanes {
+    synced: Mutex<Synced>,
     work: [Condvar; 2],
     progress: Condvar,
 }
 
-/// The outcome of [`Core::reserve`].
+/// The outcome of [`Lanes::reserve`].
 #[must_use = "a reservation must be enqueued or released"]
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Reservation {
     /// Capacity is held and the job is accepted: arm and enqueue it.
     Accepted,
     /// Capacity is held for a job that needs a new lane thread first: spawn it, then call
-    /// [`Core::spawn_confirmed`] or, if the OS refused, [`Core::spawn_failed`]. The job is not
+    /// [`Lanes::spawn_confirmed`] or, if the OS refused, [`Lanes::spawn_failed`]. The job is not
     /// accepted (nor counted) until then.
     SpawnFirst,
     /// Refused; nothing was counted.
     Refused(RejectReason),
 }
 
-/// The outcome of [`Core::spawn_confirmed`].
+/// The outcome of [`Lanes::spawn_confirmed`].
 #[must_use = "a refused reservation must be rejected"]
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum SpawnConfirmed {
@@ -90,7 +93,7 @@ pub(crate) enum SpawnConfirmed {
     Refused(RejectReason),
 }
 
-/// Which spawn failed, for [`Core::spawn_failed`].
+/// Which spawn failed, for [`Lanes::spawn_failed`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FailedSpawn {
     /// The spawn a [`Reservation::SpawnFirst`] asked for: its reservation is released.
@@ -109,21 +112,21 @@ pub(crate) enum Recovery {
     /// [`FailedSpawn::Replacement`].
     Respawn,
     /// The lane has no thread left and none could be started: cancel these dispatches and
-    /// report each through [`Core::cancelled_queued`].
+    /// report each through [`Lanes::cancelled_queued`].
     Stranded(Vec<Dispatch>),
 }
 
-/// The outcome of [`Core::enqueue`].
+/// The outcome of [`Lanes::enqueue`].
 #[must_use = "a dispatch refused by a closed pool must be cancelled and counted"]
 #[derive(Debug)]
 pub(crate) enum Enqueue {
     /// In the queue; a lane thread will run it.
     Queued,
     /// The pool closed after the reservation: cancel it and report through
-    /// [`Core::cancelled_queued`].
+    /// [`Lanes::cancelled_queued`].
     Closed(Dispatch),
     /// The lane lost its last thread and could not start another after the reservation
-    /// (rule 4): cancel it and report through [`Core::cancelled_queued`].
+    /// (rule 4): cancel it and report through [`Lanes::cancelled_queued`].
     Stranded(Dispatch),
 }
 
@@ -144,7 +147,7 @@ pub(crate) enum Attach {
     ShuttingDown,
 }
 
-impl Core {
+impl Lanes {
     pub(crate) fn new(interruptible: LaneLimits, quarantine: LaneLimits) -> Self {
         let lane = |limits| Lane {
             limits,
@@ -156,7 +159,7 @@ impl Core {
             idle: 0,
         };
         Self {
-            state: Mutex::new(State {
+            synced: Mutex::new(Synced {
                 closed: false,
                 lanes: [lane(interruptible), lane(quarantine)],
                 runtimes: HashSet::new(),
@@ -172,9 +175,9 @@ impl Core {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, Synced> {
         // No user code ever runs under this lock, so it cannot be poisoned.
-        self.state.lock().expect("pool lock is never poisoned")
+        self.synced.lock().expect("pool lock is never poisoned")
     }
 
     pub(crate) fn attach(&self, runtime: RuntimeId) -> Attach {
@@ -366,7 +369,7 @@ impl Core {
         }
     }
 
-    fn exit(&self, mut state: MutexGuard<'_, State>, index: usize) -> Next {
+    fn exit(&self, mut state: MutexGuard<'_, Synced>, index: usize) -> Next {
         state.lanes[index].threads -= 1;
         drop(state);
         self.progress.notify_all();
@@ -463,7 +466,7 @@ impl Lane {
     }
 }
 
-impl State {
+impl Synced {
     fn count(&mut self, report: RunReport) {
         match report.class {
             TerminalClass::Completed => self.completed += 1,

@@ -33,10 +33,11 @@ mod lanes;
 mod worker;
 
 pub use builder::{BlockingPoolBuilder, BuildError, InterruptibleThreads};
+pub(crate) use lanes::LaneId;
+#[cfg(test)]
+pub(crate) use worker::LaneThread;
 
-use self::lanes::{
-    Attach, Core, Enqueue, FailedSpawn, LaneId, Recovery, Reservation, SpawnConfirmed,
-};
+use self::lanes::{Attach, Enqueue, FailedSpawn, Lanes, Recovery, Reservation, SpawnConfirmed};
 use crate::dispatch::Submission;
 use crate::executor::{
     AttachError, ExecutorLease, ExecutorSnapshot, IoExecutor, RejectReason, Rejected,
@@ -44,7 +45,7 @@ use crate::executor::{
 };
 use crate::identity::RuntimeId;
 use crate::prepared::WorkClass;
-use crate::sync::{Arc, AtomicBool, Ordering};
+use crate::sync::{Arc, AtomicBool, Ordering, StdArc};
 use std::fmt;
 use web_time::Instant;
 
@@ -71,8 +72,8 @@ impl ThreadSpawner for OsThreadSpawner {
 /// What lane threads share.
 #[derive(Debug)]
 pub(crate) struct PoolShared {
-    core: Core,
-    spawner: std::sync::Arc<dyn ThreadSpawner>,
+    lanes: Lanes,
+    spawner: StdArc<dyn ThreadSpawner>,
     name: String,
 }
 
@@ -98,12 +99,12 @@ impl PoolShared {
                 Recovery::Covered => return,
                 Recovery::Respawn => match Self::spawn_lane_thread(this, lane) {
                     Ok(()) => return,
-                    Err(_) => recovery = this.core.spawn_failed(lane, FailedSpawn::Replacement),
+                    Err(_) => recovery = this.lanes.spawn_failed(lane, FailedSpawn::Replacement),
                 },
                 Recovery::Stranded(dispatches) => {
                     for dispatch in dispatches {
                         let report = dispatch.cancel();
-                        this.core.cancelled_queued(lane, report);
+                        this.lanes.cancelled_queued(lane, report);
                     }
                     return;
                 }
@@ -127,9 +128,17 @@ impl BlockingPool {
     /// Live threads of the interruptible lane and of the quarantine lane.
     pub fn thread_counts(&self) -> (usize, usize) {
         (
-            self.shared.core.threads(LaneId::Interruptible),
-            self.shared.core.threads(LaneId::Quarantine),
+            self.shared.lanes.threads(LaneId::Interruptible),
+            self.shared.lanes.threads(LaneId::Quarantine),
         )
+    }
+}
+
+#[cfg(test)]
+impl BlockingPool {
+    /// Test hook: what the pool's lane threads share, so a test can play one of them.
+    pub(crate) fn shared(&self) -> &Arc<PoolShared> {
+        &self.shared
     }
 }
 
@@ -137,9 +146,9 @@ impl IoExecutor for BlockingPool {
     fn attach_runtime(
         &self,
         runtime_id: RuntimeId,
-    ) -> Result<std::sync::Arc<dyn ExecutorLease>, AttachError> {
-        match self.shared.core.attach(runtime_id) {
-            Attach::Attached => Ok(std::sync::Arc::new(PoolLease {
+    ) -> Result<StdArc<dyn ExecutorLease>, AttachError> {
+        match self.shared.lanes.attach(runtime_id) {
+            Attach::Attached => Ok(StdArc::new(PoolLease {
                 shared: Arc::clone(&self.shared),
                 runtime: runtime_id,
                 detached: AtomicBool::new(false),
@@ -152,16 +161,16 @@ impl IoExecutor for BlockingPool {
     }
 
     fn snapshot(&self) -> ExecutorSnapshot {
-        self.shared.core.snapshot()
+        self.shared.lanes.snapshot()
     }
 
     fn shutdown(&self, deadline: Instant) -> ShutdownReport {
         // Rule 5: close, cancel what is queued, then wait for what runs.
-        for (lane, dispatch) in self.shared.core.close() {
+        for (lane, dispatch) in self.shared.lanes.close() {
             let report = dispatch.cancel();
-            self.shared.core.cancelled_queued(lane, report);
+            self.shared.lanes.cancelled_queued(lane, report);
         }
-        self.shared.core.wait_drained(deadline)
+        self.shared.lanes.wait_drained(deadline)
     }
 }
 
@@ -190,7 +199,7 @@ impl ExecutorLease for PoolLease {
     fn submit(&self, submission: Submission) -> Result<(), Rejected> {
         // Rule 1: every refusal hands the submission back unarmed, and is counted here once.
         let reject = |reason, submission| {
-            self.shared.core.rejected();
+            self.shared.lanes.rejected();
             Err(Rejected {
                 reason,
                 submission: Box::new(submission),
@@ -213,20 +222,20 @@ impl ExecutorLease for PoolLease {
             WorkClass::Interruptible => LaneId::Interruptible,
             WorkClass::Quarantined(_) => LaneId::Quarantine,
         };
-        let core = &self.shared.core;
+        let lanes = &self.shared.lanes;
         // Rule 1: reserve first.
-        match core.reserve(lane, self.runtime) {
+        match lanes.reserve(lane, self.runtime) {
             Reservation::Refused(reason) => return reject(reason, submission),
             Reservation::Accepted => {}
             Reservation::SpawnFirst => match PoolShared::spawn_lane_thread(&self.shared, lane) {
-                Ok(()) => match core.spawn_confirmed(lane) {
+                Ok(()) => match lanes.spawn_confirmed(lane) {
                     SpawnConfirmed::Accepted => {}
                     SpawnConfirmed::Refused(reason) => return reject(reason, submission),
                 },
                 Err(error) => {
                     // Rule 4: this submission comes back unarmed; jobs accepted relying on
                     // the thread get another one or are cancelled, never orphaned.
-                    let recovery = core.spawn_failed(lane, FailedSpawn::ForReservation);
+                    let recovery = lanes.spawn_failed(lane, FailedSpawn::ForReservation);
                     PoolShared::recover(&self.shared, lane, recovery);
                     let message = error.to_string();
                     return reject(RejectReason::SpawnFailed { message }, submission);
@@ -234,25 +243,25 @@ impl ExecutorLease for PoolLease {
             },
         }
         // Rule 1: then arm and enqueue.
-        match core.enqueue(lane, submission.arm()) {
+        match lanes.enqueue(lane, submission.arm()) {
             Enqueue::Queued => {}
             // Rule 5: accepted before the close, so it delivers `Cancelled`; rule 4: a lane
             // left without threads cancels it rather than orphaning it.
             Enqueue::Closed(dispatch) | Enqueue::Stranded(dispatch) => {
                 let report = dispatch.cancel();
-                core.cancelled_queued(lane, report);
+                lanes.cancelled_queued(lane, report);
             }
         }
         Ok(())
     }
 
     fn snapshot(&self) -> ExecutorSnapshot {
-        self.shared.core.snapshot()
+        self.shared.lanes.snapshot()
     }
 
     fn detach(&self) {
         if !self.detached.swap(true, Ordering::AcqRel) {
-            self.shared.core.detach(self.runtime);
+            self.shared.lanes.detach(self.runtime);
         }
     }
 }
@@ -262,6 +271,3 @@ impl Drop for PoolLease {
         self.detach();
     }
 }
-
-#[cfg(all(test, not(loom)))]
-mod tests;

@@ -11,34 +11,20 @@ use super::PoolShared;
 use super::lanes::{LaneId, Next};
 use crate::completion::DeliveryOutcome;
 use crate::dispatch::{AsyncDispatch, Dispatch, RunReport, TerminalClass};
-use crate::sync::{Arc, thread};
+use crate::sync::{Arc, StdArc, thread};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Wake, Waker};
 
 /// The body of every lane thread (pool rule 3).
 pub(crate) fn run_lane(shared: Arc<PoolShared>, lane: LaneId) {
-    let mut guard = LaneThread {
-        shared,
-        lane,
-        state: ThreadState::Idle,
-    };
-    loop {
-        match guard.shared.core.next(lane) {
-            Next::Exit => {
-                guard.state = ThreadState::Exited;
-                return;
-            }
-            Next::Run(dispatch) => {
-                guard.state = ThreadState::Running;
-                let report = match dispatch {
-                    Dispatch::Blocking(job) => job.run(),
-                    Dispatch::Async(job) => drive(job),
-                };
-                guard.state = ThreadState::Idle;
-                guard.shared.core.finished(lane, report);
-            }
-        }
+    let mut guard = LaneThread::new(shared, lane);
+    while let Some(dispatch) = guard.next() {
+        let report = match dispatch {
+            Dispatch::Blocking(job) => job.run(),
+            Dispatch::Async(job) => drive(job),
+        };
+        guard.finished(report);
     }
 }
 
@@ -64,6 +50,39 @@ pub(crate) struct LaneThread {
     state: ThreadState,
 }
 
+impl LaneThread {
+    /// The guard of a lane thread that just started: idle, counted by its lane.
+    pub(crate) fn new(shared: Arc<PoolShared>, lane: LaneId) -> Self {
+        Self {
+            shared,
+            lane,
+            state: ThreadState::Idle,
+        }
+    }
+
+    /// Blocks until the lane hands this thread a dispatch to run (it is then running one) or
+    /// tells it to exit (`None`; the lane already uncounted it).
+    pub(crate) fn next(&mut self) -> Option<Dispatch> {
+        match self.shared.lanes.next(self.lane) {
+            Next::Exit => {
+                self.state = ThreadState::Exited;
+                None
+            }
+            Next::Run(dispatch) => {
+                self.state = ThreadState::Running;
+                Some(dispatch)
+            }
+        }
+    }
+
+    /// Counts the dispatch [`next`](Self::next) handed out as finished; the thread is idle
+    /// again.
+    fn finished(&mut self, report: RunReport) {
+        self.state = ThreadState::Idle;
+        self.shared.lanes.finished(self.lane, report);
+    }
+}
+
 impl Drop for LaneThread {
     fn drop(&mut self) {
         let running = match self.state {
@@ -74,7 +93,7 @@ impl Drop for LaneThread {
                 delivery: DeliveryOutcome::InboxClosed,
             }),
         };
-        let recovery = self.shared.core.thread_lost(self.lane, running);
+        let recovery = self.shared.lanes.thread_lost(self.lane, running);
         PoolShared::recover(&self.shared, self.lane, recovery);
     }
 }
@@ -83,11 +102,11 @@ impl Drop for LaneThread {
 struct ThreadWaker(thread::Thread);
 
 impl Wake for ThreadWaker {
-    fn wake(self: std::sync::Arc<Self>) {
+    fn wake(self: StdArc<Self>) {
         self.0.unpark();
     }
 
-    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+    fn wake_by_ref(self: &StdArc<Self>) {
         self.0.unpark();
     }
 }
@@ -97,120 +116,12 @@ impl Wake for ThreadWaker {
 /// The waker's `Arc` is `std`'s because [`Wake`] is implemented for `std::sync::Arc` only;
 /// the park/unpark it drives goes through `crate::sync::thread`.
 fn drive(mut dispatch: AsyncDispatch) -> RunReport {
-    let waker = Waker::from(std::sync::Arc::new(ThreadWaker(thread::current())));
+    let waker = Waker::from(StdArc::new(ThreadWaker(thread::current())));
     let mut cx = Context::from_waker(&waker);
     loop {
         match Pin::new(&mut dispatch).poll(&mut cx) {
             Poll::Ready(report) => return report,
             Poll::Pending => thread::park(),
         }
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use crate::executor::{IoExecutor, ShutdownReport};
-    use crate::pool::{BlockingPool, InterruptibleThreads, OsThreadSpawner, ThreadSpawner};
-    use crate::prepared::{Decoder, PreparedOperation, from_fn};
-    use crate::recording::{kind, registrar};
-    use baton_cancel::{HookOutcome, Interruptible};
-    use std::sync::Mutex;
-    use std::time::Duration;
-    use web_time::Instant;
-
-    /// Holds the first thread body instead of starting it (the test plays that thread);
-    /// starts later ones as OS threads.
-    #[derive(Default)]
-    struct HoldFirst {
-        held: Mutex<Option<Box<dyn FnOnce() + Send + 'static>>>,
-        started: Mutex<usize>,
-    }
-
-    impl std::fmt::Debug for HoldFirst {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.debug_struct("HoldFirst").finish_non_exhaustive()
-        }
-    }
-
-    impl ThreadSpawner for HoldFirst {
-        fn spawn(
-            &self,
-            name: String,
-            body: Box<dyn FnOnce() + Send + 'static>,
-        ) -> std::io::Result<()> {
-            let mut started = self.started.lock().expect("not poisoned");
-            *started += 1;
-            if *started == 1 {
-                *self.held.lock().expect("not poisoned") = Some(body);
-                return Ok(());
-            }
-            OsThreadSpawner.spawn(name, body)
-        }
-    }
-
-    #[test]
-    fn lane_thread_unwinding_mid_job_is_accounted_and_replaced() {
-        let spawner = std::sync::Arc::new(HoldFirst::default());
-        let pool = BlockingPool::builder()
-            .interruptible_threads(InterruptibleThreads::Elastic {
-                max: 1,
-                keep_alive: Duration::from_secs(3600),
-            })
-            .thread_spawner(spawner.clone())
-            .build()
-            .expect("valid pool");
-        let (registrar, sink, _allocator) = registrar();
-        let lease = pool
-            .attach_runtime(registrar.runtime_id())
-            .expect("fresh runtime");
-        for value in 0..2_u8 {
-            let identity = registrar.issue(kind(1)).expect("ids");
-            let (_half, submission) = registrar
-                .bind(
-                    identity,
-                    PreparedOperation::interruptible_blocking(
-                        kind(1),
-                        from_fn(move || value),
-                        Decoder::identity(),
-                        Interruptible::new("test", || Ok(HookOutcome::Reaped)),
-                    ),
-                )
-                .expect("valid bind")
-                .split();
-            lease.submit(submission).expect("accepted");
-        }
-        // The held body stands for the lane's one thread; play it, unwinding mid-job.
-        drop(spawner.held.lock().expect("not poisoned").take());
-        let shared = Arc::clone(&pool.shared);
-        let unwound = std::thread::spawn(move || {
-            let mut guard = LaneThread {
-                shared: Arc::clone(&shared),
-                lane: LaneId::Interruptible,
-                state: ThreadState::Idle,
-            };
-            let Next::Run(Dispatch::Blocking(job)) = shared.core.next(LaneId::Interruptible) else {
-                panic!("the first job is queued")
-            };
-            guard.state = ThreadState::Running;
-            let _ = job.run();
-            panic!("lane thread unwinds before counting its job");
-        })
-        .join();
-        assert!(unwound.is_err());
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while pool.snapshot().finished() < 2 {
-            assert!(std::time::Instant::now() < deadline, "the replacement ran");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert_eq!(*spawner.started.lock().expect("not poisoned"), 2);
-        let ShutdownReport::Drained { snapshot } =
-            pool.shutdown(Instant::now() + Duration::from_secs(10))
-        else {
-            panic!("the unwound thread's job is not left counted as running")
-        };
-        assert!(snapshot.adds_up(), "{snapshot:?}");
-        assert_eq!((snapshot.panicked, snapshot.completed), (1, 1));
-        assert_eq!(sink.count(), 2);
     }
 }

@@ -20,9 +20,9 @@
 //! 4. **Thread-bound waits.** A `WaitTable` may hold `!Send` decoders and hooks, so each thread
 //!    that runs the worker has its own table, only ever touched (and dropped) on that thread;
 //!    tables of other threads are leaked at shutdown rather than dropped on the wrong thread.
-//!    Waits registered with the `unsafe` [`Waits::register_migratable`] (their registrant
-//!    promises everything in them may live on any thread) go to one table that moves with
-//!    the worker instead: that is the path for `Send` tasks, which migrate too.
+//!    Waits registered with [`Waits::register_migratable`] (a `SendRuntimeHalf`: everything in
+//!    them may live on any thread) go to one table that moves with the worker instead: that is
+//!    the path for `Send` tasks, which migrate too.
 //! 5. **Routing by full identity.** A completion of another runtime is `Foreign`; one whose
 //!    (wait, generation, operation, kind) matches no registered route is `Stale`; both are
 //!    counted and dropped, never delivered. A matching one settles in its table, which checks

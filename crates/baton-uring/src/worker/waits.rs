@@ -4,8 +4,8 @@
 //! A `WaitTable` is `!Send` (decoders and cancel hooks may hold `Rc`), while the worker
 //! migrates between threads. So, like local tasks, each thread gets its own table, reachable
 //! only on that thread ([`ThreadTable`]); a completion for a wait of another thread is held
-//! until the worker turns on that thread again. Waits whose registrant promises that their
-//! decoder, hook and value may live on any thread ([`Waits::register_migratable`]) go to one
+//! until the worker turns on that thread again. Waits whose decoder, hook and value may live on
+//! any thread (a [`SendRuntimeHalf`], registered with [`Waits::register_migratable`]) go to one
 //! extra table that moves with the worker, so they settle and are consumed wherever it runs.
 
 use std::any::Any;
@@ -19,7 +19,7 @@ use baton_cancel::{ContainedDrop, HookResult};
 use baton_completion::{
     BoundCheck, CancelOutcome, CompletionIdentity, CompletionKind, Discarded, ExternalCompletion,
     IdentityAllocator, IdentityError, OperationId, RegisterError, RuntimeHalf, RuntimeId,
-    SettleOutcome, WaitError, WaitGeneration, WaitId, WaitKey, WaitTable,
+    SendRuntimeHalf, SettleOutcome, WaitError, WaitGeneration, WaitId, WaitKey, WaitTable,
 };
 use web_time::Instant;
 
@@ -71,9 +71,9 @@ impl Drop for ThreadTable {
 
 /// The table of migratable waits.
 ///
-/// Invariant: it only holds runtime halves registered through the `unsafe`
-/// [`Waits::register_migratable`], whose callers promise that the decoder, the hook and the
-/// decoded value may be used and dropped on any thread.
+/// Invariant: it only holds runtime halves registered through [`Waits::register_migratable`],
+/// which takes a [`SendRuntimeHalf`]: the decoder, the hook and the decoded value may be used
+/// and dropped on any thread (that type's invariant). No internal wait goes here.
 struct MigratableTable(WaitTable);
 
 // SAFETY: by the type's invariant, every value in the table may be used and dropped on any
@@ -379,19 +379,14 @@ impl Waits<'_> {
         Ok(key)
     }
 
-    /// Registers a binding's runtime half in the table that moves with the worker: its
-    /// completion settles, and its value can be polled, on whichever thread runs the worker.
-    /// Use it for waits polled by `Send` tasks, which may move between threads.
-    ///
-    /// # Safety
-    ///
-    /// The half's decoder and cancel hook, and the value the decoder produces, must be safe to
-    /// use and drop on any thread — as if they were `Send` (for example built only from `Send`
-    /// values, sharing no `Rc` or thread-local state).
-    pub unsafe fn register_migratable(
-        &mut self,
-        half: RuntimeHalf,
-    ) -> Result<WaitKey, RegisterError> {
+    /// Registers a binding's `Send` runtime half (from
+    /// [`Registrar::bind_send`](baton_completion::Registrar::bind_send)) in the table that
+    /// moves with the worker: its completion settles, and its value can be polled, on whichever
+    /// thread runs the worker. Use it for waits polled by `Send` tasks, which may move between
+    /// threads.
+    pub fn register_migratable(&mut self, half: SendRuntimeHalf) -> Result<WaitKey, RegisterError> {
+        // `MigratableTable`'s invariant: only a `SendRuntimeHalf` enters it.
+        let half = RuntimeHalf::from(half);
         let identity = half.identity();
         let bound = bound_deadline(&half);
         let key = self.migratable.register(half)?;

@@ -5,8 +5,10 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
-use baton_completion::{CompletionKind, Decoder, PreparedOperation, WaitKey, from_fn};
+use baton_cancel::{HookOutcome, QuarantineBound};
+use baton_completion::{
+    CompletionKind, SendDecoder, SendInterruptible, SendPreparedOperation, WaitKey, from_fn,
+};
 use baton_uring::with_current_waits;
 
 use super::job_cell::{Begin, JobBody, JobCell};
@@ -25,8 +27,10 @@ fn kind(raw: u32) -> CompletionKind {
 }
 
 /// The prepared operation of a job: interruptible (a no-op hook: a running closure cannot be
-/// stopped, only a queued one) or quarantined under `bound`.
-fn prepare<F, T>(bound: Option<QuarantineBound>, f: F) -> PreparedOperation
+/// stopped, only a queued one) or quarantined under `bound`. Its identity decoder, the `Send`
+/// value it hands on and its hook are all `Send`, so its runtime half may go to the worker's
+/// migratable wait table.
+fn prepare<F, T>(bound: Option<QuarantineBound>, f: F) -> SendPreparedOperation
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
@@ -35,17 +39,17 @@ where
     match bound {
         None => {
             let hook = || -> Result<HookOutcome, String> { Ok(HookOutcome::PendingReap) };
-            PreparedOperation::interruptible_blocking(
+            SendPreparedOperation::interruptible_blocking(
                 kind(BLOCKING_KIND),
                 job,
-                Decoder::identity(),
-                Interruptible::new("blocking job", hook),
+                SendDecoder::identity(),
+                SendInterruptible::new("blocking job", hook),
             )
         }
-        Some(bound) => PreparedOperation::quarantined_blocking(
+        Some(bound) => SendPreparedOperation::quarantined_blocking(
             kind(QUARANTINED_KIND),
             job,
-            Decoder::identity(),
+            SendDecoder::identity(),
             bound,
         ),
     }
@@ -119,18 +123,15 @@ where
 }
 
 /// Steps 1 and 2 of the module docs, on the thread running the worker.
-fn submit(handle: &Handle, prepared: PreparedOperation) -> Result<WaitKey, BlockingError> {
+fn submit(handle: &Handle, prepared: SendPreparedOperation) -> Result<WaitKey, BlockingError> {
     let shared = &handle.shared;
     let identity = shared.registrar.issue(prepared.kind())?;
     let binding = shared
         .registrar
-        .bind(identity, prepared)
+        .bind_send(identity, prepared)
         .expect("the identity was issued by this registrar for the prepared operation's kind");
     let (half, submission) = binding.split();
-    // SAFETY: the facade's runtime half holds an identity decoder of a `Send` value and a hook
-    // closure that captures nothing, and the decoded value is that `Send` value: all of it may
-    // be used and dropped on any thread, as `register_migratable` requires.
-    let registered = with_current_waits(|waits| unsafe { waits.register_migratable(half) });
+    let registered = with_current_waits(|waits| waits.register_migratable(half));
     let key = match registered {
         Ok(Ok(key)) => key,
         // The submission was never armed: dropping it delivers nothing.

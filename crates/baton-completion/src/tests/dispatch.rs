@@ -1,36 +1,31 @@
 //! Unit tests of exactly-once dispatch (crate rules 5–8).
 
-use super::*;
-use crate::prepared::{BlockingJob, Decoder, PreparedOperation, from_fn};
-use crate::recording::{PanicOnDrop, RecordingSink, kind, payload, registrar};
+use super::support::{
+    DropFlag, PanicOnDrop, RecordingSink, bind_split, blocking_op, interruptible, kind,
+    panicking_registrar, payload, registrar,
+};
+use crate::completion::{CompletionFailure, DeliveryOutcome};
+use crate::dispatch::{
+    AsyncDispatch, BlockingDispatch, Dispatch, RunReport, Submission, TerminalClass,
+};
+use crate::prepared::{BlockingJob, Decoder, PreparedOperation, WorkClass};
 use crate::registrar::RuntimeHalf;
-use baton_cancel::{CancelBeforeStart, HookOutcome, Interruptible};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::task::Waker;
-
-fn interruptible() -> Interruptible {
-    Interruptible::new("test", || Ok(HookOutcome::Reaped))
-}
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering};
+use baton_cancel::{CancelBeforeStart, ContainedDrop};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 
 fn bind(prepared: PreparedOperation) -> (RuntimeHalf, Submission, Arc<RecordingSink>) {
     let (registrar, sink, _allocator) = registrar();
-    let identity = registrar.issue(kind(1)).expect("identities available");
-    let binding = registrar
-        .bind(identity, prepared)
-        .expect("same registrar, same kind");
-    let (half, submission) = binding.split();
+    let (half, submission) = bind_split(&registrar, prepared);
     (half, submission, sink)
 }
 
 fn blocking<T: Send + 'static>(
     job: impl FnOnce() -> T + Send + 'static,
 ) -> (RuntimeHalf, Submission, Arc<RecordingSink>) {
-    bind(PreparedOperation::interruptible_blocking(
-        kind(1),
-        from_fn(job),
-        Decoder::identity(),
-        interruptible(),
-    ))
+    bind(blocking_op(job))
 }
 
 fn async_job<F, Fut>(construct: F) -> (RuntimeHalf, Submission, Arc<RecordingSink>)
@@ -150,7 +145,7 @@ impl Drop for DeliveryWitness {
 
 /// A job holding a [`DeliveryWitness`]; the sink is attached after binding.
 struct WitnessedJob {
-    _witness: Arc<std::sync::Mutex<Option<DeliveryWitness>>>,
+    _witness: Arc<Mutex<Option<DeliveryWitness>>>,
 }
 
 impl BlockingJob for WitnessedJob {
@@ -169,7 +164,7 @@ impl BlockingJob for HostileJob {
 
 #[test]
 fn result_is_delivered_before_a_panicking_job_destructor() {
-    let slot = Arc::new(std::sync::Mutex::new(None));
+    let slot = Arc::new(Mutex::new(None));
     let (_half, submission, sink) = bind(PreparedOperation::interruptible_blocking(
         kind(1),
         WitnessedJob {
@@ -220,13 +215,7 @@ fn dispatch_dropped_during_an_unwind_delivers_and_leaks_the_job() {
 #[test]
 fn unarmed_submission_delivers_nothing_and_rollback_destroys_the_job() {
     let dropped = Arc::new(AtomicBool::new(false));
-    struct Flag(Arc<AtomicBool>);
-    impl Drop for Flag {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::SeqCst);
-        }
-    }
-    let flag = Flag(Arc::clone(&dropped));
+    let flag = DropFlag(Arc::clone(&dropped));
     let (_half, submission, sink) = blocking(move || {
         let _keep = &flag;
     });
@@ -385,7 +374,7 @@ fn dropped_in_flight_future_delivers_cancelled() {
 
 #[test]
 fn result_is_delivered_before_a_panicking_future_destructor() {
-    let witness = Arc::new(std::sync::Mutex::new(None::<DeliveryWitness>));
+    let witness = Arc::new(Mutex::new(None::<DeliveryWitness>));
     let handed = Arc::clone(&witness);
     let (_half, submission, sink) = async_job(move || PendingOnce {
         polled: false,
@@ -432,36 +421,9 @@ fn submission_reports_its_shape() {
     assert!(format!("{submission:?}").contains("Async"));
 }
 
-/// A sink whose `deliver` panics.
-#[derive(Debug)]
-struct PanickingSink;
-
-impl CompletionSender for PanickingSink {
-    fn deliver(&self, _completion: ExternalCompletion) -> DeliveryOutcome {
-        panic!("hostile sink");
-    }
-}
-
 fn bind_to_panicking_sink() -> Submission {
-    let runtime = crate::identity::RuntimeId::allocate().expect("ids");
-    let registrar = crate::registrar::Registrar::new(
-        crate::identity::IdentityAllocator::new(runtime),
-        Arc::new(PanickingSink),
-    );
-    let identity = registrar.issue(kind(1)).expect("ids");
-    let (_half, submission) = registrar
-        .bind(
-            identity,
-            PreparedOperation::interruptible_blocking(
-                kind(1),
-                from_fn(|| 1_u8),
-                Decoder::identity(),
-                interruptible(),
-            ),
-        )
-        .expect("valid bind")
-        .split();
-    submission
+    let (registrar, _sink) = panicking_registrar();
+    bind_split(&registrar, blocking_op(|| 1_u8)).1
 }
 
 #[test]

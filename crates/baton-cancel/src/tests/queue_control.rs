@@ -1,0 +1,95 @@
+//! Unit and property tests of queue control (crate rules 1–3).
+
+use super::support::assert_one_winner;
+use crate::sync::thread;
+use crate::{CancelBeforeStart, ClaimForRun, QueueState, queue_control};
+use proptest::prelude::*;
+
+#[test]
+fn cancel_then_claim() {
+    let (cancel, start) = queue_control();
+    assert_eq!(
+        cancel.cancel_before_start(),
+        CancelBeforeStart::CancelledQueued
+    );
+    assert_eq!(start.claim_for_run(), ClaimForRun::CompleteCancelled);
+    assert_eq!(start.state(), QueueState::Cancelled);
+}
+
+#[test]
+fn claim_then_cancel() {
+    let (cancel, start) = queue_control();
+    assert_eq!(start.claim_for_run(), ClaimForRun::Run);
+    assert_eq!(
+        cancel.cancel_before_start(),
+        CancelBeforeStart::AlreadyRunning
+    );
+    assert_eq!(cancel.state(), QueueState::Running);
+}
+
+#[test]
+fn cancel_twice_reports_already_cancelled() {
+    let (cancel, _start) = queue_control();
+    assert_eq!(
+        cancel.cancel_before_start(),
+        CancelBeforeStart::CancelledQueued
+    );
+    assert_eq!(
+        cancel.cancel_before_start(),
+        CancelBeforeStart::AlreadyCancelled
+    );
+}
+
+#[test]
+fn claim_twice_is_run_both_times() {
+    let (_cancel, start) = queue_control();
+    assert_eq!(start.claim_for_run(), ClaimForRun::Run);
+    assert_eq!(start.claim_for_run(), ClaimForRun::Run);
+}
+
+#[test]
+fn fresh_cell_is_queued() {
+    let (cancel, start) = queue_control();
+    assert_eq!(cancel.state(), QueueState::Queued);
+    assert_eq!(start.state(), QueueState::Queued);
+    assert!(format!("{cancel:?}").contains("Queued"));
+}
+
+#[test]
+fn racing_threads_agree_on_one_winner() {
+    for _ in 0..200 {
+        let (cancel, start) = queue_control();
+        let claimer = thread::spawn(move || start.claim_for_run());
+        let cancelled = cancel.cancel_before_start();
+        let claimed = claimer.join().expect("claim thread does not panic");
+        assert_one_winner(cancelled, claimed);
+    }
+}
+
+proptest! {
+    /// Any sequence of cancels and claims matches the three-state model of rules 1–3.
+    #[test]
+    fn prop_queue_control_matches_model(ops in proptest::collection::vec(any::<bool>(), 0..16)) {
+        let (cancel, start) = queue_control();
+        let mut model = QueueState::Queued;
+        for is_cancel in ops {
+            if is_cancel {
+                let expected = match model {
+                    QueueState::Queued => CancelBeforeStart::CancelledQueued,
+                    QueueState::Cancelled => CancelBeforeStart::AlreadyCancelled,
+                    QueueState::Running => CancelBeforeStart::AlreadyRunning,
+                };
+                prop_assert_eq!(cancel.cancel_before_start(), expected);
+                if model == QueueState::Queued { model = QueueState::Cancelled; }
+            } else {
+                let expected = match model {
+                    QueueState::Cancelled => ClaimForRun::CompleteCancelled,
+                    _ => ClaimForRun::Run,
+                };
+                prop_assert_eq!(start.claim_for_run(), expected);
+                if model == QueueState::Queued { model = QueueState::Running; }
+            }
+            prop_assert_eq!(cancel.state(), model);
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! Routing by the full identity (rules 10–11), polling, decoding, internal waits and tracing.
+
+use super::{CountingWaker, fixture, poll};
+use crate::completion::{CompletionIdentity, ExternalCompletion};
+use crate::prepared::{DecodeError, Decoder, PreparedOperation, from_fn};
+use crate::sync::{Arc, Ordering};
+use crate::tests::support::{PanicOnDrop, interruptible, kind};
+use crate::wait_table::{CancelOutcome, Discarded, RegisterError, SettleOutcome, WaitError};
+use baton_cancel::{TraceOutcome, TraceVisitor};
+use std::any::Any;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+
+#[test]
+fn settle_then_poll_returns_the_decoded_value() {
+    let mut f = fixture();
+    let (key, submission) = f.blocking_u32(5);
+    assert!(matches!(
+        f.run_and_settle(submission),
+        SettleOutcome::Settled { waker: None }
+    ));
+    assert_eq!(
+        poll::<String>(&mut f.table, key, Waker::noop()),
+        Poll::Ready(Ok("decoded 5".to_owned()))
+    );
+    assert!(f.table.is_empty());
+    assert_eq!(f.table.counters().settled, 1);
+}
+
+#[test]
+fn settle_returns_the_waker_instead_of_waking_it() {
+    let mut f = fixture();
+    let (key, submission) = f.blocking_u32(1);
+    let counter = Arc::new(CountingWaker::default());
+    let waker = Waker::from(Arc::clone(&counter));
+    assert!(poll::<String>(&mut f.table, key, &waker).is_pending());
+    assert!(poll::<String>(&mut f.table, key, &waker).is_pending());
+    let SettleOutcome::Settled {
+        waker: Some(returned),
+    } = f.run_and_settle(submission)
+    else {
+        panic!("a polled wait settles with its waker")
+    };
+    assert_eq!(counter.0.load(Ordering::SeqCst), 0, "settle never wakes");
+    assert!(returned.will_wake(&waker));
+    returned.wake();
+    assert_eq!(counter.0.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_new_waker_replaces_the_old_one() {
+    let mut f = fixture();
+    let (key, submission) = f.blocking_u32(1);
+    let first = Waker::from(Arc::new(CountingWaker::default()));
+    let second = Waker::from(Arc::new(CountingWaker::default()));
+    assert!(poll::<String>(&mut f.table, key, &first).is_pending());
+    assert!(poll::<String>(&mut f.table, key, &second).is_pending());
+    let SettleOutcome::Settled {
+        waker: Some(returned),
+    } = f.run_and_settle(submission)
+    else {
+        panic!("a polled wait settles with its waker")
+    };
+    assert!(returned.will_wake(&second));
+}
+
+#[test]
+fn second_completion_for_a_settled_wait_is_stale() {
+    let mut f = fixture();
+    let (key, submission) = f.blocking_u32(1);
+    let identity = submission.identity();
+    assert!(matches!(
+        f.run_and_settle(submission),
+        SettleOutcome::Settled { .. }
+    ));
+    let forged = ExternalCompletion::new(identity, Ok(Box::new(2_u32)));
+    assert!(matches!(f.table.settle(forged), SettleOutcome::Stale));
+    assert_eq!(f.table.counters().stale, 1);
+    assert!(matches!(
+        poll::<String>(&mut f.table, key, Waker::noop()),
+        Poll::Ready(Ok(_))
+    ));
+}
+
+#[test]
+fn completion_of_an_older_generation_never_reaches_the_new_occupant() {
+    let mut f = fixture();
+    let (old_key, old_submission) = f.blocking_u32(1);
+    let old_identity = old_submission.identity();
+    assert!(matches!(
+        f.table.discard(old_key),
+        Discarded::Removed { .. }
+    ));
+    drop(old_submission);
+    let (new_key, _new_submission) = f.blocking_u32(2);
+    assert_eq!(new_key.wait_id, old_key.wait_id, "the slot is reused");
+    assert_ne!(new_key.generation, old_key.generation);
+    let late = ExternalCompletion::new(old_identity, Ok(Box::new(1_u32)));
+    assert!(matches!(f.table.settle(late), SettleOutcome::Stale));
+    assert!(poll::<String>(&mut f.table, new_key, Waker::noop()).is_pending());
+}
+
+#[test]
+fn foreign_completion_is_refused_and_counted() {
+    let mut f = fixture();
+    let (_key, submission) = f.blocking_u32(1);
+    let mut other = fixture();
+    let (_other_key, other_submission) = other.blocking_u32(1);
+    let foreign = ExternalCompletion::new(other_submission.identity(), Ok(Box::new(1_u32)));
+    assert!(matches!(f.table.settle(foreign), SettleOutcome::Foreign));
+    assert_eq!(f.table.counters().foreign, 1);
+    drop(submission);
+}
+
+#[test]
+fn foreign_runtime_half_is_refused() {
+    let mut f = fixture();
+    let other = fixture();
+    let identity = other.registrar.issue(kind(1)).expect("ids available");
+    let binding = other
+        .registrar
+        .bind(
+            identity,
+            PreparedOperation::interruptible_blocking(
+                kind(1),
+                from_fn(|| 1_u32),
+                Decoder::identity(),
+                interruptible(),
+            ),
+        )
+        .expect("valid bind");
+    let (half, _submission) = binding.split();
+    assert!(matches!(
+        f.table.register(half),
+        Err(RegisterError::ForeignRuntime { .. })
+    ));
+}
+
+#[test]
+fn decoder_panic_is_a_wait_error() {
+    let mut f = fixture();
+    let (key, submission) = f.submit(PreparedOperation::interruptible_blocking(
+        kind(1),
+        from_fn(|| 1_u32),
+        Decoder::new(|_: u32| -> u32 { panic!("bad decoder") }),
+        interruptible(),
+    ));
+    assert!(matches!(
+        f.run_and_settle(submission),
+        SettleOutcome::Settled { .. }
+    ));
+    assert_eq!(
+        poll::<u32>(&mut f.table, key, Waker::noop()),
+        Poll::Ready(Err(WaitError::Decode(DecodeError::Panicked {
+            message: "bad decoder".into()
+        })))
+    );
+}
+
+#[test]
+fn forged_payload_type_and_wrong_poll_type_are_errors() {
+    let mut f = fixture();
+    let (key, submission) = f.blocking_u32(1);
+    let forged = ExternalCompletion::new(submission.identity(), Ok(Box::new("not a u32")));
+    assert!(matches!(
+        f.table.settle(forged),
+        SettleOutcome::Settled { .. }
+    ));
+    assert_eq!(
+        poll::<String>(&mut f.table, key, Waker::noop()),
+        Poll::Ready(Err(WaitError::Decode(DecodeError::PayloadType {
+            expected: "u32"
+        })))
+    );
+    let (key, submission) = f.blocking_u32(1);
+    assert!(matches!(
+        f.run_and_settle(submission),
+        SettleOutcome::Settled { .. }
+    ));
+    assert!(matches!(
+        poll::<u64>(&mut f.table, key, Waker::noop()),
+        Poll::Ready(Err(WaitError::ValueType { .. }))
+    ));
+    assert_eq!(
+        poll::<u64>(&mut f.table, key, Waker::noop()),
+        Poll::Ready(Err(WaitError::UnknownWait { key }))
+    );
+}
+
+/// The value a wait settled with is user data: polling it as the wrong type destroys it, and
+/// its panicking destructor must not escape `poll_wait` (crate rule 7).
+#[test]
+fn value_polled_as_the_wrong_type_is_destroyed_contained() {
+    let mut f = fixture();
+    let key = f.table.register_internal().expect("ids available");
+    assert!(matches!(
+        f.table.complete_internal(key, Box::new(PanicOnDrop)),
+        SettleOutcome::Settled { .. }
+    ));
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        poll::<u8>(&mut f.table, key, Waker::noop())
+    }));
+    assert!(
+        matches!(polled, Ok(Poll::Ready(Err(WaitError::ValueType { .. })))),
+        "the wrong type is an error and the destructor's panic stays contained: {polled:?}"
+    );
+}
+
+#[test]
+fn mismatched_operation_in_a_completion_is_stale() {
+    let mut f = fixture();
+    let (_key, submission) = f.blocking_u32(1);
+    let identity = submission.identity();
+    let wrong = CompletionIdentity {
+        kind: kind(2),
+        ..identity
+    };
+    let forged = ExternalCompletion::new(wrong, Ok(Box::new(1_u32)));
+    assert!(matches!(f.table.settle(forged), SettleOutcome::Stale));
+}
+
+#[test]
+fn internal_waits_share_the_allocator_with_external_operations() {
+    let mut f = fixture();
+    let internal = f.table.register_internal().expect("ids available");
+    let (external, _submission) = f.blocking_u32(1);
+    assert_ne!(internal.wait_id, external.wait_id);
+    assert!(poll::<u8>(&mut f.table, internal, Waker::noop()).is_pending());
+    assert!(matches!(
+        f.table.complete_internal(internal, Box::new(3_u8)),
+        SettleOutcome::Settled { .. }
+    ));
+    assert!(matches!(
+        f.table.complete_internal(internal, Box::new(4_u8)),
+        SettleOutcome::Stale
+    ));
+    assert!(matches!(
+        f.table.complete_internal(external, Box::new(4_u8)),
+        SettleOutcome::Stale
+    ));
+    assert_eq!(
+        poll::<u8>(&mut f.table, internal, Waker::noop()),
+        Poll::Ready(Ok(3))
+    );
+    let timer = f.table.register_internal().expect("ids available");
+    assert!(matches!(
+        f.table.cancel(timer),
+        CancelOutcome::CancelledQueued { waker: None }
+    ));
+}
+
+#[test]
+fn trace_visits_decoder_references_and_stops_when_incomplete() {
+    struct Collect(Vec<u32>);
+    impl TraceVisitor for Collect {
+        fn visit(&mut self, reference: &dyn Any) {
+            if let Some(v) = reference.downcast_ref::<u32>() {
+                self.0.push(*v);
+            }
+        }
+    }
+    let mut f = fixture();
+    let traced = Rc::new(std::cell::RefCell::new(77_u32));
+    let in_tracer = Rc::clone(&traced);
+    let (_key, _submission) = f.submit(PreparedOperation::interruptible_blocking(
+        kind(1),
+        from_fn(|| 1_u32),
+        Decoder::identity().with_tracer(move |visitor| match in_tracer.try_borrow() {
+            Ok(value) => {
+                visitor.visit(&*value);
+                TraceOutcome::Complete
+            }
+            Err(_) => TraceOutcome::Incomplete {
+                reason: "decoder state borrowed".into(),
+            },
+        }),
+        interruptible(),
+    ));
+    let mut collect = Collect(Vec::new());
+    assert_eq!(f.table.trace(&mut collect), TraceOutcome::Complete);
+    assert_eq!(collect.0, vec![77]);
+    let _held = traced.borrow_mut();
+    assert!(matches!(
+        f.table.trace(&mut collect),
+        TraceOutcome::Incomplete { .. }
+    ));
+}
