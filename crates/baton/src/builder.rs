@@ -9,8 +9,9 @@ use baton_loan::{DEFAULT_DRAIN_TURNS, Loan, LoanConfig};
 use baton_uring::{DriverConfig, SetupError, Worker, WorkerConfig, WorkerSetupError};
 
 use crate::error::Error;
-use crate::handle::{Handle, Shared};
+use crate::handle::Handle;
 use crate::runtime::Runtime;
+use crate::shared::Shared;
 use crate::worker_adapter::{WakeWorker, WorkerAdapter};
 
 /// Builds a [`Runtime`].
@@ -197,8 +198,7 @@ impl Builder {
         )
         .map_err(|err| setup(io::ErrorKind::Other, err))?;
         shared
-            .loan
-            .set(loan)
+            .set_loan(loan)
             .expect("the loan is set exactly once, here");
         Ok(Runtime::from_handle(handle))
     }

@@ -78,7 +78,7 @@ pub(crate) fn with_worker<R>(runtime: RuntimeId, f: impl FnOnce(&Worker) -> R) -
             .borrow()
             .iter()
             .rev()
-            .filter(|entry| entry.handle.shared.runtime_id == runtime)
+            .filter(|entry| entry.handle.shared.runtime_id() == runtime)
             .find_map(|entry| entry.worker)
     })?;
     // SAFETY: rule 1 — the entry holding this pointer is still on this thread's stack (only

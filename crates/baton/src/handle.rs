@@ -3,138 +3,18 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use baton_completion::{ExecutorLease, IoExecutor, Registrar, RuntimeId};
-use baton_loan::{Loan, ThreadRole};
-use baton_uring::{DriverHandle, WorkerHandle, WorkerShutdownReport};
-use web_time::Instant;
+use baton_completion::RuntimeId;
+use baton_loan::ThreadRole;
+use baton_uring::DriverHandle;
 
 use crate::context;
 use crate::error::Error;
-use crate::metrics::MetricsCell;
 use crate::nested_drive;
+use crate::shared::Shared;
 use crate::task::JoinHandle;
-
-/// The runtime's lifecycle, as its handles see it.
-const RUNNING: u8 = 0;
-const SHUTTING_DOWN: u8 = 1;
-
-/// What every handle of one runtime shares.
-///
-/// Invariant: `loan` is set once, right after the worker was handed to the loan driver, before
-/// any handle escapes `Builder::build`. The loan holds the worker, whose adapter holds a
-/// `Handle`: that cycle is broken when the loan shuts down and drops the worker.
-pub(crate) struct Shared {
-    pub(crate) runtime_id: RuntimeId,
-    pub(crate) worker: WorkerHandle,
-    pub(crate) registrar: Registrar,
-    pub(crate) lease: Arc<dyn ExecutorLease>,
-    /// The blocking executor, and whether this runtime owns it (shuts it down).
-    pub(crate) executor: Arc<dyn IoExecutor>,
-    pub(crate) owns_executor: bool,
-    pub(crate) loan: OnceLock<Loan>,
-    state: AtomicU8,
-    /// Until when the worker's shutdown may wait for the kernel; set before the loan closes.
-    pub(crate) shutdown_deadline: Mutex<Option<Instant>>,
-    /// What the worker's shutdown reported, stored by whoever dropped the worker (worker
-    /// adapter rule 3).
-    worker_report: Mutex<Option<WorkerShutdownReport>>,
-    /// Notified when `worker_report` is stored: a shutdown whose worker is on loan waits for it.
-    worker_reported: Condvar,
-    /// The worker was closed where a `block_on` had it on loan (worker adapter rule 7).
-    closed_on_loan: AtomicBool,
-    /// The worker's counters, as last published by the worker adapter.
-    pub(crate) metrics: MetricsCell,
-    /// `block_on` roots being driven on the worker right now (worker adapter rule 5).
-    pub(crate) roots_active: AtomicUsize,
-}
-
-impl Shared {
-    pub(crate) fn new(
-        runtime_id: RuntimeId,
-        worker: WorkerHandle,
-        lease: Arc<dyn ExecutorLease>,
-        executor: Arc<dyn IoExecutor>,
-        owns_executor: bool,
-    ) -> Shared {
-        Shared {
-            runtime_id,
-            registrar: worker.registrar(),
-            worker,
-            lease,
-            executor,
-            owns_executor,
-            loan: OnceLock::new(),
-            state: AtomicU8::new(RUNNING),
-            shutdown_deadline: Mutex::new(None),
-            worker_report: Mutex::new(None),
-            worker_reported: Condvar::new(),
-            closed_on_loan: AtomicBool::new(false),
-            metrics: MetricsCell::default(),
-            roots_active: AtomicUsize::new(0),
-        }
-    }
-
-    pub(crate) fn loan(&self) -> &Loan {
-        self.loan
-            .get()
-            .expect("the loan is set before any handle escapes Builder::build")
-    }
-
-    pub(crate) fn is_shutting_down(&self) -> bool {
-        self.state.load(Ordering::Acquire) != RUNNING
-    }
-
-    /// Marks the runtime as shutting down; `false` if it already was.
-    pub(crate) fn begin_shutdown(&self) -> bool {
-        self.state.swap(SHUTTING_DOWN, Ordering::AcqRel) == RUNNING
-    }
-
-    /// Worker adapter rule 3: stores the worker's shutdown report and wakes a shutdown waiting
-    /// for it.
-    pub(crate) fn publish_worker_report(&self, report: WorkerShutdownReport) {
-        *lock(&self.worker_report) = Some(report);
-        self.worker_reported.notify_all();
-    }
-
-    /// Takes the worker's shutdown report, if it was published.
-    pub(crate) fn take_worker_report(&self) -> Option<WorkerShutdownReport> {
-        lock(&self.worker_report).take()
-    }
-
-    /// Waits until the worker's shutdown report is published or `deadline` passes, and takes
-    /// it (`None` at the deadline).
-    pub(crate) fn wait_worker_report(&self, deadline: Instant) -> Option<WorkerShutdownReport> {
-        let mut report = lock(&self.worker_report);
-        loop {
-            if let Some(report) = report.take() {
-                return Some(report);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            report = self
-                .worker_reported
-                .wait_timeout(report, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-    }
-
-    /// Worker adapter rule 7: the worker was closed where a `block_on` had it on loan.
-    pub(crate) fn note_closed_on_loan(&self) {
-        self.closed_on_loan.store(true, Ordering::Release);
-    }
-
-    /// Whether the worker was closed on loan (worker adapter rule 7).
-    pub(crate) fn was_closed_on_loan(&self) -> bool {
-        self.closed_on_loan.load(Ordering::Acquire)
-    }
-}
 
 /// A handle to a runtime: spawns tasks and blocking jobs from any thread, and runs
 /// [`block_on`](Handle::block_on). `Clone + Send + Sync`; cloning is cheap.
@@ -162,7 +42,7 @@ pub struct Handle {
 impl fmt::Debug for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Handle")
-            .field("runtime", &self.shared.runtime_id)
+            .field("runtime", &self.shared.runtime_id())
             .field("shutting_down", &self.shared.is_shutting_down())
             .finish_non_exhaustive()
     }
@@ -203,7 +83,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.shared.worker.spawn(future)
+        self.shared.worker().spawn(future)
     }
 
     /// Like [`spawn`](Handle::spawn), but reports a runtime that is shutting down.
@@ -220,7 +100,7 @@ impl Handle {
             return Err(Error::ShuttingDown);
         }
         self.shared
-            .worker
+            .worker()
             .try_spawn(future)
             .map_err(|_| Error::ShuttingDown)
     }
@@ -241,10 +121,10 @@ impl Handle {
             // the worker; drive its driver from here (`nested_drive` rules) instead of polling
             // a future whose timers and I/O nobody would complete.
             ThreadRole::TaskPoll | ThreadRole::Background
-                if context::runs_worker(self.shared.runtime_id) =>
+                if context::runs_worker(self.shared.runtime_id()) =>
             {
                 let mut future = Some(future);
-                context::with_worker(self.shared.runtime_id, |worker| {
+                context::with_worker(self.shared.runtime_id(), |worker| {
                     let future = future.take().expect("taken once, here");
                     nested_drive::block_on_driver_only(worker, future)
                 })
@@ -263,12 +143,12 @@ impl Handle {
 
     /// The runtime's process-unique id.
     pub fn runtime_id(&self) -> RuntimeId {
-        self.shared.runtime_id
+        self.shared.runtime_id()
     }
 
     /// The driver that I/O of this runtime binds to.
     pub(crate) fn driver(&self) -> &DriverHandle {
-        self.shared.worker.driver()
+        self.shared.worker().driver()
     }
 
     /// Whether two handles refer to the same runtime.
@@ -309,10 +189,4 @@ impl Drop for Leave {
     fn drop(&mut self) {
         context::leave();
     }
-}
-
-/// Locks `mutex`, recovering the data if a panicking thread poisoned it: every value kept
-/// behind these locks is a plain report or deadline that stays consistent.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

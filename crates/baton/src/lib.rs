@@ -122,6 +122,7 @@ mod metrics;
 mod nested_drive;
 pub mod net;
 mod runtime;
+mod shared;
 pub mod task;
 pub mod time;
 mod worker_adapter;

@@ -17,7 +17,7 @@ use baton_task::TaskCounts;
 use baton_uring::{InboxMetrics, Worker, WorkerMetrics};
 
 use crate::context;
-use crate::handle::{Shared, lock};
+use crate::shared::{Shared, lock};
 
 /// The worker publishes its counters at least once per this many turns.
 pub(crate) const PUBLISH_EVERY: u64 = 64;
@@ -133,18 +133,18 @@ impl MetricsCell {
 impl Shared {
     /// Builds a snapshot, asking the worker for a fresh copy of its counters first.
     pub(crate) fn metrics(&self) -> RuntimeMetrics {
-        let cell = &self.metrics;
+        let cell = self.metrics_cell();
         // This thread runs the worker further up its stack (a root, a task): read it here,
         // since no other thread could publish while this one holds it.
-        let held_here = context::with_worker(self.runtime_id, |worker| cell.publish(worker));
+        let held_here = context::with_worker(self.runtime_id(), |worker| cell.publish(worker));
         let mut fresh = held_here.is_some();
         let before = cell.version.load(Ordering::Acquire);
         if !fresh {
             cell.requested.store(true, Ordering::Release);
-            self.worker.unpark();
+            self.worker().unpark();
         }
         let asked = Instant::now();
-        while !fresh && !self.worker.is_closed() && asked.elapsed() < FRESH_WAIT {
+        while !fresh && !self.worker().is_closed() && asked.elapsed() < FRESH_WAIT {
             if cell.version.load(Ordering::Acquire) != before {
                 fresh = true;
                 break;
@@ -153,16 +153,16 @@ impl Shared {
         }
         let worker = *lock(&cell.latest);
         RuntimeMetrics {
-            tasks: self.worker.spawner().counts(),
+            tasks: self.worker().spawner().counts(),
             ops_queued: worker.map_or(0, |w| w.driver.queued),
             ops_in_flight: worker.map_or(0, |w| w.driver.in_flight),
             ops_completed: worker.map_or(0, |w| w.driver.completed),
             timers: worker.map_or(0, |w| w.driver.timers),
             inbox: worker.map_or_else(InboxMetrics::default, |w| w.inbox),
             waits: worker.map_or(0, |w| w.waits),
-            blocking: self.lease.snapshot(),
+            blocking: self.lease().snapshot(),
             active_block_ons: self.loan().active_roots(),
-            roots_active: self.roots_active.load(Ordering::Acquire),
+            roots_active: self.roots_active(),
             waker_panics: worker.map_or(0, |w| w.driver.waker_panics),
             worker_counters_fresh: fresh,
         }

@@ -15,7 +15,7 @@ use web_time::Instant;
 use crate::blocking::BlockingHandle;
 use crate::builder::Builder;
 use crate::context;
-use crate::handle::{Handle, lock};
+use crate::handle::Handle;
 use crate::metrics::RuntimeMetrics;
 use crate::task::JoinHandle;
 use crate::worker_adapter::DROP_SHUTDOWN_TIMEOUT;
@@ -283,25 +283,20 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     let deadline = Instant::now() + timeout;
     // This thread runs the worker further up its stack (a task, or a root with the worker
     // borrowed): it must not wait for the worker, which is busy running this very call.
-    let inside = context::runs_worker(shared.runtime_id);
+    let inside = context::runs_worker(shared.runtime_id());
     if inside {
         // From here on nothing new runs, although the caller's turn goes on (baton-task rule 8:
         // refused from any thread, without the scheduler).
-        let _refused: RefuseSpawns = shared.worker.spawner().refuse_spawns();
+        let _refused: RefuseSpawns = shared.worker().spawner().refuse_spawns();
     }
     // Step 1: the executor refuses new jobs and cancels the queued ones at once; their
     // `Cancelled` completions reach the still-open inbox. Running jobs are waited for in step 4,
     // so a long job cannot eat the time the kernel needs to finish writes.
-    let cancelled_queued = if shared.owns_executor {
-        Some(shared.executor.shutdown(Instant::now()))
-    } else {
-        shared.lease.detach();
-        None
-    };
+    let cancelled_queued = shared.stop_executor();
     // Steps 2 and 3 run where the worker is dropped (the worker adapter's `Drop`); from inside,
     // when the caller's turn or root returns (loan rule 8: the background thread or the
     // borrower sees the slot closed there).
-    *lock(&shared.shutdown_deadline) = Some(deadline);
+    shared.set_shutdown_deadline(deadline);
     let _first = shared.begin_shutdown();
     let loan = shared.loan().shutdown();
     let worker_on_loan = !inside && loan.worker == WorkerDisposal::DroppedOnReturn;
@@ -317,9 +312,7 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     let blocking = if inside {
         cancelled_queued
     } else {
-        shared
-            .owns_executor
-            .then(|| shared.executor.shutdown(deadline))
+        shared.finish_executor(deadline)
     };
     ShutdownReport {
         tasks_cancelled: worker.map_or(0, |w| w.tasks.cancelled),

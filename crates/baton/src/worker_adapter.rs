@@ -34,7 +34,6 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use baton_loan::{LoanWorker, Pending, RunOutcome, TurnOutcome, Unpark};
@@ -118,7 +117,7 @@ impl LoanWorker for WorkerAdapter {
         let worker = self.worker();
         let _installed = Installed::new(&self.handle, worker);
         let turn = worker.turn(Park::Poll);
-        self.handle.shared.metrics.publish_if_due(worker);
+        self.handle.shared.metrics_cell().publish_if_due(worker);
         if turn.progressed() {
             TurnOutcome::Progressed
         } else {
@@ -135,7 +134,7 @@ impl LoanWorker for WorkerAdapter {
         let worker = self.worker();
         let _installed = Installed::new(&self.handle, worker);
         let mut until_published = || {
-            shared.metrics.publish_if_due(worker);
+            shared.metrics_cell().publish_if_due(worker);
             until()
         };
         // Shutdown reaches a running worker through the loan driver (its slot closes and the
@@ -172,7 +171,10 @@ impl LoanWorker for WorkerAdapter {
 
     fn leave(&mut self) {
         context::leave();
-        self.handle.shared.metrics.publish_if_due(self.worker());
+        self.handle
+            .shared
+            .metrics_cell()
+            .publish_if_due(self.worker());
         let guard = self.guards.pop();
         debug_assert!(guard.is_some(), "rule 1: leave pairs with an earlier enter");
         drop(guard);
@@ -184,18 +186,12 @@ impl LoanWorker for WorkerAdapter {
 
     fn root_started(&mut self) {
         // Rule 5.
-        self.handle
-            .shared
-            .roots_active
-            .fetch_add(1, Ordering::AcqRel);
+        self.handle.shared.root_started();
     }
 
     fn root_finished(&mut self) {
         // Rule 5.
-        self.handle
-            .shared
-            .roots_active
-            .fetch_sub(1, Ordering::AcqRel);
+        self.handle.shared.root_finished();
     }
 
     fn close_on_loan(&mut self) {
@@ -242,8 +238,9 @@ impl Drop for WorkerAdapter {
         };
         // Rule 3: shut down with the runtime's deadline, and publish the report.
         let shared = &self.handle.shared;
-        shared.metrics.publish(&worker);
-        let deadline = crate::handle::lock(&shared.shutdown_deadline)
+        shared.metrics_cell().publish(&worker);
+        let deadline = shared
+            .shutdown_deadline()
             .unwrap_or_else(|| Instant::now() + DROP_SHUTDOWN_TIMEOUT);
         let report = worker.shutdown(Some(deadline));
         shared.publish_worker_report(report);

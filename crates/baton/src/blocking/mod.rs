@@ -49,7 +49,8 @@ pub use baton_completion::RejectReason;
 pub use crate::error::BlockingError;
 
 use crate::context;
-use crate::handle::{Handle, lock};
+use crate::handle::Handle;
+use crate::shared::lock;
 use crate::task::JoinHandle;
 
 /// Runs `f` on the runtime's blocking pool and returns a handle to await its result.

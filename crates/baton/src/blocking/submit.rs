@@ -81,7 +81,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    if handle.shared.worker.is_closed() {
+    if handle.shared.worker().is_closed() {
         return BlockingHandle::failed(BlockingError::Closed);
     }
     if on_worker(handle, |_| ()).is_some() {
@@ -125,9 +125,9 @@ where
 /// Steps 1 and 2 of the module docs, on the thread running the worker.
 fn submit(handle: &Handle, prepared: SendPreparedOperation) -> Result<WaitKey, BlockingError> {
     let shared = &handle.shared;
-    let identity = shared.registrar.issue(prepared.kind())?;
+    let identity = shared.registrar().issue(prepared.kind())?;
     let binding = shared
-        .registrar
+        .registrar()
         .bind_send(identity, prepared)
         .expect("the identity was issued by this registrar for the prepared operation's kind");
     let (half, submission) = binding.split();
@@ -137,7 +137,7 @@ fn submit(handle: &Handle, prepared: SendPreparedOperation) -> Result<WaitKey, B
         // The submission was never armed: dropping it delivers nothing.
         Ok(Err(_)) | Err(_) => return Err(BlockingError::Closed),
     };
-    match shared.lease.submit(submission) {
+    match shared.lease().submit(submission) {
         Ok(()) => Ok(key),
         Err(rejected) => {
             let _ = with_current_waits(|waits| waits.discard(key));
