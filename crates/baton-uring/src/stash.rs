@@ -28,7 +28,7 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use std::task::{Context, Poll, Waker};
 
 use crate::buf::{IoBufMut, IoVecBufMut, RawBuf};
-use crate::ops::to_socket_addr;
+use crate::ops::{Received, to_socket_addr};
 use crate::request::{Outcome, Request, close_orphan_fd};
 use crate::sync::{AtomicUsize, Mutex, Ordering, lock};
 // A std `Arc` even under loom: the models check the stash's lock and counter, which are loom's;
@@ -47,6 +47,13 @@ enum Stashed {
         buf: RawBuf,
         start: usize,
         len: usize,
+    },
+    /// A datagram received: the first `len` bytes of `buf`, from `from` (`None` when the
+    /// receive did not note a sender).
+    Datagram {
+        buf: RawBuf,
+        len: usize,
+        from: Option<SocketAddr>,
     },
     /// A connection accepted, with the peer's address for IP sockets.
     Connection(OwnedFd, Option<SocketAddr>),
@@ -77,6 +84,10 @@ impl StashState {
 pub struct Stash {
     state: Mutex<StashState>,
     pending: AtomicUsize,
+    /// The socket keeps message boundaries (UDP): each late receive is kept as one datagram,
+    /// an empty one included, and handed out whole (truncated to the next buffer, as the
+    /// kernel would).
+    datagrams: bool,
 }
 
 impl fmt::Debug for Stash {
@@ -94,11 +105,20 @@ impl Default for Stash {
 }
 
 impl Stash {
-    /// An empty stash.
+    /// An empty stash for a stream socket: late receives are kept as bytes, in order.
     pub fn new() -> Stash {
         Stash {
             state: Mutex::new(StashState::default()),
             pending: AtomicUsize::new(0),
+            datagrams: false,
+        }
+    }
+
+    /// An empty stash for a datagram socket: each late receive is kept as one datagram.
+    pub fn for_datagrams() -> Stash {
+        Stash {
+            datagrams: true,
+            ..Stash::new()
         }
     }
 
@@ -172,12 +192,47 @@ impl Stash {
         .map(|taken| taken.map(|(n, _)| n))
     }
 
+    /// Stash rule 4 for datagram receives: waits while tickets are outstanding, then copies
+    /// the oldest stashed datagram into `buf` as a receive would (truncated to its capacity,
+    /// the rest discarded) and returns the count and sender; a `peek` leaves the datagram
+    /// stashed. `Ready(None)` when no datagram is stashed (receive from the kernel then). A
+    /// buffer with no capacity takes nothing.
+    pub fn poll_take_datagram<B: IoBufMut>(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut B,
+        peek: bool,
+    ) -> Poll<Option<Received>> {
+        let room = buf.bytes_total();
+        let mut sender = None;
+        self.poll_take(cx, |stashed| match stashed {
+            Stashed::Datagram {
+                buf: held,
+                len,
+                from,
+            } if room > 0 => {
+                let n = (*len).min(room);
+                // SAFETY: the kernel initialized the first `len >= n` bytes of `held` (the
+                // receive's count) and nothing writes them now; `buf` is valid for writes of
+                // `room >= n` bytes (IoBufMut contract) and is not the stash's memory.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(held.filled(n).as_ptr(), buf.stable_mut_ptr(), n);
+                    buf.set_init(n);
+                }
+                sender = *from;
+                Take::Took(n, !peek)
+            }
+            _ => Take::Leave,
+        })
+        .map(|taken| taken.map(|(n, _)| (n, sender)))
+    }
+
     /// Stash rule 4 for accepts: waits while tickets are outstanding, then returns the oldest
     /// stashed connection; `Ready(None)` when none is stashed.
     pub fn poll_take_connection(&self, cx: &mut Context<'_>) -> Poll<Option<Accepted>> {
         self.poll_take(cx, |stashed| match stashed {
             Stashed::Connection(..) => Take::Took(0, true),
-            Stashed::Bytes { .. } => Take::Leave,
+            Stashed::Bytes { .. } | Stashed::Datagram { .. } => Take::Leave,
         })
         .map(|taken| match taken {
             Some((_, Some(Stashed::Connection(fd, peer)))) => Some((fd, peer)),
@@ -282,7 +337,8 @@ impl StashTicket {
     /// with nothing. Called outside the driver's borrow (stash rule 3).
     pub(crate) fn deposit(mut self, outcome: Outcome, data: Option<Request>) {
         if let Some(stash) = self.stash.take() {
-            stash.end(stashed(outcome, data));
+            let kept = stashed(outcome, data, stash.datagrams);
+            stash.end(kept);
         }
     }
 }
@@ -295,12 +351,31 @@ impl Drop for StashTicket {
     }
 }
 
-/// The part of a final result worth keeping; a descriptor the request created but the stash
-/// does not keep is closed.
-fn stashed(outcome: Outcome, data: Option<Request>) -> Option<Stashed> {
+/// The part of a final result worth keeping (`datagrams`: the stash keeps message
+/// boundaries); a descriptor the request created but the stash does not keep is closed.
+fn stashed(outcome: Outcome, data: Option<Request>, datagrams: bool) -> Option<Stashed> {
     let Ok(res) = outcome else { return None };
     let n = usize::try_from(res).ok()?;
     match data? {
+        // A datagram receive's count is the datagram's (possibly empty, possibly truncated)
+        // length in its buffer, initialized from the beginning as for a stream receive.
+        Request::Recv { buf, .. } if datagrams && n <= buf.total() => Some(Stashed::Datagram {
+            buf,
+            len: n,
+            from: None,
+        }),
+        // A peek consumed nothing: the datagram is still queued in the kernel.
+        Request::RecvMsg { msg, .. } if msg.peeks() => None,
+        Request::RecvMsg { msg, .. } if datagrams => {
+            let from = msg.sender();
+            let buf = gather(&msg.bufs, n);
+            let len = buf.len();
+            Some(Stashed::Datagram {
+                buf: RawBuf::new(buf),
+                len,
+                from,
+            })
+        }
         // The receive pointed the kernel at `buf` from its beginning and the driver owned it,
         // unchanged, until this final completion: a result `n` means its first `n` bytes are
         // initialized (`Stashed::Bytes`'s `len`).
@@ -312,13 +387,7 @@ fn stashed(outcome: Outcome, data: Option<Request>) -> Option<Stashed> {
         // A vectored receive's bytes span its buffers in order: gathered into one (a copy, on
         // this rare path).
         Request::RecvMsg { msg, .. } if n > 0 => {
-            let mut gathered = Vec::with_capacity(n);
-            for part in &msg.bufs {
-                let take = (n - gathered.len()).min(part.total());
-                // SAFETY: the kernel filled the buffers in order from their beginnings, so
-                // this one's first `take` bytes are initialized; nothing writes them now.
-                gathered.extend_from_slice(unsafe { part.filled(take) });
-            }
+            let gathered = gather(&msg.bufs, n);
             let len = gathered.len();
             Some(Stashed::Bytes {
                 buf: RawBuf::new(gathered),
@@ -339,4 +408,16 @@ fn stashed(outcome: Outcome, data: Option<Request>) -> Option<Stashed> {
             None
         }
     }
+}
+
+/// The first `n` bytes a `recvmsg` left across `bufs`, gathered into one buffer.
+fn gather(bufs: &[RawBuf], n: usize) -> Vec<u8> {
+    let mut gathered = Vec::with_capacity(n);
+    for part in bufs {
+        let take = (n - gathered.len()).min(part.total());
+        // SAFETY: the kernel filled the buffers in order from their beginnings (a receive's
+        // message), so this one's first `take` bytes are initialized; nothing writes them now.
+        gathered.extend_from_slice(unsafe { part.filled(take) });
+    }
+    gathered
 }

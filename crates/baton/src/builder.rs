@@ -1,6 +1,7 @@
 //! [`Builder`]: a runtime's settings, with documented defaults.
 
 use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use baton_uring::{DriverConfig, SetupError, Worker, WorkerConfig, WorkerSetupErr
 
 use crate::error::Error;
 use crate::handle::Handle;
+use crate::net::Resolver;
 use crate::runtime::Runtime;
 use crate::shared::Shared;
 use crate::worker_adapter::{WakeWorker, WorkerAdapter};
@@ -49,6 +51,7 @@ pub struct Builder {
     drain_turns: usize,
     thread_name: String,
     executor: Option<Arc<dyn IoExecutor>>,
+    resolver: Resolver,
 }
 
 impl Default for Builder {
@@ -71,6 +74,7 @@ impl Builder {
             drain_turns: DEFAULT_DRAIN_TURNS,
             thread_name: "baton".to_owned(),
             executor: None,
+            resolver: Resolver::default(),
         }
     }
 
@@ -139,6 +143,33 @@ impl Builder {
         self
     }
 
+    /// Resolves host names with `resolve` instead of the system's `getaddrinfo(3)`: `net`'s
+    /// `connect` and [`lookup_host`](crate::net::lookup_host) call it, on the blocking pool,
+    /// with a host name that is not an IP literal and the port, and try the addresses it
+    /// returns in order. For tests, service discovery, or a name table of your own.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::net::SocketAddr;
+    /// let rt = baton::Builder::new()
+    ///     .resolver(|host, port| match host {
+    ///         "db.internal" => Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))]),
+    ///         _ => Err(std::io::Error::new(std::io::ErrorKind::NotFound, "unknown host")),
+    ///     })
+    ///     .build()?;
+    /// let addrs: Vec<_> = rt.block_on(baton::net::lookup_host("db.internal:5432"))?.collect();
+    /// assert_eq!(addrs, [SocketAddr::from(([127, 0, 0, 1], 5432))]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn resolver<F>(mut self, resolve: F) -> Builder
+    where
+        F: Fn(&str, u16) -> io::Result<Vec<SocketAddr>> + Send + Sync + 'static,
+    {
+        self.resolver = Resolver::custom(Arc::new(resolve));
+        self
+    }
+
     /// Sets up the ring, the worker, the blocking pool and the background thread.
     ///
     /// # Errors
@@ -183,6 +214,7 @@ impl Builder {
             lease,
             executor,
             owns_executor,
+            self.resolver,
         ));
         let handle = Handle {
             shared: Arc::clone(&shared),

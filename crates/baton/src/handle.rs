@@ -155,6 +155,11 @@ impl Handle {
     pub fn same_runtime(&self, other: &Handle) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
+
+    /// The runtime's resolver (run it on the blocking pool).
+    pub(crate) fn resolver(&self) -> crate::net::Resolver {
+        self.shared.resolver().clone()
+    }
 }
 
 /// Polls a `block_on` root with its runtime installed as the thread's current one, also when

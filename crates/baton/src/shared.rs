@@ -14,6 +14,7 @@ use baton_uring::{WorkerHandle, WorkerShutdownReport};
 use web_time::Instant;
 
 use crate::metrics::MetricsCell;
+use crate::net::Resolver;
 
 /// The runtime's lifecycle, as its handles see it.
 const RUNNING: u8 = 0;
@@ -47,6 +48,8 @@ pub(crate) struct Shared {
     metrics: MetricsCell,
     /// `block_on` roots being driven on the worker right now (worker adapter rule 5).
     roots_active: AtomicUsize,
+    /// Resolves host names for `net` (on the blocking pool).
+    resolver: Resolver,
 }
 
 impl Shared {
@@ -56,6 +59,7 @@ impl Shared {
         lease: Arc<dyn ExecutorLease>,
         executor: Arc<dyn IoExecutor>,
         owns_executor: bool,
+        resolver: Resolver,
     ) -> Shared {
         Shared {
             runtime_id,
@@ -72,7 +76,12 @@ impl Shared {
             closed_on_loan: AtomicBool::new(false),
             metrics: MetricsCell::default(),
             roots_active: AtomicUsize::new(0),
+            resolver,
         }
+    }
+
+    pub(crate) fn resolver(&self) -> &Resolver {
+        &self.resolver
     }
 
     /// Sets the loan, once, while `Builder::build` still holds the only handles (see the type's

@@ -15,10 +15,12 @@
 //! submitted: io_uring reads offset −1 (`u64::MAX`) as "use the file cursor", so such a write
 //! would otherwise land at the cursor.
 
+mod datagram;
 mod fs;
 mod net;
 mod time;
 
+pub use datagram::{Received, peek_from, recv_from, send_to};
 pub use fs::{close, fdatasync, fsync, open, read_at, readv_at, statx, write_at, writev_at};
 pub(crate) use net::to_socket_addr;
 pub use net::{

@@ -78,7 +78,7 @@ pub fn accept(fd: Arc<OwnedFd>) -> Op<io::Result<(OwnedFd, Option<SocketAddr>)>>
     )
 }
 
-fn ip_sockaddr(addr: SocketAddr) -> Box<SockAddrBuf> {
+pub(super) fn ip_sockaddr(addr: SocketAddr) -> Box<SockAddrBuf> {
     let mut buf = SockAddrBuf::empty();
     match addr {
         SocketAddr::V4(v4) => {

@@ -17,6 +17,8 @@ pub(crate) struct Message {
     iovecs: IoVecs,
     pub(crate) addr: SockAddrBuf,
     hdr: libc::msghdr,
+    /// A receive that leaves the datagram queued (`MSG_PEEK`).
+    peek: bool,
 }
 
 // SAFETY: the raw pointers of `hdr` and `iovecs` refer only to memory the same box owns (type
@@ -36,6 +38,7 @@ impl Message {
             addr: addr.unwrap_or_else(SockAddrBuf::unnamed),
             // SAFETY: msghdr is plain old data; all-zero (null pointers, zero lengths) is valid.
             hdr: unsafe { std::mem::zeroed() },
+            peek: false,
         });
         msg.hdr.msg_iov = msg.iovecs.0.as_mut_ptr();
         msg.hdr.msg_iovlen = msg.iovecs.0.len();
@@ -47,6 +50,27 @@ impl Message {
             msg.hdr.msg_namelen = msg.addr.len;
         }
         msg
+    }
+
+    /// Makes a receive leave what it reads queued (`MSG_PEEK`).
+    pub(crate) fn peek(mut self: Box<Message>) -> Box<Message> {
+        self.peek = true;
+        self
+    }
+
+    /// The `flags` argument of a `recvmsg` on this message.
+    pub(crate) fn recv_flags(&self) -> u32 {
+        if self.peek { libc::MSG_PEEK as u32 } else { 0 }
+    }
+
+    /// Whether this is a receive that only looked (its data is still queued).
+    pub(crate) fn peeks(&self) -> bool {
+        self.peek
+    }
+
+    /// The sender's address as the kernel wrote it (a receive on an IP socket), else `None`.
+    pub(crate) fn sender(&self) -> Option<std::net::SocketAddr> {
+        crate::ops::to_socket_addr(&self.addr)
     }
 
     /// The header to hand the kernel.

@@ -371,7 +371,10 @@ impl Request {
                     .build()
             }
             Request::RecvMsg { fd, msg } => {
-                opcode::RecvMsg::new(types::Fd(fd.as_raw_fd()), msg.hdr()).build()
+                let flags = msg.recv_flags();
+                opcode::RecvMsg::new(types::Fd(fd.as_raw_fd()), msg.hdr())
+                    .flags(flags)
+                    .build()
             }
             Request::Shutdown { fd, how } => {
                 opcode::Shutdown::new(types::Fd(fd.as_raw_fd()), *how).build()

@@ -274,3 +274,94 @@ fn accept_completing_after_its_future_dropped_leaves_the_connection_in_the_stash
         Poll::Ready(None)
     ));
 }
+
+type RecvFrom<'s> = Operation<'s, (std::io::Result<ops::Received>, Vec<u8>)>;
+
+/// Registers a datagram receive locally and submits it; returns its `user_data`.
+fn submit_datagram(driver: &Driver, sim: &SimRing, op: &mut RecvFrom<'_>) -> u64 {
+    let _entered = driver.enter();
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(Pin::new(op).poll(&mut cx).is_pending());
+    let _ = driver.turn(Park::Poll);
+    *sim.in_flight().last().expect("the receive is in flight")
+}
+
+/// Takes (or, with `peek`, looks at) the oldest stashed datagram with `capacity` bytes of room.
+fn take_datagram(stash: &Stash, capacity: usize, peek: bool) -> Poll<Option<Vec<u8>>> {
+    let mut buf = Vec::with_capacity(capacity);
+    let mut cx = Context::from_waker(Waker::noop());
+    stash
+        .poll_take_datagram(&mut cx, &mut buf, peek)
+        .map(|taken| taken.map(|(n, _from)| buf[..n].to_vec()))
+}
+
+#[test]
+fn late_datagrams_keep_their_boundaries_an_empty_one_included_and_truncate_like_the_kernel() {
+    let (driver, sim) = sim_driver();
+    let stash = Arc::new(Stash::for_datagrams());
+    let fd = socket();
+    let mut first = ops::recv_from(fd.clone(), holding(b"hello")).stash_late_result(&stash);
+    let mut empty = ops::recv_from(fd.clone(), Vec::with_capacity(4)).stash_late_result(&stash);
+    let mut last = ops::recv_from(fd.clone(), holding(b"bye")).stash_late_result(&stash);
+    let targets = [
+        (submit_datagram(&driver, &sim, &mut first), 5),
+        (submit_datagram(&driver, &sim, &mut empty), 0),
+        (submit_datagram(&driver, &sim, &mut last), 3),
+    ];
+    {
+        let _entered = driver.enter();
+        drop((first, empty, last));
+        let _ = driver.turn(Park::Poll);
+    }
+    for (target, n) in targets {
+        assert!(sim.complete(target, n));
+        assert!(sim.resolve_cancel(target), "each drop sent a cancel");
+    }
+    {
+        let _entered = driver.enter();
+        let _ = driver.turn(Park::Poll);
+    }
+    assert_eq!(
+        take_datagram(&stash, 3, true),
+        Poll::Ready(Some(b"hel".to_vec())),
+        "a peek looks without taking"
+    );
+    assert_eq!(
+        take_datagram(&stash, 3, false),
+        Poll::Ready(Some(b"hel".to_vec())),
+        "a datagram larger than the buffer is truncated; its rest is discarded"
+    );
+    assert_eq!(
+        take_datagram(&stash, 8, false),
+        Poll::Ready(Some(Vec::new())),
+        "an empty datagram is a datagram, not the end of a stream"
+    );
+    assert_eq!(take_datagram(&stash, 0, false), Poll::Ready(None));
+    assert_eq!(
+        take_datagram(&stash, 8, false),
+        Poll::Ready(Some(b"bye".to_vec()))
+    );
+    assert!(stash.is_idle());
+    assert_eq!(driver.metrics().slots, 0);
+    assert_eq!(Arc::strong_count(&fd), 1);
+}
+
+#[test]
+fn a_late_peek_leaves_nothing_in_the_stash() {
+    let (driver, sim) = sim_driver();
+    let stash = Arc::new(Stash::for_datagrams());
+    let mut peek: RecvFrom<'_> =
+        ops::peek_from(socket(), holding(b"still queued")).stash_late_result(&stash);
+    let target = submit_datagram(&driver, &sim, &mut peek);
+    assert!(sim.complete(target, 12));
+    {
+        let _entered = driver.enter();
+        let _ = driver.turn(Park::Poll);
+        drop(peek);
+    }
+    assert!(
+        stash.is_idle(),
+        "the kernel still holds the datagram it peeked at"
+    );
+    assert_eq!(take_datagram(&stash, 16, false), Poll::Ready(None));
+}

@@ -5,8 +5,8 @@
 use std::fmt;
 use std::future::poll_fn;
 use std::io;
-use std::net::Shutdown;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::net::{Shutdown, SocketAddr};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
 use baton_uring::{Accepted, Operation, Stash, ops};
@@ -41,6 +41,7 @@ impl fmt::Debug for Socket {
 }
 
 impl Socket {
+    /// A stream socket (its stash keeps late receives as bytes).
     pub(crate) fn new(fd: OwnedFd, handle: Option<Handle>) -> Socket {
         Socket {
             fd: Arc::new(fd),
@@ -49,15 +50,21 @@ impl Socket {
         }
     }
 
-    /// Adopts `fd` into the runtime current on this thread (if any), as a socket
-    /// constructor does: a runtime that shut down refuses with [`Error::Closed`], as every
-    /// other call does after shutdown.
+    /// Adopts stream socket `fd` into the runtime current on this thread (if any), as a
+    /// socket constructor does: a runtime that shut down refuses with [`Error::Closed`], as
+    /// every other call does after shutdown.
     pub(crate) fn adopt(fd: OwnedFd) -> io::Result<Socket> {
-        let handle = crate::context::current();
-        if handle.as_ref().is_some_and(Handle::is_shutting_down) {
-            return Err(Error::Closed.into_io());
-        }
-        Ok(Socket::new(fd, handle))
+        Ok(Socket::new(fd, current_open()?))
+    }
+
+    /// [`adopt`](Socket::adopt) for a datagram socket (its stash keeps each late receive as
+    /// one datagram).
+    pub(crate) fn adopt_datagram(fd: OwnedFd) -> io::Result<Socket> {
+        Ok(Socket {
+            fd: Arc::new(fd),
+            handle: current_open()?,
+            stash: Arc::new(Stash::for_datagrams()),
+        })
     }
 
     /// The runtime this socket belongs to: the one it was made on, else the current one.
@@ -84,6 +91,17 @@ impl Socket {
         }
         let op = ops::accept(Arc::clone(&self.fd)).stash_late_result(&self.stash);
         convert(self.bind(op).await)
+    }
+
+    /// Shuts a listening socket down now if an in-flight request still holds its descriptor
+    /// (an accept being cancelled): the kernel then stops listening and frees the port at
+    /// once instead of when the last reference closes it. Without such a request, the drop
+    /// that follows closes the descriptor at once anyway.
+    pub(crate) fn stop_listening(&self) {
+        if Arc::strong_count(&self.fd) > 1 {
+            // Nothing to report from a drop: the socket is going away either way.
+            let _ = socket2::SockRef::from(&*self.fd).shutdown(Shutdown::Both);
+        }
     }
 
     /// A duplicate of the descriptor, for the standard library's address and option calls.
@@ -148,19 +166,69 @@ impl Socket {
     }
 }
 
+/// Datagram requests.
+impl Socket {
+    /// Receives one datagram on a connected socket, cancel-safely (a datagram received for an
+    /// earlier receive whose future was dropped comes first, stash rule S4).
+    pub(crate) async fn recv<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
+        let mut buf = buf;
+        if !self.stash.is_idle()
+            && let Some((n, _)) =
+                poll_fn(|cx| self.stash.poll_take_datagram(cx, &mut buf, false)).await
+        {
+            return (Ok(n), buf);
+        }
+        let op = ops::recv(Arc::clone(&self.fd), buf).stash_late_result(&self.stash);
+        let (res, buf) = self.bind(op).await;
+        (convert(res), buf)
+    }
+
+    /// Receives (or, with `peek`, looks at) one datagram and its sender, cancel-safely.
+    pub(crate) async fn recv_from<B: IoBufMut>(
+        &self,
+        buf: B,
+        peek: bool,
+    ) -> BufResult<ops::Received, B> {
+        let mut buf = buf;
+        if !self.stash.is_idle()
+            && let Some(received) =
+                poll_fn(|cx| self.stash.poll_take_datagram(cx, &mut buf, peek)).await
+        {
+            return (Ok(received), buf);
+        }
+        let fd = Arc::clone(&self.fd);
+        let op = if peek {
+            ops::peek_from(fd, buf)
+        } else {
+            ops::recv_from(fd, buf)
+        };
+        let (res, buf) = self.bind(op.stash_late_result(&self.stash)).await;
+        (convert(res), buf)
+    }
+
+    /// Sends one datagram, to `to` or (with `None`) to the connected peer.
+    pub(crate) async fn send_to<B: IoBuf>(
+        &self,
+        buf: B,
+        to: Option<SocketAddr>,
+    ) -> BufResult<usize, B> {
+        let op = ops::send_to(Arc::clone(&self.fd), buf, to);
+        let (res, buf) = self.bind(op).await;
+        (convert(res), buf)
+    }
+}
+
 impl AsFd for Socket {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
 }
 
-/// A new blocking-mode, close-on-exec stream socket of `domain`.
-pub(crate) fn stream_socket(domain: i32) -> io::Result<OwnedFd> {
-    // SAFETY: socket(2) has no memory-safety preconditions; the result is checked below.
-    let fd = unsafe { libc::socket(domain, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
+/// The runtime current on this thread, unless it is shutting down (then [`Error::Closed`]).
+fn current_open() -> io::Result<Option<Handle>> {
+    let handle = crate::context::current();
+    if handle.as_ref().is_some_and(Handle::is_shutting_down) {
+        return Err(Error::Closed.into_io());
     }
-    // SAFETY: `fd` was just returned by socket(2) and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    Ok(handle)
 }

@@ -1,13 +1,18 @@
 //! TCP: [`TcpListener`] and [`TcpStream`].
 
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use baton_uring::ops;
 
 use crate::context;
-use crate::net::socket::{Socket, stream_socket};
+use crate::net::lookup::{self, ToSocketAddrs, no_address, resolve_here};
+use crate::net::socket::Socket;
+use crate::net::tcp_socket::{TcpSocket, ip_addr};
+
+/// The listen backlog of [`TcpListener::bind`], as tokio's.
+const DEFAULT_BACKLOG: u32 = 1024;
 
 /// A TCP socket listening for connections; [`accept`](TcpListener::accept) runs on the ring.
 ///
@@ -40,14 +45,36 @@ pub struct TcpListener {
 }
 
 impl TcpListener {
-    /// Binds a listener to the first address of `addr` that works (with `SO_REUSEADDR`, as
-    /// `std` does). Host names are resolved synchronously; pass an IP address to avoid that.
+    /// Binds a listener to the first address of `addr` that works, with `SO_REUSEADDR` (as
+    /// `std` and tokio) and a backlog of 1024 connections (as tokio; `std`'s 128 drops SYNs in
+    /// a connect storm). Use [`TcpSocket`](crate::net::TcpSocket) for other options or another
+    /// backlog.
+    ///
+    /// Synchronous (nothing to wait for). An IP literal is parsed in place; a host name is
+    /// resolved with the system resolver **on the calling thread** — pass an address (or
+    /// resolve with [`lookup_host`](crate::net::lookup_host) first) to keep the worker free.
     ///
     /// # Errors
     ///
-    /// The OS error of the last address tried (`AddrInUse`, ...).
+    /// The OS error of the last address tried (`AddrInUse`, `AddrNotAvailable`, ...),
+    /// `InvalidInput` when `addr` names no address, or [`Error::Closed`](crate::Error::Closed)
+    /// when the current runtime shut down.
     pub fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
-        TcpListener::from_std(std::net::TcpListener::bind(addr)?)
+        let mut last = None;
+        for addr in resolve_here(&addr)? {
+            match TcpListener::bind_one(addr) {
+                Ok(listener) => return Ok(listener),
+                Err(err) => last = Some(err),
+            }
+        }
+        Err(last.unwrap_or_else(no_address))
+    }
+
+    fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
+        let socket = TcpSocket::for_addr(addr)?;
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(DEFAULT_BACKLOG)
     }
 
     /// Adopts a standard-library listener (switched to blocking mode, which the ring needs).
@@ -58,8 +85,13 @@ impl TcpListener {
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         listener.set_nonblocking(false)?;
         let local = listener.local_addr()?;
+        TcpListener::adopt(OwnedFd::from(listener), local)
+    }
+
+    /// A listener over `fd`, a blocking-mode socket listening on `local`.
+    pub(crate) fn adopt(fd: OwnedFd, local: SocketAddr) -> io::Result<TcpListener> {
         Ok(TcpListener {
-            socket: Socket::adopt(OwnedFd::from(listener))?,
+            socket: Socket::adopt(fd)?,
             local,
         })
     }
@@ -96,6 +128,19 @@ impl TcpListener {
         Ok(self.local)
     }
 }
+
+/// Closing a listener releases its port before `drop` returns, even while the kernel still
+/// holds the descriptor for an `accept` being cancelled: the listening socket is shut down
+/// first, so an immediate re-`bind` of the same port succeeds. (A descriptor duplicated from
+/// the listener stops accepting too.)
+impl Drop for TcpListener {
+    fn drop(&mut self) {
+        self.socket.stop_listening();
+    }
+}
+
+crate::net::options::ip_options!(TcpListener);
+crate::net::options::tcp_options!(TcpListener);
 
 impl AsFd for TcpListener {
     fn as_fd(&self) -> BorrowedFd<'_> {
@@ -134,37 +179,34 @@ pub struct TcpStream {
 }
 
 impl TcpStream {
-    /// Connects to the first address of `addr` that accepts. Host names are resolved
-    /// synchronously; pass an IP address to avoid that.
+    /// Connects to the first address of `addr` that accepts, trying each in order. A host
+    /// name is resolved on the blocking pool (never on the worker); an IP literal is parsed
+    /// in place.
     ///
     /// # Errors
     ///
     /// The error of the last address tried (`ConnectionRefused`, ...), `InvalidInput` when
-    /// `addr` resolves to nothing, or [`Error::NotInRuntime`](crate::Error::NotInRuntime).
+    /// `addr` resolves to nothing, the resolver's error, or
+    /// [`Error::NotInRuntime`](crate::Error::NotInRuntime).
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future cancels the connect and closes its socket; no stream is created.
+    /// Dropping the future cancels the lookup or the connect and closes its socket; no stream
+    /// is created.
     pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
+        let addrs = lookup::resolve(&addr, "net::TcpStream::connect").await?;
+        lookup::each_address(addrs, |addr| async move {
+            TcpSocket::for_addr(addr)?.connect(addr).await
+        })
+        .await
+    }
+
+    /// Connects `fd`, a fresh TCP socket of `addr`'s family, through the ring.
+    pub(crate) async fn connect_socket(fd: OwnedFd, addr: SocketAddr) -> io::Result<TcpStream> {
         let handle = context::require("net::TcpStream::connect")?;
-        let mut last = None;
-        for addr in addr.to_socket_addrs()? {
-            let domain = match addr {
-                SocketAddr::V4(_) => libc::AF_INET,
-                SocketAddr::V6(_) => libc::AF_INET6,
-            };
-            let socket = Socket::new(stream_socket(domain)?, Some(handle.clone()));
-            match socket.connect(ops::ConnectTo::Ip(addr)).await {
-                Ok(()) => return Ok(TcpStream { socket }),
-                Err(err) => last = Some(err),
-            }
-        }
-        Err(last.unwrap_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "the address resolved to nothing",
-            )
-        }))
+        let socket = Socket::new(fd, Some(handle));
+        socket.connect(ops::ConnectTo::Ip(addr)).await?;
+        Ok(TcpStream { socket })
     }
 
     /// Adopts a connected standard-library stream (switched to blocking mode).
@@ -183,30 +225,23 @@ impl TcpStream {
     ///
     /// # Errors
     ///
-    /// The OS error.
+    /// The OS error of `getsockname(2)`.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        std::net::TcpStream::from(self.socket.duplicate()?).local_addr()
+        ip_addr(socket2::SockRef::from(self).local_addr()?)
     }
 
     /// The peer's address.
     ///
     /// # Errors
     ///
-    /// The OS error (`NotConnected`, ...).
+    /// The OS error of `getpeername(2)` (`NotConnected`, ...).
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        std::net::TcpStream::from(self.socket.duplicate()?).peer_addr()
-    }
-
-    /// Sets `TCP_NODELAY` (disables Nagle's algorithm).
-    ///
-    /// # Errors
-    ///
-    /// The OS error.
-    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
-        std::net::TcpStream::from(self.socket.duplicate()?).set_nodelay(nodelay)
+        ip_addr(socket2::SockRef::from(self).peer_addr()?)
     }
 }
 
+crate::net::options::ip_options!(TcpStream);
+crate::net::options::tcp_options!(TcpStream);
 crate::net::stream::stream_methods!(TcpStream);
 crate::net::stream::stream_io!(TcpStream);
 

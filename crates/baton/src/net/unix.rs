@@ -8,7 +8,7 @@ use std::path::Path;
 use baton_uring::ops;
 
 use crate::context;
-use crate::net::socket::{Socket, stream_socket};
+use crate::net::socket::Socket;
 
 /// A Unix stream socket listening at a path; [`accept`](UnixListener::accept) runs on the ring.
 ///
@@ -35,13 +35,21 @@ pub struct UnixListener {
 }
 
 impl UnixListener {
-    /// Binds a listener at `path` (which must not exist yet).
+    /// Binds a listener at `path` (which must not exist yet), with a backlog of 1024
+    /// connections as [`TcpListener::bind`](crate::net::TcpListener::bind).
     ///
     /// # Errors
     ///
-    /// The OS error (`AddrInUse` when the path exists, ...).
+    /// The OS error (`AddrInUse` when the path exists, ...); `InvalidInput` for a path too
+    /// long for a socket address.
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
-        UnixListener::from_std(std::os::unix::net::UnixListener::bind(path)?)
+        let addr = socket2::SockAddr::unix(path)?;
+        let socket = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None)?;
+        socket.bind(&addr)?;
+        socket.listen(1024)?;
+        Ok(UnixListener {
+            socket: Socket::adopt(OwnedFd::from(socket))?,
+        })
     }
 
     /// Adopts a standard-library listener (switched to blocking mode, which the ring needs).
@@ -86,6 +94,14 @@ impl UnixListener {
     }
 }
 
+/// A listener dropped while an `accept` is being cancelled is shut down first, so it stops
+/// accepting before `drop` returns (as [`TcpListener`](crate::net::TcpListener)'s drop).
+impl Drop for UnixListener {
+    fn drop(&mut self) {
+        self.socket.stop_listening();
+    }
+}
+
 impl AsFd for UnixListener {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.socket.as_fd()
@@ -126,7 +142,7 @@ impl UnixStream {
     /// Dropping the future cancels the connect and closes its socket; no stream is created.
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
         let handle = context::require("net::UnixStream::connect")?;
-        let socket = Socket::new(stream_socket(libc::AF_UNIX)?, Some(handle));
+        let socket = Socket::new(unix_stream_socket()?, Some(handle));
         socket.connect(ops::ConnectTo::Unix(path.as_ref())).await?;
         Ok(UnixStream { socket })
     }
@@ -187,4 +203,10 @@ impl AsFd for UnixStream {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.socket.as_fd()
     }
+}
+
+/// A new blocking-mode, close-on-exec Unix stream socket.
+fn unix_stream_socket() -> io::Result<OwnedFd> {
+    let socket = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None)?;
+    Ok(OwnedFd::from(socket))
 }
