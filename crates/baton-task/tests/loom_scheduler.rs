@@ -120,7 +120,7 @@ fn loom_spawn_racing_shutdown_runs_or_cancels() {
         }
         let counts = scheduler.counts();
         assert_eq!(counts.live, 0);
-        assert_eq!(counts.spawned, counts.completed + counts.aborted);
+        assert_eq!(counts.spawned, counts.completed + counts.cancelled);
         assert_eq!(report.still_running, 0);
     });
 }
