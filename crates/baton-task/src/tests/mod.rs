@@ -9,6 +9,8 @@ mod containment;
 mod raw;
 #[cfg(not(loom))]
 mod state;
+#[cfg(not(loom))]
+mod task;
 
 #[cfg(loom)]
 mod loom_models;
