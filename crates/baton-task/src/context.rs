@@ -5,10 +5,11 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use crate::core::Core;
+use crate::claim::ClaimGuard;
 use crate::join::JoinHandle;
-use crate::scheduler::{ClaimGuard, spawn_local_on, spawn_send};
-use crate::shared::Shared;
+use crate::run_queues::RunQueues;
+use crate::scheduler_state::SchedulerState;
+use crate::spawn::{spawn_local_on, spawn_send};
 use crate::spawner::Spawner;
 use crate::sync::thread_local;
 
@@ -37,14 +38,8 @@ pub enum ContextError {
     EnteredElsewhere,
 }
 
-#[cfg(not(loom))]
 thread_local! {
-    static CONTEXT: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
-}
-
-#[cfg(loom)]
-thread_local! {
-    static CONTEXT: RefCell<Option<Arc<Shared>>> = RefCell::new(None);
+    static CONTEXT: RefCell<Option<Arc<SchedulerState>>> = const { RefCell::new(None) };
 }
 
 /// Keeps a scheduler installed as the current thread's; dropping it restores the previous one.
@@ -64,20 +59,20 @@ pub struct EnterGuard {
 #[derive(Debug)]
 enum Restore {
     /// The guard installed its scheduler over this previous context (maybe none).
-    Previous(Option<Arc<Shared>>),
+    Previous(Option<Arc<SchedulerState>>),
     /// The scheduler was the current context already (a nested enter): nothing to put back.
     Unchanged,
 }
 
 impl EnterGuard {
-    pub(crate) fn new(shared: &Arc<Shared>) -> Result<EnterGuard, ContextError> {
-        let claim = ClaimGuard::take(shared)?;
+    pub(crate) fn new(state: &Arc<SchedulerState>) -> Result<EnterGuard, ContextError> {
+        let claim = ClaimGuard::take(state)?;
         // A nested enter of the current scheduler leaves the context as it is: no reference
         // count traffic, and the outer guard restores it.
-        let restore = if is_current(shared) {
+        let restore = if is_current(state) {
             Restore::Unchanged
         } else {
-            Restore::Previous(CONTEXT.with(|context| context.replace(Some(Arc::clone(shared)))))
+            Restore::Previous(CONTEXT.with(|context| context.replace(Some(Arc::clone(state)))))
         };
         Ok(EnterGuard {
             restore,
@@ -86,8 +81,8 @@ impl EnterGuard {
         })
     }
 
-    pub(crate) fn core(&self) -> &Core {
-        self.claim.core()
+    pub(crate) fn queues(&self) -> &RunQueues {
+        self.claim.queues()
     }
 }
 
@@ -103,19 +98,19 @@ impl Drop for EnterGuard {
     }
 }
 
-/// Whether `shared`'s scheduler is the one installed on this thread (by a live guard).
-pub(crate) fn is_current(shared: &Arc<Shared>) -> bool {
+/// Whether `state`'s scheduler is the one installed on this thread (by a live guard).
+pub(crate) fn is_current(state: &Arc<SchedulerState>) -> bool {
     CONTEXT
         .try_with(|context| {
             context
                 .borrow()
                 .as_ref()
-                .is_some_and(|current| Arc::ptr_eq(current, shared))
+                .is_some_and(|current| Arc::ptr_eq(current, state))
         })
         .unwrap_or(false)
 }
 
-fn current_shared() -> Option<Arc<Shared>> {
+fn current_state() -> Option<Arc<SchedulerState>> {
     CONTEXT
         .try_with(|context| context.borrow().clone())
         .ok()
@@ -134,8 +129,8 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    match current_shared() {
-        Some(shared) => spawn_send(&shared, future).0,
+    match current_state() {
+        Some(state) => spawn_send(&state, future).0,
         None => panic!("{}", ContextError::NoRuntime),
     }
 }
@@ -169,9 +164,12 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let shared = current_shared().ok_or(ContextError::NoRuntime)?;
-    let core = shared.core_here().ok_or(ContextError::NotOnWorkerThread)?;
-    Ok(spawn_local_on(&shared, core, future))
+    let state = current_state().ok_or(ContextError::NoRuntime)?;
+    let queues = state
+        .claim()
+        .here()
+        .ok_or(ContextError::NotOnWorkerThread)?;
+    Ok(spawn_local_on(&state, queues, future))
 }
 
 /// A spawner for the current thread's scheduler. Never panics.
@@ -180,7 +178,7 @@ where
 ///
 /// [`ContextError::NoRuntime`] outside a Baton runtime context.
 pub fn try_current() -> Result<Spawner, ContextError> {
-    current_shared()
+    current_state()
         .map(Spawner::new)
         .ok_or(ContextError::NoRuntime)
 }

@@ -1,4 +1,5 @@
-//! `JoinHandle` and `JoinError` (rules 5 and 6 of the crate docs).
+//! `JoinHandle` and `JoinError` (rules 5 and 6 of the crate docs), and [`Join`], the handle's
+//! machinery for a task of any [`Schedule`] policy.
 
 use std::any::Any;
 use std::fmt;
@@ -9,6 +10,8 @@ use std::ptr::NonNull;
 use std::task::{Context, Poll};
 
 use crate::raw::{Header, TaskRef};
+use crate::schedule::Schedule;
+use crate::scheduler_state::SchedulerState;
 use crate::state::WakeOutcome;
 
 /// Why a task was cancelled.
@@ -132,66 +135,35 @@ impl JoinError {
 ///
 /// `Send` exactly when the output is `Send`.
 pub struct JoinHandle<T> {
-    /// The handle's counted reference (rule 1).
-    task: TaskRef,
-    /// The task type's join poll: reads the output as a `T` (rule 6).
-    poll_join: PollJoin<T>,
-    /// Makes the handle `Send` only when `T` is (and `Sync` only when `T` is): `TaskRef` is
-    /// both, and the fn pointer carries no auto traits of `T`.
-    _output: PhantomData<T>,
+    join: Join<T, SchedulerState>,
 }
 
-/// A task type's join poll; the pointer is the header of a live task of that type, whose
-/// `JoinHandle` is the caller.
-type PollJoin<T> = unsafe fn(NonNull<Header>, &mut Context<'_>) -> Poll<Result<T, JoinError>>;
-
 impl<T> JoinHandle<T> {
-    /// A handle from its task reference and the join poll of the task's type, whose output is
-    /// `T`.
-    pub(crate) fn new(task: TaskRef, poll_join: PollJoin<T>) -> JoinHandle<T> {
-        JoinHandle {
-            task,
-            poll_join,
-            _output: PhantomData,
-        }
+    pub(crate) fn new(join: Join<T, SchedulerState>) -> JoinHandle<T> {
+        JoinHandle { join }
     }
 
     /// Requests cancellation; see the type docs for the exact semantics.
     pub fn abort(&self) {
-        // Rule 4: an abort is a wake; an idle task is queued with a new reference.
-        match self.task.header().state.abort() {
-            // SAFETY: the transition took a reference for the queue entry, which we now own.
-            WakeOutcome::Submit => unsafe { TaskRef::from_raw(self.task.as_raw()) }.schedule(),
-            WakeOutcome::Coalesced | WakeOutcome::DuringPoll | WakeOutcome::Complete => {}
-        }
+        self.join.abort();
     }
 
     /// Whether the task finished (completed, panicked or was cancelled).
     pub fn is_finished(&self) -> bool {
-        self.task.header().state.load().is_complete()
+        self.join.is_finished()
     }
 
     /// Rule 8: cancels the task of a spawn that was refused after shutdown.
     pub(crate) fn refuse(&self) {
-        // SAFETY: the vtable belongs to this task's type and our reference keeps it alive.
-        unsafe { (self.task.header().vtable.refuse)(self.task.as_raw()) }
+        self.join.refuse();
     }
 }
 
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `poll_join` came with the task when it was spawned (its output is `T`), our
-        // reference keeps the task alive, and we are its handle.
-        unsafe { (self.poll_join)(self.task.as_raw(), cx) }
-    }
-}
-
-impl<T> Drop for JoinHandle<T> {
-    fn drop(&mut self) {
-        // SAFETY: as in `poll`; our reference is released after this, when `task` drops.
-        unsafe { (self.task.header().vtable.detach)(self.task.as_raw()) }
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.join.poll(cx)
     }
 }
 
@@ -204,3 +176,74 @@ impl<T> fmt::Debug for JoinHandle<T> {
 }
 
 impl<T> Unpin for JoinHandle<T> {}
+
+/// The join side of a task of scheduler `S` (rule 6): what a [`JoinHandle`] is for the real
+/// scheduler, and what the task tests hold for their recording one.
+pub(crate) struct Join<T, S: Schedule> {
+    /// The handle's counted reference (rule 1).
+    task: TaskRef<S>,
+    /// The task type's join poll: reads the output as a `T` (rule 6).
+    poll_join: PollJoin<T, S>,
+    /// Makes the handle `Send` only when `T` is (and `Sync` only when `T` is): `TaskRef` is
+    /// both, and the fn pointer carries no auto traits of `T`.
+    _output: PhantomData<T>,
+}
+
+/// A task type's join poll; the pointer is the header of a live task of that type, whose
+/// `JoinHandle` is the caller.
+type PollJoin<T, S> = unsafe fn(NonNull<Header<S>>, &mut Context<'_>) -> Poll<Result<T, JoinError>>;
+
+impl<T, S: Schedule> Join<T, S> {
+    /// A handle from its task reference and the join poll of the task's type, whose output is
+    /// `T`.
+    pub(crate) fn new(task: TaskRef<S>, poll_join: PollJoin<T, S>) -> Join<T, S> {
+        Join {
+            task,
+            poll_join,
+            _output: PhantomData,
+        }
+    }
+
+    /// Rule 4: an abort is a wake; an idle task is queued with a new reference.
+    pub(crate) fn abort(&self) {
+        match self.task.header().state.abort() {
+            // SAFETY: the transition took a reference for the queue entry, which we now own.
+            WakeOutcome::Submit => unsafe { TaskRef::from_raw(self.task.as_raw()) }.schedule(),
+            WakeOutcome::Coalesced | WakeOutcome::DuringPoll | WakeOutcome::Complete => {}
+        }
+    }
+
+    pub(crate) fn is_finished(&self) -> bool {
+        self.task.header().state.load().is_complete()
+    }
+
+    /// Rule 8: cancels the task of a spawn that was refused after shutdown.
+    pub(crate) fn refuse(&self) {
+        // SAFETY: the vtable belongs to this task's type and our reference keeps it alive.
+        unsafe { (self.task.header().vtable.refuse)(self.task.as_raw()) }
+    }
+
+    /// Rule 6: the handle's poll.
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
+        // SAFETY: `poll_join` came with the task when it was spawned (its output is `T`), our
+        // reference keeps the task alive, and we are its handle.
+        unsafe { (self.poll_join)(self.task.as_raw(), cx) }
+    }
+}
+
+impl<T, S: Schedule> Drop for Join<T, S> {
+    fn drop(&mut self) {
+        // SAFETY: as in `poll`; our reference is released after this, when `task` drops.
+        unsafe { (self.task.header().vtable.detach)(self.task.as_raw()) }
+    }
+}
+
+impl<T, S: Schedule> fmt::Debug for Join<T, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Join")
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
+impl<T, S: Schedule> Unpin for Join<T, S> {}

@@ -115,38 +115,62 @@
 //!
 //! # Testing
 //!
-//! Unit tests sit next to the code: state transitions and reference counts, panic
-//! containment, and `raw/tests.rs`, which checks that every way a task ends frees its allocation
-//! exactly once, observed through the count of its `Arc<Shared>`. `tests/` covers the behaviour
-//! end to end: thousands of tasks, foreign spawners, local tasks across a migrating worker,
+//! `src/tests/` holds what needs the crate's private parts (declared once, as `mod tests`, and
+//! run with `cargo test -p baton-task`): the state word's transitions and reference counts
+//! (`state.rs`), panic containment (`containment.rs`), the task state machine alone against a
+//! scheduler that only records what it is asked to queue (`task.rs`: wake, poll, abort, join,
+//! drop), and `raw.rs`, which checks that every way a task ends frees its allocation exactly
+//! once, observed through the count of its `Arc<SchedulerState>`. Their fixtures sit in one
+//! `support.rs`. The crate's `tests/` directory covers the behaviour end to end through the
+//! public API: thousands of tasks, foreign spawners, local tasks across a migrating worker,
 //! abort, panics, fairness, shutdown, the thread context. `tests/props.rs`
 //! (`prop_random_task_histories_stay_consistent`) runs random histories of spawn / wake / abort
-//! / detach / run / migrate and checks counters, exactly-once drops and handle outcomes. Loom
-//! models (`tests/loom_scheduler.rs`) check a remote wake racing a poll, a spawn racing
-//! shutdown, an abort racing a poll and a wake racing worker migration against the shipped code
-//! through the `sync` shim; the models in `src/raw/loom_models.rs` check that a foreign wake by
-//! value racing a poll, an idle transition, an abort, shutdown or completion frees the task
-//! exactly once. The state word, reference count included, is a loom atomic and the task's
-//! stage (its future, then its output) a loom cell, so the models also check that every
-//! hand-over of the stage between threads is ordered; the core's `RefCell`s are plain `std`
-//! (only the thread holding the core claim touches them).
+//! / detach / run / migrate and checks counters, exactly-once drops and handle outcomes.
+//!
+//! Loom models (`--cfg loom`, see `docs/testing.md`) check the shipped code through the `sync`
+//! shim: `tests/loom_scheduler.rs` a remote wake racing a poll, a spawn racing shutdown, an
+//! abort racing a poll and a wake racing worker migration; `src/tests/loom_models.rs` that a
+//! foreign wake by value racing a poll, an idle transition, an abort, shutdown or completion
+//! frees the task exactly once. The state word, reference count included, is a loom atomic and
+//! the task's stage (its future, then its output) a loom cell, so the models also check that
+//! every hand-over of the stage between threads is ordered; the run queues' `RefCell`s are
+//! plain `std` (only the thread holding the core claim touches them).
+//!
+//! # Layout
+//!
+//! * The task: `state` (the state word and its transitions), `raw` (header, counted
+//!   reference, wakers), `task` (the typed allocation), `join` (the handle), over the
+//!   scheduling policy `schedule::Schedule`.
+//! * The scheduler: `scheduler_state` (what every thread may reach: the `claim`, the
+//!   `injector`, the `counts`), `run_queues` (what only the claim holder reaches), `spawn` (the
+//!   spawn path), `scheduler` (the run loop and shutdown), `spawner`, `context`.
+//! * `sync` (the loom shim) and `containment` (panic hygiene).
 
+mod claim;
 mod containment;
 mod context;
-mod core;
+mod counts;
+mod injector;
 mod join;
 mod raw;
+mod run_queues;
+mod schedule;
 mod scheduler;
-mod shared;
+mod scheduler_state;
+mod spawn;
 mod spawner;
 mod state;
 mod sync;
 mod task;
 mod yield_now;
 
+#[cfg(test)]
+mod tests;
+
 pub use context::{ContextError, EnterGuard, spawn, spawn_local, try_current, try_spawn_local};
+pub use counts::TaskCounts;
+pub use injector::Unpark;
 pub use join::{CancelReason, JoinError, JoinHandle, PanicPayload};
 pub use scheduler::{RunReport, Scheduler, ShutdownReport};
-pub use shared::{TaskCounts, Unpark};
 pub use spawner::{RefuseSpawns, SpawnError, Spawner};
 pub use yield_now::{YieldNow, yield_now};

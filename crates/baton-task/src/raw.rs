@@ -1,13 +1,16 @@
 //! Type-erased tasks: the header every task allocation starts with, the counted [`TaskRef`]
 //! that run queues and the registry hold, and the task waker (rules 1–3 of the crate docs).
 //!
-//! A task is one heap allocation (`task::Task<F>`, `#[repr(C)]` with the [`Header`] first), so a
-//! pointer to the header is a pointer to the task. Its references are counted in the state word
-//! beside the flags (rule 1), which lets a wake by value turn the waker's reference into the
+//! A task is one heap allocation (`task::Task<F, S>`, `#[repr(C)]` with the [`Header`] first), so
+//! a pointer to the header is a pointer to the task. Its references are counted in the state
+//! word beside the flags (rule 1), which lets a wake by value turn the waker's reference into the
 //! queue entry's, and a task going idle drop its queue entry's reference, in the same atomic
 //! instruction that changes the flags. The typed operations (poll, drop the future, hand over
-//! the output, free) are reached through the header's [`Vtable`]; the waker's vtable is one
-//! static shared by all tasks, so `Waker::will_wake` recognises a task's wakers.
+//! the output, free) are reached through the header's [`Vtable`]. Only the future's type is
+//! erased: the scheduler type `S` stays static, so a wake reaches [`Schedule::schedule`] without
+//! an indirect call. The waker's vtable is one static per scheduler type
+//! ([`Schedule::WAKER_VTABLE`]), shared by all its tasks, so `Waker::will_wake` recognises a
+//! task's wakers.
 
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
@@ -15,9 +18,9 @@ use std::sync::Arc;
 use std::task::{RawWaker, RawWakerVTable, Waker};
 
 use crate::containment::drop_contained;
-use crate::shared::Shared;
-use crate::state::{Release, State, WakeByValue, WakeOutcome};
-use crate::sync::{self, AtomicUsize, Mutex, ThreadId};
+use crate::schedule::Schedule;
+use crate::state::{RefsLeft, State, WakeByValue, WakeOutcome};
+use crate::sync::{self, AtomicUsize, Mutex, thread::ThreadId};
 
 /// The registry slot of a task that was injected but not yet drained by the scheduler.
 pub(crate) const UNREGISTERED: usize = usize::MAX;
@@ -27,34 +30,35 @@ pub(crate) const UNREGISTERED: usize = usize::MAX;
 /// Every function takes a live task of the type the vtable was made for (`run` as the counted
 /// reference it consumes, the others as a header pointer whose reference the caller holds, or,
 /// for `dealloc`, just released).
-pub(crate) struct Vtable {
+pub(crate) struct Vtable<S: Schedule> {
     /// Polls or cancels the task; consumes the queue entry's reference (rule 3).
-    pub(crate) run: unsafe fn(TaskRef) -> RunOutcome,
+    pub(crate) run: unsafe fn(TaskRef<S>) -> RunOutcome<S>,
     /// Rule 8: cancels the task for shutdown if it is not being polled.
-    pub(crate) shut_down: unsafe fn(NonNull<Header>) -> ShutdownOutcome,
+    pub(crate) shut_down: unsafe fn(NonNull<Header<S>>) -> ShutdownOutcome,
     /// Rule 8: cancels a task whose spawn was refused, before it was ever queued.
-    pub(crate) refuse: unsafe fn(NonNull<Header>),
+    pub(crate) refuse: unsafe fn(NonNull<Header<S>>),
     /// Rule 6: the `JoinHandle` gives up its interest (and drops an output it owns).
-    pub(crate) detach: unsafe fn(NonNull<Header>),
+    pub(crate) detach: unsafe fn(NonNull<Header<S>>),
     /// Frees the allocation; called once, by whoever released the last reference.
-    pub(crate) dealloc: unsafe fn(NonNull<Header>),
+    pub(crate) dealloc: unsafe fn(NonNull<Header<S>>),
 }
 
-impl std::fmt::Debug for Vtable {
+impl<S: Schedule> std::fmt::Debug for Vtable<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Vtable").finish_non_exhaustive()
     }
 }
 
-/// The type-independent part of a task, at offset zero of its allocation.
+/// The future-independent part of a task, at offset zero of its allocation.
 #[derive(Debug)]
-pub(crate) struct Header {
+pub(crate) struct Header<S: Schedule> {
     /// Flags and reference count (rules 1–6).
     pub(crate) state: State,
-    pub(crate) vtable: &'static Vtable,
+    pub(crate) vtable: &'static Vtable<S>,
     /// `None` for a `Send` task; the owner thread of a local task (rule 7).
     pub(crate) owner: Option<ThreadId>,
-    pub(crate) shared: Arc<Shared>,
+    /// The scheduler the task was spawned on; its wakes go there.
+    pub(crate) scheduler: Arc<S>,
     /// The registry slot; only the thread holding the core claim (rule 9) touches it.
     pub(crate) slot: AtomicUsize,
     /// The `JoinHandle`'s waker (rule 6). Released, contained, as soon as nobody can wake it
@@ -63,18 +67,18 @@ pub(crate) struct Header {
     pub(crate) join_waker: Mutex<Option<Waker>>,
 }
 
-impl Header {
+impl<S: Schedule> Header<S> {
     pub(crate) fn new(
-        vtable: &'static Vtable,
+        vtable: &'static Vtable<S>,
         refs: usize,
         owner: Option<ThreadId>,
-        shared: Arc<Shared>,
-    ) -> Header {
+        scheduler: Arc<S>,
+    ) -> Header<S> {
         Header {
             state: State::new(refs),
             vtable,
             owner,
-            shared,
+            scheduler,
             slot: AtomicUsize::new(UNREGISTERED),
             join_waker: Mutex::new(None),
         }
@@ -90,7 +94,7 @@ impl Header {
     }
 }
 
-impl Drop for Header {
+impl<S: Schedule> Drop for Header<S> {
     fn drop(&mut self) {
         // A waker still stored here (a path that did not release it) must not panic out of
         // whichever thread frees the task.
@@ -107,18 +111,21 @@ impl Drop for Header {
 
 /// What running a task did.
 #[must_use]
-pub(crate) enum RunOutcome {
+#[derive(Debug)]
+pub(crate) enum RunOutcome<S: Schedule> {
     /// The entry was stale (the task had already finished); its reference was released.
     Stale,
     /// The task waits for a waker; its queue entry's reference was released (rule 3).
     Parked,
     /// Woken during its poll: push it back, with the same reference (rule 3).
-    Requeue(TaskRef),
+    Requeue(TaskRef<S>),
     /// The task finished and must leave the registry.
-    Finished(TaskRef, Finish),
+    Finished(TaskRef<S>, Finish),
 }
 
-/// How a task finished, for the counters.
+/// How a task finished, for the counters. `Cancelled` is the end of an aborted task, of one
+/// shut down and of a leaked one, as [`JoinError::Cancelled`](crate::JoinError::Cancelled)
+/// names it for the handle.
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Finish {
@@ -147,8 +154,8 @@ pub(crate) enum ShutdownOutcome {
 /// Invariant: `header` points to the header of a live task allocation, and this value owns one
 /// of the references counted in its state word; the allocation is freed only when the last
 /// counted reference is released.
-pub(crate) struct TaskRef {
-    header: NonNull<Header>,
+pub(crate) struct TaskRef<S: Schedule> {
+    header: NonNull<Header<S>>,
 }
 
 // SAFETY: a `TaskRef` only reaches the task through its header (whose fields are `Send + Sync`)
@@ -158,39 +165,45 @@ pub(crate) struct TaskRef {
 // thread, and so may the last one: the registry holds a reference until the task finished, a
 // leaked task (rule 7) keeps one forever, and the completer or the handle takes the result
 // (rules 5, 6), so the allocation is freed with an empty stage and no `!Send` future or output
-// is ever dropped by the thread that frees it.
-unsafe impl Send for TaskRef {}
+// is ever dropped by the thread that frees it. The header's `Arc<S>` is `Send + Sync` because
+// `S: Schedule` is.
+unsafe impl<S: Schedule> Send for TaskRef<S> {}
 // SAFETY: as for `Send`; `&TaskRef` only gives access to the header.
-unsafe impl Sync for TaskRef {}
+unsafe impl<S: Schedule> Sync for TaskRef<S> {}
 
-impl TaskRef {
+impl<S: Schedule> TaskRef<S> {
     /// Takes ownership of one counted reference.
     ///
     /// # Safety
     ///
     /// `header` points to a live task's header and the caller transfers one reference that it
     /// owns (and will not release itself).
-    pub(crate) unsafe fn from_raw(header: NonNull<Header>) -> TaskRef {
+    pub(crate) unsafe fn from_raw(header: NonNull<Header<S>>) -> TaskRef<S> {
         TaskRef { header }
     }
 
-    pub(crate) fn as_raw(&self) -> NonNull<Header> {
+    pub(crate) fn as_raw(&self) -> NonNull<Header<S>> {
         self.header
     }
 
     /// Gives up this value without releasing its reference (the caller accounts for it).
-    pub(crate) fn into_raw(self) -> NonNull<Header> {
+    pub(crate) fn into_raw(self) -> NonNull<Header<S>> {
         ManuallyDrop::new(self).header
     }
 
-    pub(crate) fn header(&self) -> &Header {
+    pub(crate) fn header(&self) -> &Header<S> {
         // SAFETY: the type's invariant: we own a reference, so the allocation is alive.
         unsafe { self.header.as_ref() }
     }
 
+    /// The scheduler the task was spawned on.
+    pub(crate) fn scheduler(&self) -> &Arc<S> {
+        &self.header().scheduler
+    }
+
     /// Polls (or cancels) the task once. Called by the core-claim holder on a thread the task
     /// may run on, after popping its queue entry, whose reference this consumes.
-    pub(crate) fn run(self) -> RunOutcome {
+    pub(crate) fn run(self) -> RunOutcome<S> {
         let run = self.header().vtable.run;
         // SAFETY: the vtable belongs to this task's type; `self` is the reference it consumes.
         unsafe { run(self) }
@@ -202,36 +215,24 @@ impl TaskRef {
         unsafe { (self.header().vtable.shut_down)(self.header) }
     }
 
-    /// Rule 2: queues a task whose queue entry (this reference) we own: onto the core's queues
-    /// when this thread holds the claim, otherwise onto the injection queue.
+    /// Rule 2: queues a task whose queue entry (this reference) we own, on its scheduler.
     pub(crate) fn schedule(self) {
-        let shared: *const Shared = Arc::as_ptr(&self.header().shared);
-        // SAFETY: `core_here` answers only on the thread holding the core claim (rule 9), and a
-        // claim is held only by a live `ClaimGuard`, which owns an `Arc<Shared>` until it
-        // releases the claim (a leaked guard leaks its `Arc` too). Nothing here releases the
-        // claim, so `Shared` outlives the push even though `self`, and with it the task's own
-        // `Arc<Shared>`, moves into the queue. This saves a reference-count pair per wake.
-        if let Some(core) = unsafe { &*shared }.core_here() {
-            core.push_ready(self);
-            return;
-        }
-        // Rule 2, remote: the injection queue (unparking the worker). Our own `Arc` keeps
-        // `Shared` alive even if a closed queue drops the task.
-        let shared = Arc::clone(&self.header().shared);
-        let _ = shared.inject(self, false);
+        S::schedule(self);
     }
 
     /// A waker for the duration of one poll that borrows this reference instead of counting
     /// one; clones made from it count normally.
     pub(crate) fn borrowed_waker(&self) -> ManuallyDrop<Waker> {
-        // SAFETY: the waker's data is a live task header, as the vtable's functions require.
-        // Wrapped in `ManuallyDrop`, it never releases the reference it did not take.
-        ManuallyDrop::new(unsafe { Waker::new(self.header.as_ptr().cast(), &WAKER_VTABLE) })
+        let data = self.header.as_ptr().cast();
+        // SAFETY: the waker's data is a live task header of a `Header<S>`, as the functions of
+        // `S`'s waker vtable require. Wrapped in `ManuallyDrop`, it never releases the reference
+        // it did not take.
+        ManuallyDrop::new(unsafe { Waker::new(data, S::WAKER_VTABLE) })
     }
 }
 
-impl Clone for TaskRef {
-    fn clone(&self) -> TaskRef {
+impl<S: Schedule> Clone for TaskRef<S> {
+    fn clone(&self) -> TaskRef<S> {
         self.header().state.ref_inc();
         TaskRef {
             header: self.header,
@@ -239,16 +240,16 @@ impl Clone for TaskRef {
     }
 }
 
-impl Drop for TaskRef {
+impl<S: Schedule> Drop for TaskRef<S> {
     fn drop(&mut self) {
-        if self.header().state.ref_dec() == Release::Last {
+        if self.header().state.ref_dec() == RefsLeft::Zero {
             // SAFETY: that was the last reference: nobody else can reach the task any more.
             unsafe { dealloc(self.header) }
         }
     }
 }
 
-impl std::fmt::Debug for TaskRef {
+impl<S: Schedule> std::fmt::Debug for TaskRef<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskRef")
             .field("header", &self.header)
@@ -261,54 +262,62 @@ impl std::fmt::Debug for TaskRef {
 /// # Safety
 ///
 /// The caller released the task's last reference.
-unsafe fn dealloc(header: NonNull<Header>) {
+unsafe fn dealloc<S: Schedule>(header: NonNull<Header<S>>) {
     // SAFETY: the last reference was ours, so the header is still valid to read here, and the
     // vtable's `dealloc` belongs to this task's type.
     unsafe { (header.as_ref().vtable.dealloc)(header) }
 }
 
-/// One vtable for every task's wakers. A waker's data pointer is the task's header, and a
-/// waker that is not borrowed (see [`TaskRef::borrowed_waker`]) owns one counted reference.
-static WAKER_VTABLE: RawWakerVTable =
-    RawWakerVTable::new(clone_waker, wake_by_value, wake_by_ref, drop_waker);
+/// The vtable of the wakers of `S`'s tasks, for [`Schedule::WAKER_VTABLE`]'s `static`. A
+/// waker's data pointer is the task's header, and a waker that is not borrowed (see
+/// [`TaskRef::borrowed_waker`]) owns one counted reference.
+pub(crate) const fn waker_vtable<S: Schedule>() -> RawWakerVTable {
+    RawWakerVTable::new(
+        clone_waker::<S>,
+        wake_by_value::<S>,
+        wake_by_ref::<S>,
+        drop_waker::<S>,
+    )
+}
 
 /// The header a task waker's data points to.
 ///
 /// # Safety
 ///
-/// `data` comes from a waker made with [`WAKER_VTABLE`], whose data is always a task header.
-unsafe fn header_of(data: *const ()) -> NonNull<Header> {
+/// `data` comes from a waker made with `S::WAKER_VTABLE`, whose data is always the header of
+/// one of `S`'s tasks.
+unsafe fn header_of<S: Schedule>(data: *const ()) -> NonNull<Header<S>> {
     // SAFETY: the caller's guarantee: the data of our wakers is a non-null header pointer.
     unsafe { NonNull::new_unchecked(data.cast_mut().cast()) }
 }
 
 /// Rule 1: a clone counts one more reference.
-unsafe fn clone_waker(data: *const ()) -> RawWaker {
-    // SAFETY: called through `WAKER_VTABLE`; `data` is the header of a task that the cloned
+unsafe fn clone_waker<S: Schedule>(data: *const ()) -> RawWaker {
+    // SAFETY: called through `S::WAKER_VTABLE`; `data` is the header of a task that the cloned
     // waker keeps alive.
-    unsafe { header_of(data).as_ref() }.state.ref_inc();
-    RawWaker::new(data, &WAKER_VTABLE)
+    unsafe { header_of::<S>(data).as_ref() }.state.ref_inc();
+    RawWaker::new(data, S::WAKER_VTABLE)
 }
 
 /// Rule 2: consumes the waker's reference: it becomes the queue entry's when the task was idle,
 /// and is released otherwise.
-unsafe fn wake_by_value(data: *const ()) {
-    // SAFETY: called through `WAKER_VTABLE`.
-    let header = unsafe { header_of(data) };
+unsafe fn wake_by_value<S: Schedule>(data: *const ()) {
+    // SAFETY: called through `S::WAKER_VTABLE`.
+    let header = unsafe { header_of::<S>(data) };
     // SAFETY: the waker owns a reference, so the task is alive.
     match unsafe { header.as_ref() }.state.wake_by_value() {
         // SAFETY: the transition moved the waker's reference to the queue entry we now own.
         WakeByValue::Submit => unsafe { TaskRef::from_raw(header) }.schedule(),
-        WakeByValue::Released(Release::Shared) => {}
+        WakeByValue::Released(RefsLeft::Others) => {}
         // SAFETY: the transition released the task's last reference.
-        WakeByValue::Released(Release::Last) => unsafe { dealloc(header) },
+        WakeByValue::Released(RefsLeft::Zero) => unsafe { dealloc(header) },
     }
 }
 
 /// Rule 2: the waker keeps its reference; an idle task gets a new one for its queue entry.
-unsafe fn wake_by_ref(data: *const ()) {
-    // SAFETY: called through `WAKER_VTABLE`.
-    let header = unsafe { header_of(data) };
+unsafe fn wake_by_ref<S: Schedule>(data: *const ()) {
+    // SAFETY: called through `S::WAKER_VTABLE`.
+    let header = unsafe { header_of::<S>(data) };
     // SAFETY: the waker (owned or borrowed) holds a reference, so the task is alive.
     match unsafe { header.as_ref() }.state.wake() {
         // SAFETY: the transition took a reference for the queue entry, which we now own.
@@ -318,14 +327,8 @@ unsafe fn wake_by_ref(data: *const ()) {
 }
 
 /// Rule 1: a dropped waker releases its reference.
-unsafe fn drop_waker(data: *const ()) {
-    // SAFETY: called through `WAKER_VTABLE`; an owned waker holds one reference, which it
+unsafe fn drop_waker<S: Schedule>(data: *const ()) {
+    // SAFETY: called through `S::WAKER_VTABLE`; an owned waker holds one reference, which it
     // gives up here.
-    drop(unsafe { TaskRef::from_raw(header_of(data)) });
+    drop(unsafe { TaskRef::from_raw(header_of::<S>(data)) });
 }
-
-#[cfg(all(test, not(loom)))]
-mod tests;
-
-#[cfg(all(test, loom))]
-mod loom_models;

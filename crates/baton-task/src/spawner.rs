@@ -3,9 +3,11 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use crate::counts::TaskCounts;
+use crate::injector::Injected;
 use crate::join::JoinHandle;
-use crate::scheduler::spawn_send;
-use crate::shared::{Injected, Shared, TaskCounts};
+use crate::scheduler_state::SchedulerState;
+use crate::spawn::spawn_send;
 
 /// The error of [`Spawner::try_spawn`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -29,12 +31,12 @@ pub enum RefuseSpawns {
 /// Spawns `Send` tasks on one scheduler from any thread. `Clone + Send + Sync`.
 #[derive(Debug, Clone)]
 pub struct Spawner {
-    shared: Arc<Shared>,
+    state: Arc<SchedulerState>,
 }
 
 impl Spawner {
-    pub(crate) fn new(shared: Arc<Shared>) -> Spawner {
-        Spawner { shared }
+    pub(crate) fn new(state: Arc<SchedulerState>) -> Spawner {
+        Spawner { state }
     }
 
     /// Spawns a task. On the thread running the worker it is queued directly; elsewhere it goes
@@ -48,7 +50,7 @@ impl Spawner {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        spawn_send(&self.shared, future).0
+        spawn_send(&self.state, future).0
     }
 
     /// Like [`spawn`](Spawner::spawn), but reports a shut-down runtime as an error.
@@ -62,7 +64,7 @@ impl Spawner {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        match spawn_send(&self.shared, future) {
+        match spawn_send(&self.state, future) {
             (handle, Injected::Queued) => Ok(handle),
             (_, Injected::Closed) => Err(SpawnError::Shutdown),
         }
@@ -78,26 +80,22 @@ impl Spawner {
     /// its runtime from inside). A spawn racing it is either accepted or refused, never lost.
     /// Idempotent.
     pub fn refuse_spawns(&self) -> RefuseSpawns {
-        if self.shared.refuse_spawns() {
-            RefuseSpawns::Refused
-        } else {
-            RefuseSpawns::AlreadyRefused
-        }
+        self.state.injector().refuse_spawns()
     }
 
     /// Whether the scheduler refuses spawns: it was shut down, or
     /// [`refuse_spawns`](Self::refuse_spawns) was called.
     pub fn is_shut_down(&self) -> bool {
-        self.shared.refuses_spawns()
+        self.state.injector().refuses_spawns()
     }
 
     /// The task counters.
     pub fn counts(&self) -> TaskCounts {
-        self.shared.counts()
+        self.state.counters().snapshot()
     }
 
     /// Whether two spawners feed the same scheduler.
     pub fn same_scheduler(&self, other: &Spawner) -> bool {
-        Arc::ptr_eq(&self.shared, &other.shared)
+        Arc::ptr_eq(&self.state, &other.state)
     }
 }

@@ -39,14 +39,15 @@ const INITIAL: usize = NOTIFIED | JOIN_INTEREST;
 #[derive(Debug)]
 pub(crate) struct State(AtomicUsize);
 
-/// What releasing one reference left behind.
+/// What releasing one reference left behind. (Not named `Release`, which is an
+/// `Ordering` in the same code.)
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Release {
+pub(crate) enum RefsLeft {
     /// Other references remain.
-    Shared,
+    Others,
     /// That was the last reference: the caller frees the task.
-    Last,
+    Zero,
 }
 
 /// What a wake by reference (or an abort request) asks of the waker.
@@ -73,7 +74,7 @@ pub(crate) enum WakeByValue {
     Submit,
     /// Queued, running or complete: the wake merged or was ignored, and the waker's reference
     /// was released.
-    Released(Release),
+    Released(RefsLeft),
 }
 
 /// What the scheduler does with a task it popped from a run queue.
@@ -94,7 +95,7 @@ pub(crate) enum StartOutcome {
 pub(crate) enum IdleOutcome {
     /// Nobody woke it: it waits for a waker. The queue entry's reference was released in the
     /// same transition; the poller must not release it again.
-    Parked(Release),
+    Parked(RefsLeft),
     /// Rule 3: it was woken during the poll: the poller pushes it back into a queue, reusing
     /// the queue entry's reference.
     Requeue,
@@ -105,7 +106,7 @@ pub(crate) enum IdleOutcome {
 /// The shutdown path's attempt to take a task away from the queues.
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ClaimOutcome {
+pub(crate) enum ShutdownClaim {
     /// The caller now holds `RUNNING` with `CANCELLED` set and must finish the task.
     Claimed,
     /// The task is being polled (shutdown ran from inside a poll); `CANCELLED` is set and the
@@ -159,7 +160,7 @@ impl Snapshot {
     }
 
     #[cfg(all(test, not(loom)))]
-    fn refs(self) -> usize {
+    pub(crate) fn refs(self) -> usize {
         self.0 / REF_ONE
     }
 }
@@ -190,7 +191,7 @@ impl State {
 
     /// Rule 1: one reference fewer. Release orders this holder's accesses before the free;
     /// acquire makes every other holder's accesses visible to the one that frees.
-    pub(crate) fn ref_dec(&self) -> Release {
+    pub(crate) fn ref_dec(&self) -> RefsLeft {
         let previous = self.0.fetch_sub(REF_ONE, Ordering::AcqRel);
         debug_assert!(
             previous >= REF_ONE,
@@ -199,11 +200,11 @@ impl State {
         Self::release_of(previous)
     }
 
-    fn release_of(previous: usize) -> Release {
+    fn release_of(previous: usize) -> RefsLeft {
         if previous & !FLAGS == REF_ONE {
-            Release::Last
+            RefsLeft::Zero
         } else {
-            Release::Shared
+            RefsLeft::Others
         }
     }
 
@@ -306,14 +307,14 @@ impl State {
     }
 
     /// Rule 8: shutdown takes `RUNNING` on any task that is not being polled.
-    pub(crate) fn claim_for_shutdown(&self) -> ClaimOutcome {
+    pub(crate) fn claim_for_shutdown(&self) -> ShutdownClaim {
         self.transition(|current| {
             if current & COMPLETE != 0 {
-                (None, ClaimOutcome::Complete)
+                (None, ShutdownClaim::Complete)
             } else if current & RUNNING != 0 {
-                (Some(current | CANCELLED), ClaimOutcome::Running)
+                (Some(current | CANCELLED), ShutdownClaim::Running)
             } else {
-                (Some(current | RUNNING | CANCELLED), ClaimOutcome::Claimed)
+                (Some(current | RUNNING | CANCELLED), ShutdownClaim::Claimed)
             }
         })
     }
@@ -355,215 +356,5 @@ impl State {
         } else {
             JoinWakerOutcome::Registered
         }
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn first_start_polls_and_consumes_the_notification() {
-        let state = State::new(2);
-        assert_eq!(state.start(), StartOutcome::Poll);
-        assert_eq!(state.idle(), IdleOutcome::Parked(Release::Shared));
-        assert_eq!(state.wake(), WakeOutcome::Submit);
-    }
-
-    #[test]
-    fn wake_during_poll_requeues() {
-        let state = State::new(2);
-        assert_eq!(state.start(), StartOutcome::Poll);
-        assert_eq!(state.wake(), WakeOutcome::DuringPoll);
-        assert_eq!(state.wake(), WakeOutcome::Coalesced);
-        assert_eq!(state.idle(), IdleOutcome::Requeue);
-        assert_eq!(state.start(), StartOutcome::Poll);
-    }
-
-    #[test]
-    fn wake_of_queued_task_coalesces() {
-        let state = State::new(2);
-        assert_eq!(state.wake(), WakeOutcome::Coalesced);
-    }
-
-    #[test]
-    fn abort_before_start_cancels_without_polling() {
-        let state = State::new(2);
-        assert_eq!(state.abort(), WakeOutcome::Coalesced);
-        assert_eq!(state.start(), StartOutcome::Cancelled);
-    }
-
-    #[test]
-    fn abort_during_poll_cancels_at_idle() {
-        let state = State::new(2);
-        assert_eq!(state.start(), StartOutcome::Poll);
-        assert_eq!(state.abort(), WakeOutcome::DuringPoll);
-        assert_eq!(state.idle(), IdleOutcome::Cancel);
-    }
-
-    #[test]
-    fn abort_of_idle_task_submits_it() {
-        let state = State::new(2);
-        assert_eq!(state.start(), StartOutcome::Poll);
-        assert_eq!(state.idle(), IdleOutcome::Parked(Release::Shared));
-        assert_eq!(state.abort(), WakeOutcome::Submit);
-        assert_eq!(state.start(), StartOutcome::Cancelled);
-    }
-
-    #[test]
-    fn wakes_and_aborts_after_completion_are_ignored() {
-        let state = State::new(2);
-        assert_eq!(state.start(), StartOutcome::Poll);
-        let completed = state.complete(false);
-        assert!(completed.join_interest);
-        assert!(!completed.join_waker);
-        assert_eq!(state.wake(), WakeOutcome::Complete);
-        assert_eq!(state.abort(), WakeOutcome::Complete);
-        assert_eq!(state.start(), StartOutcome::Stale);
-        assert_eq!(state.claim_for_shutdown(), ClaimOutcome::Complete);
-    }
-
-    #[test]
-    fn join_waker_then_complete_reports_the_waker() {
-        let state = State::new(2);
-        assert_eq!(state.set_join_waker(), JoinWakerOutcome::Registered);
-        assert_eq!(state.start(), StartOutcome::Poll);
-        assert!(state.complete(false).join_waker);
-    }
-
-    #[test]
-    fn complete_then_join_waker_reads_the_output() {
-        let state = State::new(2);
-        assert_eq!(state.start(), StartOutcome::Poll);
-        let _ = state.complete(false);
-        assert_eq!(state.set_join_waker(), JoinWakerOutcome::Complete);
-    }
-
-    #[test]
-    fn detach_before_completion_leaves_output_to_completer() {
-        let state = State::new(2);
-        assert_eq!(state.detach(), DetachOutcome::Detached);
-        assert_eq!(state.start(), StartOutcome::Poll);
-        assert!(!state.complete(false).join_interest);
-    }
-
-    #[test]
-    fn detach_after_completion_owns_output() {
-        let state = State::new(2);
-        assert_eq!(state.start(), StartOutcome::Poll);
-        let _ = state.complete(false);
-        assert_eq!(state.detach(), DetachOutcome::OutputIsOurs);
-    }
-
-    #[test]
-    fn shutdown_claims_idle_task_but_not_running_one() {
-        let idle = State::new(2);
-        assert_eq!(idle.claim_for_shutdown(), ClaimOutcome::Claimed);
-        let _ = idle.complete(true);
-        assert!(idle.load().is_leaked());
-        let running = State::new(2);
-        assert_eq!(running.start(), StartOutcome::Poll);
-        assert_eq!(running.claim_for_shutdown(), ClaimOutcome::Running);
-        assert_eq!(running.idle(), IdleOutcome::Cancel);
-    }
-
-    /// Rule 1: the registry's reference (taken at registration) on top of the queue entry's and
-    /// the handle's.
-    fn registered() -> State {
-        let state = State::new(2);
-        state.ref_inc();
-        state
-    }
-
-    #[test]
-    fn going_idle_releases_the_queue_entry_reference() {
-        let state = registered();
-        assert_eq!(state.start(), StartOutcome::Poll);
-        assert_eq!(state.idle(), IdleOutcome::Parked(Release::Shared));
-        assert_eq!(state.load().refs(), 2, "registry and handle remain");
-    }
-
-    #[test]
-    fn requeue_keeps_the_queue_entry_reference() {
-        let state = registered();
-        assert_eq!(state.start(), StartOutcome::Poll);
-        assert_eq!(state.wake(), WakeOutcome::DuringPoll);
-        assert_eq!(state.idle(), IdleOutcome::Requeue);
-        assert_eq!(state.load().refs(), 3);
-    }
-
-    #[test]
-    fn wake_by_value_of_idle_task_hands_the_waker_reference_to_the_queue() {
-        let state = registered();
-        assert_eq!(state.start(), StartOutcome::Poll);
-        state.ref_inc(); // the waker's clone
-        assert_eq!(state.idle(), IdleOutcome::Parked(Release::Shared));
-        assert_eq!(state.wake_by_value(), WakeByValue::Submit);
-        assert_eq!(
-            state.load().refs(),
-            3,
-            "registry, handle and the queue entry"
-        );
-        assert_eq!(state.start(), StartOutcome::Poll);
-    }
-
-    #[test]
-    fn wake_by_value_that_merges_releases_the_waker_reference() {
-        let state = registered();
-        state.ref_inc();
-        assert_eq!(
-            state.wake_by_value(),
-            WakeByValue::Released(Release::Shared),
-            "already queued"
-        );
-        assert_eq!(state.load().refs(), 3);
-        assert_eq!(state.start(), StartOutcome::Poll);
-        state.ref_inc();
-        assert_eq!(
-            state.wake_by_value(),
-            WakeByValue::Released(Release::Shared),
-            "during the poll"
-        );
-        assert_eq!(
-            state.idle(),
-            IdleOutcome::Requeue,
-            "the merged wake still requeues"
-        );
-    }
-
-    #[test]
-    fn wake_by_reference_of_idle_task_takes_a_reference_for_the_queue() {
-        let state = registered();
-        assert_eq!(state.start(), StartOutcome::Poll);
-        assert_eq!(state.idle(), IdleOutcome::Parked(Release::Shared));
-        assert_eq!(state.wake(), WakeOutcome::Submit);
-        assert_eq!(state.load().refs(), 3);
-        assert_eq!(state.wake(), WakeOutcome::Coalesced);
-        assert_eq!(state.abort(), WakeOutcome::Coalesced);
-        assert_eq!(state.load().refs(), 3, "merged wakes take no reference");
-    }
-
-    #[test]
-    fn last_waker_of_a_finished_task_frees_it() {
-        let state = State::new(1);
-        assert_eq!(state.start(), StartOutcome::Poll);
-        let _ = state.complete(false);
-        state.ref_inc(); // a waker outlives the queue entry
-        assert_eq!(state.ref_dec(), Release::Shared);
-        assert_eq!(state.wake_by_value(), WakeByValue::Released(Release::Last));
-        assert!(
-            state.load().is_complete(),
-            "a finished task is not re-notified"
-        );
-    }
-
-    #[test]
-    fn releasing_references_reports_only_the_last() {
-        let state = State::new(2);
-        state.ref_inc();
-        assert_eq!(state.ref_dec(), Release::Shared);
-        assert_eq!(state.ref_dec(), Release::Shared);
-        assert_eq!(state.ref_dec(), Release::Last);
-        assert_eq!(state.load().refs(), 0);
     }
 }

@@ -2,25 +2,53 @@
 //!
 //! Every atomic, mutex and thread-local that the scheduler's protocols rely on comes from here,
 //! so the loom models check the shipped code rather than a copy, including a task's reference
-//! count, which lives in its state word (rule 1).
-
-#[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-#[cfg(not(loom))]
-pub(crate) use std::sync::{Mutex, MutexGuard};
-#[cfg(not(loom))]
-pub(crate) use std::thread::{ThreadId, current as current_thread};
-#[cfg(not(loom))]
-pub(crate) use std::thread_local;
+//! count, which lives in its state word (rule 1). The re-exports are globs, so no type can be
+//! taken from `std` by mistake because the shim forgot to list it.
+//!
+//! `Arc` is the one exception the crate makes on purpose: it always uses `std::sync::Arc`
+//! (the public API takes `Arc<dyn Unpark>`, and no protocol rests on an `Arc`'s count; a task's
+//! count is in its state word).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use loom::{sync::atomic::*, sync::*, thread};
+#[cfg(not(loom))]
+pub(crate) use std::{sync::atomic::*, sync::*, thread};
+
+/// `thread_local!` through the shim: `std::thread_local!` normally, `loom::thread_local!` under
+/// `cfg(loom)`. Accepts `static NAME: T = const { EXPR };` (the `const` block is kept for `std`
+/// and dropped for loom, which has no const form) and the plain `static NAME: T = EXPR;`.
+#[cfg(not(loom))]
+macro_rules! shim_thread_local {
+    ($($tokens:tt)*) => {
+        std::thread_local!($($tokens)*);
+    };
+}
+
+/// `thread_local!` through the shim: `std::thread_local!` normally, `loom::thread_local!` under
+/// `cfg(loom)`. Accepts `static NAME: T = const { EXPR };` (the `const` block is kept for `std`
+/// and dropped for loom, which has no const form) and the plain `static NAME: T = EXPR;`.
 #[cfg(loom)]
-pub(crate) use loom::sync::{Mutex, MutexGuard};
-#[cfg(loom)]
-pub(crate) use loom::thread::{ThreadId, current as current_thread};
-#[cfg(loom)]
-pub(crate) use loom::thread_local;
+macro_rules! shim_thread_local {
+    () => {};
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $ty:ty = const { $init:expr }; $($rest:tt)*) => {
+        loom::thread_local!($(#[$attr])* $vis static $name: $ty = $init);
+        $crate::sync::thread_local!($($rest)*);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $ty:ty = const { $init:expr }) => {
+        loom::thread_local!($(#[$attr])* $vis static $name: $ty = $init);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $ty:ty = $init:expr; $($rest:tt)*) => {
+        loom::thread_local!($(#[$attr])* $vis static $name: $ty = $init);
+        $crate::sync::thread_local!($($rest)*);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $ty:ty = $init:expr) => {
+        loom::thread_local!($(#[$attr])* $vis static $name: $ty = $init);
+    };
+}
+
+// Re-exported under `std`'s name (defined under another: a `macro_rules! thread_local` cannot be
+// re-exported, its name is ambiguous with the built-in `#[thread_local]` attribute, E0659).
+pub(crate) use shim_thread_local as thread_local;
 
 /// A cell for data that the state protocol hands from thread to thread (a task's stage): a
 /// plain `std::cell::UnsafeCell` normally, loom's cell under `cfg(loom)`, so the models also
@@ -61,7 +89,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 thread_local! {
     static THREAD_TOKEN: usize = next_thread_token();
-    static THREAD_ID: ThreadId = current_thread().id();
+    static THREAD_ID: thread::ThreadId = thread::current().id();
 }
 
 /// A process-wide counter handing each thread a distinct, never reused, non-zero token.
@@ -79,8 +107,8 @@ pub(crate) fn thread_token() -> Option<usize> {
 }
 
 /// This thread's id (cached; looked up directly while the thread's locals are being destroyed).
-pub(crate) fn thread_id() -> ThreadId {
+pub(crate) fn thread_id() -> thread::ThreadId {
     THREAD_ID
         .try_with(|id| *id)
-        .unwrap_or_else(|_| current_thread().id())
+        .unwrap_or_else(|_| thread::current().id())
 }

@@ -1,5 +1,5 @@
 //! The typed task cell: header, future and output in one allocation (rule 1), and the
-//! vtable functions that reach them.
+//! vtable functions that reach them, for a task of any [`Schedule`] policy.
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -9,11 +9,13 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::containment::{drop_contained, wake_contained};
-use crate::join::{CancelReason, JoinError, JoinHandle};
+use crate::join::{CancelReason, Join, JoinError};
 use crate::raw::{Finish, Header, RunOutcome, ShutdownOutcome, TaskRef, Vtable};
-use crate::shared::Shared;
-use crate::state::{ClaimOutcome, DetachOutcome, IdleOutcome, JoinWakerOutcome, StartOutcome};
-use crate::sync::{self, ThreadId};
+use crate::schedule::Schedule;
+use crate::state::{
+    DetachOutcome, IdleOutcome, JoinWakerOutcome, RefsLeft, ShutdownClaim, StartOutcome,
+};
+use crate::sync::{self, thread::ThreadId};
 
 enum Stage<F: Future> {
     Running(F),
@@ -35,8 +37,8 @@ enum Stage<F: Future> {
 ///   is leaked together with its allocation, which is then never freed (one reference is
 ///   never released), so its pinned memory stays valid forever.
 #[repr(C)]
-pub(crate) struct Task<F: Future> {
-    header: Header,
+pub(crate) struct Task<F: Future, S: Schedule> {
+    header: Header<S>,
     /// Under loom, a loom cell: the models check that whoever touches the stage (poller,
     /// completer, handle, the thread that frees) is ordered after the previous toucher.
     stage: sync::UnsafeCell<Stage<F>>,
@@ -49,12 +51,13 @@ enum FutureDrop {
     Leaked,
 }
 
-impl<F> Task<F>
+impl<F, S> Task<F, S>
 where
     F: Future + 'static,
     F::Output: 'static,
+    S: Schedule,
 {
-    const VTABLE: Vtable = Vtable {
+    const VTABLE: Vtable<S> = Vtable {
         run: Self::run,
         shut_down: Self::shut_down,
         refuse: Self::refuse,
@@ -62,30 +65,30 @@ where
         dealloc: Self::dealloc,
     };
 
-    /// A new task, notified once (its first poll) and with join interest. It starts with two
-    /// references (rule 1): the returned queue entry's and the handle's.
+    /// A new task of `scheduler`, notified once (its first poll) and with join interest. It
+    /// starts with two references (rule 1): the returned queue entry's and the handle's.
     pub(crate) fn spawn(
         future: F,
         owner: Option<ThreadId>,
-        shared: Arc<Shared>,
-    ) -> (TaskRef, JoinHandle<F::Output>) {
+        scheduler: Arc<S>,
+    ) -> (TaskRef<S>, Join<F::Output, S>) {
         let task = Box::new(Task {
-            header: Header::new(&Self::VTABLE, 2, owner, shared),
+            header: Header::new(&Self::VTABLE, 2, owner, scheduler),
             stage: sync::UnsafeCell::new(Stage::Running(future)),
         });
-        let header = NonNull::from(Box::leak(task)).cast::<Header>();
+        let header = NonNull::from(Box::leak(task)).cast::<Header<S>>();
         // SAFETY: the allocation was just made with two references, one for each value here.
         let (queued, handle) = unsafe { (TaskRef::from_raw(header), TaskRef::from_raw(header)) };
-        (queued, JoinHandle::new(handle, Self::poll_join))
+        (queued, Join::new(handle, Self::poll_join))
     }
 
     /// # Safety
     ///
-    /// `header` is the header of a live `Task<F>` (a reference to it is held for `'a`).
-    unsafe fn from_header<'a>(header: NonNull<Header>) -> &'a Task<F> {
-        // SAFETY: rule 1, the header is the first field of a `#[repr(C)]` `Task<F>`, which the
-        // caller keeps alive.
-        unsafe { header.cast::<Task<F>>().as_ref() }
+    /// `header` is the header of a live `Task<F, S>` (a reference to it is held for `'a`).
+    unsafe fn from_header<'a>(header: NonNull<Header<S>>) -> &'a Task<F, S> {
+        // SAFETY: rule 1, the header is the first field of a `#[repr(C)]` `Task<F, S>`, which
+        // the caller keeps alive.
+        unsafe { header.cast::<Task<F, S>>().as_ref() }
     }
 
     fn may_touch_future_here(&self) -> bool {
@@ -95,7 +98,7 @@ where
     }
 
     fn cancel_reason(&self) -> CancelReason {
-        if self.header.shared.is_closed() {
+        if self.header.scheduler.is_closed() {
             CancelReason::RuntimeShutdown
         } else {
             CancelReason::Aborted
@@ -201,8 +204,8 @@ where
     ///
     /// # Safety
     ///
-    /// `task` refers to a `Task<F>`.
-    unsafe fn run(task: TaskRef) -> RunOutcome {
+    /// `task` refers to a `Task<F, S>`.
+    unsafe fn run(task: TaskRef<S>) -> RunOutcome<S> {
         // SAFETY: the caller's guarantee; `task` keeps the allocation alive while `this` is used
         // (every path below stops using `this` before it gives `task` away).
         let this = unsafe { Self::from_header(task.as_raw()) };
@@ -226,10 +229,10 @@ where
                         RunOutcome::Finished(task, Finish::Completed)
                     }
                     Ok(Poll::Pending) => match this.header.state.idle() {
-                        IdleOutcome::Parked(release) => {
+                        IdleOutcome::Parked(left) => {
                             // Rule 3: `idle` released the queue entry's reference already.
                             let header = task.into_raw();
-                            if release == crate::state::Release::Last {
+                            if left == RefsLeft::Zero {
                                 // SAFETY: that was the last reference (only possible if the
                                 // registry's is gone too): nobody else can reach the task.
                                 unsafe { Self::dealloc(header) };
@@ -256,17 +259,17 @@ where
     ///
     /// # Safety
     ///
-    /// `header` is the header of a live `Task<F>` whose reference the caller holds.
-    unsafe fn shut_down(header: NonNull<Header>) -> ShutdownOutcome {
+    /// `header` is the header of a live `Task<F, S>` whose reference the caller holds.
+    unsafe fn shut_down(header: NonNull<Header<S>>) -> ShutdownOutcome {
         // SAFETY: the caller's guarantee.
         let this = unsafe { Self::from_header(header) };
         match this.header.state.claim_for_shutdown() {
-            ClaimOutcome::Claimed => match this.cancel(CancelReason::RuntimeShutdown) {
+            ShutdownClaim::Claimed => match this.cancel(CancelReason::RuntimeShutdown) {
                 FutureDrop::Dropped => ShutdownOutcome::Cancelled,
                 FutureDrop::Leaked => ShutdownOutcome::Leaked,
             },
-            ClaimOutcome::Running => ShutdownOutcome::Running,
-            ClaimOutcome::Complete => ShutdownOutcome::Complete,
+            ShutdownClaim::Running => ShutdownOutcome::Running,
+            ShutdownClaim::Complete => ShutdownOutcome::Complete,
         }
     }
 
@@ -276,8 +279,8 @@ where
     ///
     /// # Safety
     ///
-    /// `header` is the header of a live `Task<F>` whose reference the caller holds.
-    unsafe fn refuse(header: NonNull<Header>) {
+    /// `header` is the header of a live `Task<F, S>` whose reference the caller holds.
+    unsafe fn refuse(header: NonNull<Header<S>>) {
         // SAFETY: the caller's guarantee.
         let this = unsafe { Self::from_header(header) };
         match this.header.state.start() {
@@ -292,9 +295,9 @@ where
     ///
     /// # Safety
     ///
-    /// `header` is the header of a live `Task<F>` and the caller is its `JoinHandle`.
+    /// `header` is the header of a live `Task<F, S>` and the caller is its `JoinHandle`.
     unsafe fn poll_join(
-        header: NonNull<Header>,
+        header: NonNull<Header<S>>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<F::Output, JoinError>> {
         // SAFETY: the caller's guarantee.
@@ -328,8 +331,8 @@ where
     ///
     /// # Safety
     ///
-    /// `header` is the header of a live `Task<F>` and the caller is its `JoinHandle`.
-    unsafe fn detach(header: NonNull<Header>) {
+    /// `header` is the header of a live `Task<F, S>` and the caller is its `JoinHandle`.
+    unsafe fn detach(header: NonNull<Header<S>>) {
         // SAFETY: the caller's guarantee.
         let this = unsafe { Self::from_header(header) };
         let outcome = this.header.state.detach();
@@ -353,16 +356,17 @@ where
     ///
     /// # Safety
     ///
-    /// `header` is the header of a `Task<F>` whose last reference the caller released.
-    unsafe fn dealloc(header: NonNull<Header>) {
-        // SAFETY: rule 1, the allocation is a leaked `Box<Task<F>>` and nobody else can reach
+    /// `header` is the header of a `Task<F, S>` whose last reference the caller released.
+    unsafe fn dealloc(header: NonNull<Header<S>>) {
+        // SAFETY: rule 1, the allocation is a leaked `Box<Task<F, S>>` and nobody else can reach
         // it any more.
-        let Task { header, stage } = *unsafe { Box::from_raw(header.cast::<Task<F>>().as_ptr()) };
+        let Task { header, stage } =
+            *unsafe { Box::from_raw(header.cast::<Task<F, S>>().as_ptr()) };
         // Rules 5–7: the last reference only goes after the task finished (the registry holds
         // one until then, and a leaked task keeps one forever) and after the completer or the
         // handle took the result, so the stage is empty and no `!Send` value is dropped on this
         // thread, whichever it is. It goes through `drop_contained` all the same; the header
-        // (its `Arc<Shared>`, a join waker contained by its own `Drop`) is freed normally, also
+        // (its `Arc<S>`, a join waker contained by its own `Drop`) is freed normally, also
         // while this thread unwinds.
         let stage = stage.into_inner();
         debug_assert!(

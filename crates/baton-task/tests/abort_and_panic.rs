@@ -30,7 +30,7 @@ fn abort_before_first_poll_never_polls() {
     assert!(err.is_cancelled());
     assert_eq!(err.cancel_reason(), Some(CancelReason::Aborted));
     assert!(!polled.load(Ordering::SeqCst));
-    assert_eq!(scheduler.counts().aborted, 1);
+    assert_eq!(scheduler.counts().cancelled, 1);
     assert_eq!(scheduler.live_tasks(), 0);
 }
 
@@ -99,7 +99,7 @@ fn abort_during_poll_cancels_when_the_poll_returns() {
     let watcher = scheduler.spawner();
     *slot.lock().unwrap() = Some(handle);
     let _ = scheduler.run_ready(16);
-    assert_eq!(watcher.counts().aborted, 1);
+    assert_eq!(watcher.counts().cancelled, 1);
     assert_eq!(watcher.counts().live, 0);
 }
 
@@ -112,7 +112,7 @@ fn abort_after_completion_still_returns_the_output() {
     handle.abort();
     assert!(matches!(poll_once(&mut handle), Poll::Ready(Ok(17))));
     assert_eq!(scheduler.counts().completed, 1);
-    assert_eq!(scheduler.counts().aborted, 0);
+    assert_eq!(scheduler.counts().cancelled, 0);
 }
 
 #[test]

@@ -82,12 +82,7 @@ fn local_waker_woken_from_foreign_thread_requeues_for_owner() {
     let _ = scheduler.run_ready(16);
     assert_eq!(gate.polls(), 1);
     let before = unpark.count();
-    std::thread::spawn({
-        let gate = Arc::clone(&gate);
-        move || gate.release()
-    })
-    .join()
-    .unwrap();
+    gate.release_from_another_thread();
     assert_eq!(unpark.count(), before + 1);
     // The worker visits thread B first: the woken local task is not polled there.
     let (scheduler, polled_there) = on_other_thread(scheduler, |s| s.run_ready(16).polled);

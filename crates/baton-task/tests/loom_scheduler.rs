@@ -2,35 +2,17 @@
 //! the crate's `sync` shim (`--cfg loom`).
 #![cfg(loom)]
 
+mod support;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use baton_task::{CancelReason, Scheduler, Unpark};
+use baton_task::CancelReason;
 use loom::sync::Mutex;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-#[derive(Debug, Default)]
-struct CountingUnpark(AtomicUsize);
-
-impl Unpark for CountingUnpark {
-    fn unpark(&self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-fn scheduler() -> (Scheduler, Arc<CountingUnpark>) {
-    let unpark = Arc::new(CountingUnpark::default());
-    (
-        Scheduler::new(Arc::clone(&unpark) as Arc<dyn Unpark>),
-        unpark,
-    )
-}
-
-fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
-    Pin::new(future).poll(&mut Context::from_waker(Waker::noop()))
-}
+use support::{poll_once, scheduler};
 
 /// Completes once `flag` is set; stores its waker first, then checks the flag (the usual
 /// register-then-check pattern), so a set-then-wake on another thread may hit any point of the
@@ -76,7 +58,7 @@ fn loom_remote_wake_racing_poll_is_never_lost() {
         });
         let _ = scheduler.run_ready(1);
         waker_thread.join().unwrap();
-        let remote = unpark.0.load(Ordering::SeqCst);
+        let remote = unpark.count();
         assert!(
             handle.is_finished() || scheduler.has_ready_for_current_thread(),
             "the wake was lost"
@@ -120,7 +102,7 @@ fn loom_spawn_racing_shutdown_runs_or_cancels() {
         }
         let counts = scheduler.counts();
         assert_eq!(counts.live, 0);
-        assert_eq!(counts.spawned, counts.completed + counts.aborted);
+        assert_eq!(counts.spawned, counts.completed + counts.cancelled);
         assert_eq!(report.still_running, 0);
     });
 }
@@ -269,7 +251,7 @@ fn loom_injected_flag_never_hides_queued_work() {
             loom::thread::spawn(move || (spawner.spawn(async { 1 }), spawner.spawn(async { 2 })));
         let first = scheduler.run_ready(4);
         let (mut one, mut two) = spawning.join().unwrap();
-        let unparks = unpark.0.load(Ordering::SeqCst);
+        let unparks = unpark.count();
         assert!(
             unparks >= 1,
             "the first push found the queue empty and must unpark"

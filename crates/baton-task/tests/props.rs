@@ -62,7 +62,7 @@ fn check_counters(scheduler: &Scheduler) {
     let counts = scheduler.counts();
     assert_eq!(
         counts.spawned,
-        counts.live + counts.completed + counts.panicked + counts.aborted,
+        counts.live + counts.completed + counts.panicked + counts.cancelled,
         "{counts:?}"
     );
     assert_eq!(counts.panicked, 0, "a local task ran on a foreign thread");

@@ -81,12 +81,7 @@ fn wake_from_foreign_thread_unparks_and_repolls() {
     assert_eq!(gate.polls(), 1);
     assert!(!scheduler.has_ready_for_current_thread());
     let before = unpark.count();
-    std::thread::spawn({
-        let gate = Arc::clone(&gate);
-        move || gate.release()
-    })
-    .join()
-    .unwrap();
+    gate.release_from_another_thread();
     assert_eq!(
         unpark.count(),
         before + 1,

@@ -41,7 +41,7 @@ fn shutdown_resolves_outstanding_handles_as_cancelled() {
     let counts = scheduler.counts();
     assert_eq!(counts.live, 0);
     assert_eq!(counts.spawned, 4);
-    assert_eq!(counts.aborted, 4);
+    assert_eq!(counts.cancelled, 4);
     // A wake after shutdown is harmless.
     gate.release();
     assert_eq!(scheduler.run_ready(16).polled, 0);

@@ -45,7 +45,7 @@ const FRESH_WAIT: Duration = Duration::from_millis(20);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RuntimeMetrics {
-    /// Tasks: live, spawned, completed, panicked, aborted (exact).
+    /// Tasks: live, spawned, completed, panicked, cancelled (exact).
     pub tasks: TaskCounts,
     /// I/O requests waiting for ring space or a durability permit.
     pub ops_queued: usize,

@@ -1,13 +1,20 @@
-//! Helpers shared by the integration tests: a counting unpark hook and a driver loop.
+//! Helpers shared by the integration tests (and the loom models in `loom_scheduler.rs`): a
+//! counting unpark hook and a driver loop.
 
 #![allow(dead_code, unreachable_pub)]
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
+
+// A loom atomic under `cfg(loom)`, so the models check the unpark counts they read.
+#[cfg(loom)]
+use loom::sync::atomic::AtomicUsize;
+#[cfg(not(loom))]
+use std::sync::atomic::AtomicUsize;
 
 use baton_task::{JoinError, JoinHandle, Scheduler, Unpark};
 
@@ -87,6 +94,12 @@ impl Gate {
         if let Some(waker) = waker {
             waker.wake();
         }
+    }
+
+    /// Opens the gate and wakes the waiting task from another thread, joined before returning.
+    pub fn release_from_another_thread(self: &Arc<Gate>) {
+        let gate = Arc::clone(self);
+        std::thread::spawn(move || gate.release()).join().unwrap();
     }
 
     /// Takes the parked waker without waking it.

@@ -7,13 +7,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use crate::sync::{self, AtomicUsize, Mutex, Ordering};
-use crate::{JoinHandle, Scheduler, Unpark};
-
-struct NoPark;
-
-impl Unpark for NoPark {
-    fn unpark(&self) {}
-}
+use crate::tests::support::{poll_once, run_all, scheduler};
+use crate::{JoinHandle, Scheduler};
 
 /// Pending on its first poll (after storing a waker clone in `slot`), ready afterwards.
 /// Counts its polls and its drop.
@@ -61,15 +56,11 @@ fn twice() -> (Twice, Probe) {
     (future, probe)
 }
 
-fn run_all(scheduler: &Scheduler) {
-    while scheduler.run_ready(8).more_ready {}
-}
-
 /// A scheduler with one `Twice` task spawned (not polled yet), and the number of references
-/// to the scheduler's shared state before the spawn.
+/// to the scheduler's state before the spawn.
 fn spawned() -> (Scheduler, usize, JoinHandle<()>, Probe) {
-    let scheduler = Scheduler::new(Arc::new(NoPark));
-    let base = scheduler.shared_refs();
+    let scheduler = scheduler();
+    let base = scheduler.state_refs();
     let (future, probe) = twice();
     let handle = scheduler.spawn(future);
     (scheduler, base, handle, probe)
@@ -87,14 +78,14 @@ fn first_poll_waker(scheduler: &Scheduler, probe: &Probe) -> Waker {
 /// scheduler had before the spawn are left.
 fn assert_dropped_and_freed_once(scheduler: &Scheduler, base: usize, probe: &Probe) {
     assert_eq!(probe.drops.load(Ordering::SeqCst), 1);
-    assert_eq!(scheduler.shared_refs(), base, "freed, and only once");
+    assert_eq!(scheduler.state_refs(), base, "freed, and only once");
 }
 
 /// Proves rule 1 with rules 2 and 5: a foreign wake by value may land while the task is
 /// queued, being polled to completion, or already complete (with its handle and every
 /// other reference gone, so the waking thread frees it). In every interleaving the task is
 /// polled to completion once, its future dropped once, and its allocation freed exactly
-/// once: afterwards only the scheduler's own reference to the shared state is left.
+/// once: afterwards only the scheduler's own reference to its state is left.
 #[test]
 fn loom_wake_by_value_racing_completion_frees_exactly_once() {
     loom::model(|| {
@@ -111,7 +102,7 @@ fn loom_wake_by_value_racing_completion_frees_exactly_once() {
         assert_eq!(probe.polls.load(Ordering::SeqCst), 2);
         assert_eq!(probe.drops.load(Ordering::SeqCst), 1);
         assert_eq!(scheduler.counts().completed, 1);
-        assert_eq!(scheduler.shared_refs(), base, "freed, and only once");
+        assert_eq!(scheduler.state_refs(), base, "freed, and only once");
     });
 }
 
@@ -136,7 +127,7 @@ fn loom_wake_by_value_racing_idle_hands_over_one_reference() {
         let _ = scheduler.run_ready(1);
         waking.join().unwrap();
         run_all(&scheduler);
-        let output = Pin::new(&mut handle).poll(&mut Context::from_waker(Waker::noop()));
+        let output = poll_once(&mut handle);
         assert!(matches!(output, Poll::Ready(Ok(()))));
         drop(handle);
         assert_eq!(probe.polls.load(Ordering::SeqCst), 2);
@@ -161,7 +152,7 @@ fn loom_abort_racing_idle_frees_exactly_once() {
         aborting.join().unwrap();
         run_all(&scheduler);
         let mut handle = Arc::into_inner(handle).expect("the aborting thread was joined");
-        let output = Pin::new(&mut handle).poll(&mut Context::from_waker(Waker::noop()));
+        let output = poll_once(&mut handle);
         assert!(matches!(output, Poll::Ready(Err(ref err)) if err.is_cancelled()));
         drop(handle);
         drop(sync::lock(&probe.slot).take());

@@ -4,30 +4,20 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 
-use crate::{Scheduler, Unpark};
-
-struct NoPark;
-
-impl Unpark for NoPark {
-    fn unpark(&self) {}
-}
-
-fn scheduler() -> Scheduler {
-    Scheduler::new(Arc::new(NoPark))
-}
+use crate::sync::{AtomicUsize, Mutex, Ordering};
+use crate::tests::support::{poll_once, run_all, scheduler};
 
 /// Stores a clone of its waker on each of its first `pending` polls, then finishes.
 struct Parking {
-    wakers: Arc<std::sync::Mutex<Vec<Waker>>>,
+    wakers: Arc<Mutex<Vec<Waker>>>,
     pending: usize,
     drops: Arc<AtomicUsize>,
 }
 
 impl Parking {
-    fn new(pending: usize) -> (Parking, Arc<std::sync::Mutex<Vec<Waker>>>, Arc<AtomicUsize>) {
+    fn new(pending: usize) -> (Parking, Arc<Mutex<Vec<Waker>>>, Arc<AtomicUsize>) {
         let wakers = Arc::default();
         let drops = Arc::default();
         let future = Parking {
@@ -58,20 +48,12 @@ impl Drop for Parking {
     }
 }
 
-fn take_waker(wakers: &std::sync::Mutex<Vec<Waker>>) -> Waker {
+fn take_waker(wakers: &Mutex<Vec<Waker>>) -> Waker {
     wakers
         .lock()
         .unwrap()
         .pop()
         .expect("the task stored a waker")
-}
-
-fn run_all(scheduler: &Scheduler) {
-    while scheduler.run_ready(64).more_ready {}
-}
-
-fn poll_handle<T>(handle: &mut crate::JoinHandle<T>) -> Poll<Result<T, crate::JoinError>> {
-    Pin::new(handle).poll(&mut Context::from_waker(Waker::noop()))
 }
 
 /// Rule 1: wakes by reference and by value (handing over, merging) move or release exactly
@@ -80,10 +62,10 @@ fn poll_handle<T>(handle: &mut crate::JoinHandle<T>) -> Poll<Result<T, crate::Jo
 #[test]
 fn wakes_by_value_and_by_reference_free_the_task_with_its_last_waker() {
     let scheduler = scheduler();
-    let base = scheduler.shared_refs();
+    let base = scheduler.state_refs();
     let (future, wakers, drops) = Parking::new(2);
     let mut handle = scheduler.spawn(future);
-    assert_eq!(scheduler.shared_refs(), base + 1, "one allocation per task");
+    assert_eq!(scheduler.state_refs(), base + 1, "one allocation per task");
     run_all(&scheduler);
     let stray = take_waker(&wakers);
     stray.wake_by_ref();
@@ -93,23 +75,16 @@ fn wakes_by_value_and_by_reference_free_the_task_with_its_last_waker() {
     by_value.wake();
     merged.wake();
     run_all(&scheduler);
-    assert_eq!(
-        poll_handle(&mut handle).map(Result::ok),
-        Poll::Ready(Some(7))
-    );
+    assert_eq!(poll_once(&mut handle).map(Result::ok), Poll::Ready(Some(7)));
     drop(handle);
     assert_eq!(drops.load(Ordering::SeqCst), 1);
-    assert_eq!(
-        scheduler.shared_refs(),
-        base + 1,
-        "the stray waker keeps it"
-    );
+    assert_eq!(scheduler.state_refs(), base + 1, "the stray waker keeps it");
     stray.wake_by_ref();
     let clone = stray.clone();
     drop(stray);
-    assert_eq!(scheduler.shared_refs(), base + 1);
+    assert_eq!(scheduler.state_refs(), base + 1);
     clone.wake();
-    assert_eq!(scheduler.shared_refs(), base, "the last waker freed it");
+    assert_eq!(scheduler.state_refs(), base, "the last waker freed it");
 }
 
 /// Rule 1 on the other ways a task ends: aborted while idle, detached, panicked, shut down
@@ -118,7 +93,7 @@ fn wakes_by_value_and_by_reference_free_the_task_with_its_last_waker() {
 #[test]
 fn every_way_a_task_ends_frees_it() {
     let scheduler = scheduler();
-    let base = scheduler.shared_refs();
+    let base = scheduler.state_refs();
     let (aborted, _, aborted_drops) = Parking::new(5);
     let aborted = scheduler.spawn(aborted);
     let (detached, detached_wakers, detached_drops) = Parking::new(1);
@@ -135,18 +110,14 @@ fn every_way_a_task_ends_frees_it() {
     let out = take_waker(&parked_wakers);
     assert_eq!(scheduler.shutdown().cancelled, 1);
     drop(parked);
-    assert_eq!(
-        scheduler.shared_refs(),
-        base + 1,
-        "the waker still holds it"
-    );
+    assert_eq!(scheduler.state_refs(), base + 1, "the waker still holds it");
     out.wake();
     let (refused, _, refused_drops) = Parking::new(0);
     drop(scheduler.spawn(refused));
     for drops in [aborted_drops, detached_drops, parked_drops, refused_drops] {
         assert_eq!(drops.load(Ordering::SeqCst), 1);
     }
-    assert_eq!(scheduler.shared_refs(), base);
+    assert_eq!(scheduler.state_refs(), base);
 }
 
 /// Rule 7: a local task shut down on a foreign thread is leaked with its allocation, which
@@ -154,7 +125,7 @@ fn every_way_a_task_ends_frees_it() {
 #[test]
 fn leaked_local_task_keeps_its_allocation() {
     let scheduler = scheduler();
-    let base = scheduler.shared_refs();
+    let base = scheduler.state_refs();
     let (future, _, drops) = Parking::new(5);
     let handle = scheduler.spawn_local(future);
     run_all(&scheduler);
@@ -170,16 +141,16 @@ fn leaked_local_task_keeps_its_allocation() {
         0,
         "never dropped off its thread"
     );
-    assert_eq!(scheduler.shared_refs(), base + 1, "never freed");
+    assert_eq!(scheduler.state_refs(), base + 1, "never freed");
 }
 
 /// Rule 1 while unwinding: a finished task whose last reference goes during a panic (its
-/// handle dropped by the unwinding) is still freed, and releases the scheduler's shared
+/// handle dropped by the unwinding) is still freed, and releases the scheduler's
 /// state with it; only its stage (empty by then) is handled as a value that must not panic.
 #[test]
 fn task_whose_last_reference_goes_while_unwinding_is_freed() {
     let scheduler = scheduler();
-    let base = scheduler.shared_refs();
+    let base = scheduler.state_refs();
     let handle = scheduler.spawn(async { 1_u8 });
     run_all(&scheduler);
     assert!(handle.is_finished());
@@ -188,5 +159,5 @@ fn task_whose_last_reference_goes_while_unwinding_is_freed() {
         panic!("unwinds with the task's last reference");
     }));
     assert!(unwound.is_err());
-    assert_eq!(scheduler.shared_refs(), base, "freed during the unwinding");
+    assert_eq!(scheduler.state_refs(), base, "freed during the unwinding");
 }

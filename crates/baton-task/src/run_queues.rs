@@ -1,19 +1,22 @@
-//! The scheduler's thread-confined part: run queues and the task registry (rules 1, 2, 7, 9).
+//! The scheduler's thread-confined part, which the rules call the core: run queues and the task
+//! registry (rules 1, 2, 7, 9).
 //!
-//! Only the thread holding the core claim (rule 9) reaches a `Core`. Its `RefCell`s are never
-//! borrowed across user code: task references are moved out before they are run or dropped.
+//! Only the thread holding the core claim (rule 9) reaches the [`RunQueues`]. Their `RefCell`s
+//! are never borrowed across user code: task references are moved out before they are run or
+//! dropped.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 
 use crate::raw::{TaskRef, UNREGISTERED};
-use crate::sync::{Ordering, ThreadId};
+use crate::scheduler_state::SchedulerState;
+use crate::sync::{Ordering, thread::ThreadId};
 
 /// Runnable local tasks of one owner thread, and how many of its local tasks are live.
 #[derive(Debug)]
 struct LocalQueue {
     owner: ThreadId,
-    ready: VecDeque<TaskRef>,
+    ready: VecDeque<TaskRef<SchedulerState>>,
     live: usize,
 }
 
@@ -21,7 +24,7 @@ struct LocalQueue {
 /// sit idle with their wakers held elsewhere, and a task is never freed while it runs.
 #[derive(Default)]
 struct Registry {
-    slots: Vec<Option<TaskRef>>,
+    slots: Vec<Option<TaskRef<SchedulerState>>>,
     free: Vec<usize>,
 }
 
@@ -33,39 +36,78 @@ pub(crate) enum Turn {
     Local,
 }
 
-/// The thread-confined scheduler state.
+/// The thread-confined scheduler state (what the rules call the core): the run queues, the
+/// registry and the run loop's own bookkeeping.
+///
+/// Named for what it holds rather than "core", which every scheduler has; it is one room
+/// because one claim (rule 9) guards all of it, and its methods are the only way in.
 #[derive(Default)]
-pub(crate) struct Core {
-    send_ready: RefCell<VecDeque<TaskRef>>,
+pub(crate) struct RunQueues {
+    send_ready: RefCell<VecDeque<TaskRef<SchedulerState>>>,
     locals: RefCell<Vec<LocalQueue>>,
     registry: RefCell<Registry>,
-    /// Nesting depth of the core claim on the holder thread (rule 9).
-    pub(crate) depth: Cell<usize>,
     /// Whether `run_ready` is on the stack (it does not re-enter itself).
-    pub(crate) polling: Cell<bool>,
+    polling: Cell<bool>,
     /// The fair dispatcher's next turn, kept across `run_ready` calls (rule 10).
-    pub(crate) turn: Cell<Turn>,
+    turn: Cell<Turn>,
     /// A reusable buffer for draining the injection queue.
-    pub(crate) inbox: RefCell<VecDeque<TaskRef>>,
+    inbox: RefCell<VecDeque<TaskRef<SchedulerState>>>,
 }
 
-impl std::fmt::Debug for Core {
+impl std::fmt::Debug for RunQueues {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Core")
-            .field("depth", &self.depth)
+        f.debug_struct("RunQueues")
             .field("polling", &self.polling)
             .finish_non_exhaustive()
     }
 }
 
-impl Core {
-    pub(crate) fn new() -> Core {
-        Core::default()
+/// Marks `run_ready` as running on the claim holder's thread until dropped (also on panic).
+#[derive(Debug)]
+pub(crate) struct Polling<'a>(&'a RunQueues);
+
+impl Drop for Polling<'_> {
+    fn drop(&mut self) {
+        self.0.polling.set(false);
+    }
+}
+
+impl RunQueues {
+    pub(crate) fn new() -> RunQueues {
+        RunQueues::default()
+    }
+
+    /// Marks `run_ready` as running, or `None` when it already is (called from inside a task's
+    /// poll: it does not re-enter itself).
+    pub(crate) fn start_polling(&self) -> Option<Polling<'_>> {
+        if self.polling.replace(true) {
+            None
+        } else {
+            Some(Polling(self))
+        }
+    }
+
+    /// Rule 10: the fair dispatcher's next turn.
+    pub(crate) fn turn(&self) -> Turn {
+        self.turn.get()
+    }
+
+    pub(crate) fn set_turn(&self, turn: Turn) {
+        self.turn.set(turn);
+    }
+
+    /// The reusable drain buffer (empty); give it back with [`RunQueues::return_inbox`].
+    pub(crate) fn take_inbox(&self) -> VecDeque<TaskRef<SchedulerState>> {
+        std::mem::take(&mut *self.inbox.borrow_mut())
+    }
+
+    pub(crate) fn return_inbox(&self, inbox: VecDeque<TaskRef<SchedulerState>>) {
+        *self.inbox.borrow_mut() = inbox;
     }
 
     /// Rule 2 and 7: queue a notified task: `Send` tasks on the shared ready queue, local tasks
     /// on their owner thread's queue.
-    pub(crate) fn push_ready(&self, task: TaskRef) {
+    pub(crate) fn push_ready(&self, task: TaskRef<SchedulerState>) {
         match task.header().owner {
             None => self.send_ready.borrow_mut().push_back(task),
             Some(owner) => {
@@ -84,7 +126,11 @@ impl Core {
 
     /// Fair dispatch: alternate between `Send` tasks and this thread's local tasks (rule 7: no
     /// other thread's local task is returned).
-    pub(crate) fn pop_ready(&self, here: ThreadId, turn: &mut Turn) -> Option<TaskRef> {
+    pub(crate) fn pop_ready(
+        &self,
+        here: ThreadId,
+        turn: &mut Turn,
+    ) -> Option<TaskRef<SchedulerState>> {
         for _ in 0..2 {
             let popped = match *turn {
                 Turn::Send => {
@@ -118,7 +164,7 @@ impl Core {
 
     /// Rule 1: the registry takes a reference; a local task counts towards its owner's live
     /// local tasks.
-    pub(crate) fn register(&self, task: TaskRef) {
+    pub(crate) fn register(&self, task: TaskRef<SchedulerState>) {
         if let Some(owner) = task.header().owner {
             let mut locals = self.locals.borrow_mut();
             match locals.iter_mut().find(|local| local.owner == owner) {
@@ -142,13 +188,16 @@ impl Core {
         registry.slots[slot] = Some(task);
     }
 
-    pub(crate) fn is_registered(task: &TaskRef) -> bool {
+    pub(crate) fn is_registered(task: &TaskRef<SchedulerState>) -> bool {
         task.header().slot.load(Ordering::Relaxed) != UNREGISTERED
     }
 
     /// Rule 1: a finished task leaves the registry. The returned reference must be dropped by
-    /// the caller, outside any borrow of the core.
-    pub(crate) fn unregister(&self, task: &TaskRef) -> Option<TaskRef> {
+    /// the caller, outside any borrow of the queues.
+    pub(crate) fn unregister(
+        &self,
+        task: &TaskRef<SchedulerState>,
+    ) -> Option<TaskRef<SchedulerState>> {
         let slot = task.header().slot.swap(UNREGISTERED, Ordering::Relaxed);
         if slot == UNREGISTERED {
             return None;
@@ -179,7 +228,7 @@ impl Core {
     }
 
     /// Rule 8: every registered task, for shutdown (they stay registered until finished).
-    pub(crate) fn registered(&self) -> Vec<TaskRef> {
+    pub(crate) fn registered(&self) -> Vec<TaskRef<SchedulerState>> {
         self.registry
             .borrow()
             .slots
@@ -190,8 +239,9 @@ impl Core {
     }
 
     /// Rule 8: empties every run queue; the caller drops the entries outside the borrow.
-    pub(crate) fn take_queues(&self) -> Vec<TaskRef> {
-        let mut taken: Vec<TaskRef> = self.send_ready.borrow_mut().drain(..).collect();
+    pub(crate) fn take_queues(&self) -> Vec<TaskRef<SchedulerState>> {
+        let mut taken: Vec<TaskRef<SchedulerState>> =
+            self.send_ready.borrow_mut().drain(..).collect();
         for local in self.locals.borrow_mut().iter_mut() {
             taken.extend(local.ready.drain(..));
         }

@@ -1,0 +1,212 @@
+//! The task state word alone (rules 1–6): every transition's outcome, and the reference count
+//! each one moves.
+
+use crate::state::{
+    DetachOutcome, IdleOutcome, JoinWakerOutcome, RefsLeft, ShutdownClaim, StartOutcome, State,
+    WakeByValue, WakeOutcome,
+};
+
+#[test]
+fn first_start_polls_and_consumes_the_notification() {
+    let state = State::new(2);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(state.wake(), WakeOutcome::Submit);
+}
+
+#[test]
+fn wake_during_poll_requeues() {
+    let state = State::new(2);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(state.wake(), WakeOutcome::DuringPoll);
+    assert_eq!(state.wake(), WakeOutcome::Coalesced);
+    assert_eq!(state.idle(), IdleOutcome::Requeue);
+    assert_eq!(state.start(), StartOutcome::Poll);
+}
+
+#[test]
+fn wake_of_queued_task_coalesces() {
+    let state = State::new(2);
+    assert_eq!(state.wake(), WakeOutcome::Coalesced);
+}
+
+#[test]
+fn abort_before_start_cancels_without_polling() {
+    let state = State::new(2);
+    assert_eq!(state.abort(), WakeOutcome::Coalesced);
+    assert_eq!(state.start(), StartOutcome::Cancelled);
+}
+
+#[test]
+fn abort_during_poll_cancels_at_idle() {
+    let state = State::new(2);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(state.abort(), WakeOutcome::DuringPoll);
+    assert_eq!(state.idle(), IdleOutcome::Cancel);
+}
+
+#[test]
+fn abort_of_idle_task_submits_it() {
+    let state = State::new(2);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(state.abort(), WakeOutcome::Submit);
+    assert_eq!(state.start(), StartOutcome::Cancelled);
+}
+
+#[test]
+fn wakes_and_aborts_after_completion_are_ignored() {
+    let state = State::new(2);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    let completed = state.complete(false);
+    assert!(completed.join_interest);
+    assert!(!completed.join_waker);
+    assert_eq!(state.wake(), WakeOutcome::Complete);
+    assert_eq!(state.abort(), WakeOutcome::Complete);
+    assert_eq!(state.start(), StartOutcome::Stale);
+    assert_eq!(state.claim_for_shutdown(), ShutdownClaim::Complete);
+}
+
+#[test]
+fn join_waker_then_complete_reports_the_waker() {
+    let state = State::new(2);
+    assert_eq!(state.set_join_waker(), JoinWakerOutcome::Registered);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert!(state.complete(false).join_waker);
+}
+
+#[test]
+fn complete_then_join_waker_reads_the_output() {
+    let state = State::new(2);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    let _ = state.complete(false);
+    assert_eq!(state.set_join_waker(), JoinWakerOutcome::Complete);
+}
+
+#[test]
+fn detach_before_completion_leaves_output_to_completer() {
+    let state = State::new(2);
+    assert_eq!(state.detach(), DetachOutcome::Detached);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert!(!state.complete(false).join_interest);
+}
+
+#[test]
+fn detach_after_completion_owns_output() {
+    let state = State::new(2);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    let _ = state.complete(false);
+    assert_eq!(state.detach(), DetachOutcome::OutputIsOurs);
+}
+
+#[test]
+fn shutdown_claims_idle_task_but_not_running_one() {
+    let idle = State::new(2);
+    assert_eq!(idle.claim_for_shutdown(), ShutdownClaim::Claimed);
+    let _ = idle.complete(true);
+    assert!(idle.load().is_leaked());
+    let running = State::new(2);
+    assert_eq!(running.start(), StartOutcome::Poll);
+    assert_eq!(running.claim_for_shutdown(), ShutdownClaim::Running);
+    assert_eq!(running.idle(), IdleOutcome::Cancel);
+}
+
+/// Rule 1: the registry's reference (taken at registration) on top of the queue entry's and
+/// the handle's.
+fn registered() -> State {
+    let state = State::new(2);
+    state.ref_inc();
+    state
+}
+
+#[test]
+fn going_idle_releases_the_queue_entry_reference() {
+    let state = registered();
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(state.load().refs(), 2, "registry and handle remain");
+}
+
+#[test]
+fn requeue_keeps_the_queue_entry_reference() {
+    let state = registered();
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(state.wake(), WakeOutcome::DuringPoll);
+    assert_eq!(state.idle(), IdleOutcome::Requeue);
+    assert_eq!(state.load().refs(), 3);
+}
+
+#[test]
+fn wake_by_value_of_idle_task_hands_the_waker_reference_to_the_queue() {
+    let state = registered();
+    assert_eq!(state.start(), StartOutcome::Poll);
+    state.ref_inc(); // the waker's clone
+    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(state.wake_by_value(), WakeByValue::Submit);
+    assert_eq!(
+        state.load().refs(),
+        3,
+        "registry, handle and the queue entry"
+    );
+    assert_eq!(state.start(), StartOutcome::Poll);
+}
+
+#[test]
+fn wake_by_value_that_merges_releases_the_waker_reference() {
+    let state = registered();
+    state.ref_inc();
+    assert_eq!(
+        state.wake_by_value(),
+        WakeByValue::Released(RefsLeft::Others),
+        "already queued"
+    );
+    assert_eq!(state.load().refs(), 3);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    state.ref_inc();
+    assert_eq!(
+        state.wake_by_value(),
+        WakeByValue::Released(RefsLeft::Others),
+        "during the poll"
+    );
+    assert_eq!(
+        state.idle(),
+        IdleOutcome::Requeue,
+        "the merged wake still requeues"
+    );
+}
+
+#[test]
+fn wake_by_reference_of_idle_task_takes_a_reference_for_the_queue() {
+    let state = registered();
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(state.wake(), WakeOutcome::Submit);
+    assert_eq!(state.load().refs(), 3);
+    assert_eq!(state.wake(), WakeOutcome::Coalesced);
+    assert_eq!(state.abort(), WakeOutcome::Coalesced);
+    assert_eq!(state.load().refs(), 3, "merged wakes take no reference");
+}
+
+#[test]
+fn last_waker_of_a_finished_task_frees_it() {
+    let state = State::new(1);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    let _ = state.complete(false);
+    state.ref_inc(); // a waker outlives the queue entry
+    assert_eq!(state.ref_dec(), RefsLeft::Others);
+    assert_eq!(state.wake_by_value(), WakeByValue::Released(RefsLeft::Zero));
+    assert!(
+        state.load().is_complete(),
+        "a finished task is not re-notified"
+    );
+}
+
+#[test]
+fn releasing_references_reports_only_the_last() {
+    let state = State::new(2);
+    state.ref_inc();
+    assert_eq!(state.ref_dec(), RefsLeft::Others);
+    assert_eq!(state.ref_dec(), RefsLeft::Others);
+    assert_eq!(state.ref_dec(), RefsLeft::Zero);
+    assert_eq!(state.load().refs(), 0);
+}
