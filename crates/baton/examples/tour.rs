@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use baton::blocking::BlockingCancel;
 use baton::fs::{File, OpenOptions};
-use baton::net::{TcpListener, TcpStream};
+use baton::net::{TcpListener, TcpStream, UdpSocket};
 
 const CONNECTIONS: usize = 64;
 const MESSAGES_PER_CONNECTION: usize = 16;
@@ -35,6 +35,7 @@ fn main() -> io::Result<()> {
         rt.block_on(file_round_trip())
     })?;
     report.time("tcp: loopback echo", || rt.block_on(tcp_echo()))?;
+    report.time("udp: datagram exchange", || rt.block_on(udp_exchange()))?;
     report.time("blocking: jobs, one cancelled", || {
         rt.block_on(blocking_jobs())
     })?;
@@ -144,6 +145,43 @@ async fn tcp_echo() -> io::Result<String> {
     Ok(format!(
         "{CONNECTIONS} connections x {MESSAGES_PER_CONNECTION} messages, {bytes} bytes echoed"
     ))
+}
+
+/// baton-uring's datagram requests: a UDP echo peer and a connected client, lock-step, each
+/// datagram checked (none may be lost or reordered on loopback).
+async fn udp_exchange() -> io::Result<String> {
+    const DATAGRAMS: u32 = 256;
+    let server = UdpSocket::bind("127.0.0.1:0")?;
+    let client = UdpSocket::bind("127.0.0.1:0")?;
+    client.connect(server.local_addr()?).await?;
+    let peer = baton::spawn(async move {
+        let mut buf = Vec::with_capacity(1500);
+        for _ in 0..DATAGRAMS {
+            let (res, got) = server.recv_from(buf).await;
+            let (_, from) = res?;
+            let (res, sent) = server.send_to(got, from).await;
+            res?;
+            buf = sent;
+        }
+        io::Result::Ok(())
+    });
+    let mut buf = Vec::with_capacity(1500);
+    for i in 0..DATAGRAMS {
+        buf.clear();
+        buf.extend_from_slice(&i.to_be_bytes());
+        let (res, sent) = client.send(buf).await;
+        res?;
+        let (res, got) = baton::time::timeout(Duration::from_secs(5), client.recv(sent))
+            .await
+            .map_err(|_| io::Error::other(format!("datagram {i} was lost")))?;
+        res?;
+        if got[..] != i.to_be_bytes() {
+            return Err(io::Error::other(format!("datagram {i} came back altered")));
+        }
+        buf = got;
+    }
+    peer.await.map_err(io::Error::other)??;
+    Ok(format!("{DATAGRAMS} datagrams echoed in order"))
 }
 
 async fn echo(stream: TcpStream) -> io::Result<()> {
