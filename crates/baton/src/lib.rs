@@ -123,6 +123,7 @@ mod nested_drive;
 pub mod net;
 mod runtime;
 mod shared;
+pub mod signal;
 pub mod task;
 pub mod time;
 mod worker_adapter;

@@ -15,6 +15,7 @@ use web_time::Instant;
 
 use crate::metrics::MetricsCell;
 use crate::net::Resolver;
+use crate::signal::Hub;
 
 /// The runtime's lifecycle, as its handles see it.
 const RUNNING: u8 = 0;
@@ -50,6 +51,8 @@ pub(crate) struct Shared {
     roots_active: AtomicUsize,
     /// Resolves host names for `net` (on the blocking pool).
     resolver: Resolver,
+    /// Where this runtime's signal listeners are woken, made by the first one.
+    signal_hub: Mutex<Option<Arc<Hub>>>,
 }
 
 impl Shared {
@@ -77,7 +80,26 @@ impl Shared {
             metrics: MetricsCell::default(),
             roots_active: AtomicUsize::new(0),
             resolver,
+            signal_hub: Mutex::new(None),
         }
+    }
+
+    /// The runtime's signal hub, made with `make` by the first listener (or after the last
+    /// one closed at shutdown, when `make` then fails to spawn its reader).
+    pub(crate) fn signal_hub(
+        &self,
+        make: impl FnOnce() -> std::io::Result<Arc<Hub>>,
+    ) -> std::io::Result<Arc<Hub>> {
+        let mut hub = self
+            .signal_hub
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(live) = hub.as_ref().filter(|h| !h.is_closed()) {
+            return Ok(Arc::clone(live));
+        }
+        let made = make()?;
+        *hub = Some(Arc::clone(&made));
+        Ok(made)
     }
 
     pub(crate) fn resolver(&self) -> &Resolver {
