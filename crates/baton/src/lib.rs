@@ -43,7 +43,8 @@
 //!   the worker and polls its root in place (no `Send`, no `'static`), nesting to any depth.
 //!   The adapter implementing the loan driver's worker trait for the uring worker lives here
 //!   (`worker_adapter.rs`).
-//! * [`spawn`], [`spawn_local`], [`task::yield_now`], [`JoinHandle`] come from the scheduler;
+//! * [`spawn`], [`spawn_local`], [`task::yield_now`], [`JoinHandle`] come from the scheduler,
+//!   and [`task::JoinSet`] joins many of them in completion order;
 //!   [`time`] from the driver's timers; [`fs`] and [`net`] are ring requests with owned
 //!   buffers ([`io`]: the buffer and stream traits); [`blocking`] goes through the completion registrar, the pool and the worker's
 //!   inbox.
