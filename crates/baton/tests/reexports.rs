@@ -210,3 +210,11 @@ fn join_set_api_resolves() {
     fn check<T: Send + Sync + Default + std::fmt::Debug>() {}
     check::<JoinSet<u8>>();
 }
+
+/// `baton::test` and `baton::main` resolve to baton-macros' attributes and expand to code
+/// that reaches the facade as `::baton` (this test crate depends on it under that name).
+#[cfg(feature = "macros")]
+#[baton::test(ring_entries = 16, blocking_threads = 1, workers = 1)]
+async fn macros_resolve_and_expand() {
+    assert!(baton::Handle::try_current().is_ok());
+}
