@@ -43,7 +43,8 @@
 //!   the worker and polls its root in place (no `Send`, no `'static`), nesting to any depth.
 //!   The adapter implementing the loan driver's worker trait for the uring worker lives here
 //!   (`worker_adapter.rs`).
-//! * [`spawn`], [`spawn_local`], [`task::yield_now`], [`JoinHandle`] come from the scheduler;
+//! * [`spawn`], [`spawn_local`], [`task::yield_now`], [`JoinHandle`] come from the scheduler,
+//!   and [`task::JoinSet`] joins many of them in completion order;
 //!   [`time`] from the driver's timers; [`fs`] and [`net`] are ring requests with owned
 //!   buffers ([`io`]: the buffer and stream traits); [`blocking`] goes through the completion registrar, the pool and the worker's
 //!   inbox.
@@ -110,6 +111,12 @@
 //! workspace `tests/` crate runs end-to-end scenarios (`e2e_*`: thousands of tasks, files larger
 //! than the ring's buffers, 64 concurrent loopback echoes, shutdown with writes in flight, use
 //! after shutdown, fd leaks); `examples/tour.rs` exercises every crate on real work.
+//!
+//! # Features
+//!
+//! * `macros` (off by default): the attributes `#[baton::main]` and `#[baton::test]`, from
+//!   `baton-macros` (`examples/main_macro.rs` uses them).
+//! * `bytes` (off by default): the buffer traits for `bytes::Bytes` and `bytes::BytesMut`.
 
 pub mod blocking;
 mod builder;
@@ -134,6 +141,41 @@ pub use handle::Handle;
 pub use metrics::RuntimeMetrics;
 pub use runtime::{Runtime, ShutdownReport};
 pub use task::{JoinError, JoinHandle, TaskCounts, spawn, spawn_local};
+
+/// Runs an `async fn main` on a new runtime (feature `macros`): the function becomes a
+/// synchronous `main` that builds a runtime with [`Builder`] (the arguments `ring_entries`,
+/// `blocking_threads` and `workers = 1` set it up) and runs the body with
+/// [`Runtime::block_on`].
+///
+/// ```
+/// #[baton::main(ring_entries = 64)]
+/// async fn main() -> std::io::Result<()> {
+///     let (a, b) = baton::net::UnixStream::pair()?;
+///     let (res, _sent) = a.write_all(b"hello".to_vec()).await;
+///     res?;
+///     let (res, got) = b.read(Vec::with_capacity(8)).await;
+///     assert_eq!(&got[..res?], b"hello");
+///     Ok(())
+/// }
+/// ```
+#[cfg(feature = "macros")]
+pub use baton_macros::main;
+
+/// Runs an `async fn` test on a new runtime and marks it `#[test]` (feature `macros`); same
+/// arguments as [`main`](macro@main), and `#[should_panic]` and `Result` return types work as
+/// on a plain test.
+///
+/// ```
+/// #[baton::test(blocking_threads = 2)]
+/// async fn a_blocking_job_runs() -> Result<(), baton::BlockingError> {
+///     let answer = baton::blocking::spawn_blocking(|| 6 * 7).await?;
+///     assert_eq!(answer, 42);
+///     Ok(())
+/// }
+/// # fn main() {}
+/// ```
+#[cfg(feature = "macros")]
+pub use baton_macros::test;
 
 /// The blocking executor's counters ([`RuntimeMetrics::blocking`], [`ShutdownReport::blocking`]).
 pub use baton_completion::ExecutorSnapshot;

@@ -186,3 +186,35 @@ fn handle_is_clone_send_sync() {
     fn check<T: Clone + Send + Sync + 'static>() {}
     check::<baton::Handle>();
 }
+
+#[test]
+fn join_set_api_resolves() {
+    use baton::task::JoinSet;
+    use std::future::Ready;
+    // One line per method (SPEC §10, tokio's shape): stops compiling if one goes missing or
+    // changes shape.
+    let _: fn() -> JoinSet<u8> = JoinSet::new;
+    let _: fn(&mut JoinSet<u8>, Ready<u8>) = JoinSet::spawn;
+    let _: fn(&mut JoinSet<u8>, Ready<u8>, &baton::Handle) = JoinSet::spawn_on;
+    let _: fn(&mut JoinSet<u8>, Ready<u8>) = JoinSet::spawn_local;
+    async fn join_next(set: &mut JoinSet<u8>) -> Option<Result<u8, baton::JoinError>> {
+        set.join_next().await
+    }
+    let _ = join_next;
+    let _: fn(&mut JoinSet<u8>) -> Option<Result<u8, baton::JoinError>> = JoinSet::try_join_next;
+    let _: fn(&mut JoinSet<u8>) = JoinSet::abort_all;
+    let _: fn(&mut JoinSet<u8>) = JoinSet::detach_all;
+    let _ = |set: &mut JoinSet<u8>| drop(set.shutdown());
+    let _: fn(&JoinSet<u8>) -> usize = JoinSet::len;
+    let _: fn(&JoinSet<u8>) -> bool = JoinSet::is_empty;
+    fn check<T: Send + Sync + Default + std::fmt::Debug>() {}
+    check::<JoinSet<u8>>();
+}
+
+/// `baton::test` and `baton::main` resolve to baton-macros' attributes and expand to code
+/// that reaches the facade as `::baton` (this test crate depends on it under that name).
+#[cfg(feature = "macros")]
+#[baton::test(ring_entries = 16, blocking_threads = 1, workers = 1)]
+async fn macros_resolve_and_expand() {
+    assert!(baton::Handle::try_current().is_ok());
+}
