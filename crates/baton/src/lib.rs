@@ -128,6 +128,7 @@ pub mod io;
 mod metrics;
 mod nested_drive;
 pub mod net;
+pub mod process;
 mod runtime;
 mod shared;
 pub mod signal;

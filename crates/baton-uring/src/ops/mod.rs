@@ -18,6 +18,7 @@
 mod datagram;
 mod fs;
 mod net;
+mod poll;
 mod time;
 
 pub use datagram::{Received, peek_from, recv_from, send_to};
@@ -26,6 +27,7 @@ pub(crate) use net::to_socket_addr;
 pub use net::{
     ConnectTo, accept, connect, recv, recv_vectored, send, send_vectored, shutdown, socket,
 };
+pub use poll::poll_readable;
 pub use time::{nop, sleep, sleep_until};
 
 use std::io;

@@ -197,6 +197,10 @@ pub(crate) enum Request {
         fd: Arc<OwnedFd>,
         how: i32,
     },
+    /// Waits until `fd` is readable (`POLLIN`), once: a pidfd when its process exits.
+    PollReadable {
+        fd: Arc<OwnedFd>,
+    },
 }
 
 fn len32(len: usize) -> u32 {
@@ -225,6 +229,7 @@ impl Request {
             Request::SendMsg { .. } => (opcode::SendMsg::CODE, "IORING_OP_SENDMSG"),
             Request::RecvMsg { .. } => (opcode::RecvMsg::CODE, "IORING_OP_RECVMSG"),
             Request::Shutdown { .. } => (opcode::Shutdown::CODE, "IORING_OP_SHUTDOWN"),
+            Request::PollReadable { .. } => (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
         })
     }
 
@@ -254,6 +259,7 @@ impl Request {
                 | Request::RecvMsg { .. }
                 | Request::Accept { .. }
                 | Request::Connect { .. }
+                | Request::PollReadable { .. }
         )
     }
 
@@ -378,6 +384,9 @@ impl Request {
             }
             Request::Shutdown { fd, how } => {
                 opcode::Shutdown::new(types::Fd(fd.as_raw_fd()), *how).build()
+            }
+            Request::PollReadable { fd } => {
+                opcode::PollAdd::new(types::Fd(fd.as_raw_fd()), libc::POLLIN as u32).build()
             }
         };
         entry.user_data(user_data)
