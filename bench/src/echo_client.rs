@@ -2,6 +2,7 @@
 //! contender, so only the server differs between columns.
 //!
 //! Rules the servers rely on:
+//!
 //! G1. The client makes exactly `connections` connection attempts, all before its first message.
 //!
 //! G2. A round writes one message on every connection, then reads every echo in full and checks

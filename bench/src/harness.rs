@@ -1,6 +1,7 @@
 //! Runs every (workload, contender) pair side by side.
 //!
 //! Rules:
+//!
 //! H1. Work is bounded by operation counts, never durations, so every run stops by itself.
 //!
 //! H2. For each workload, round 0 is an untimed warm-up; rounds 1..=runs are recorded.
@@ -10,8 +11,9 @@
 //!
 //! H4. Every contender in a round gets the same seed, so file workloads touch the same offsets.
 //!
-//! H5. A failed run (an error or a panic) stops that cell (reported as failed with the error); an unsupported workload
-//!    is reported as not applicable with the contender's reason; neither invents a number.
+//! H5. A failed run (an error or a panic) stops that cell (reported as failed with the error);
+//!    an unsupported workload is reported as not applicable with the contender's reason;
+//!    neither invents a number.
 
 use std::io::Write;
 use std::panic::{self, AssertUnwindSafe};

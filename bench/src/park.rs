@@ -2,6 +2,7 @@
 //! thread (one that is not running that runtime).
 //!
 //! Rules:
+//!
 //! B1. The future is polled only on the calling thread.
 //!
 //! B2. A wake from any thread sets a flag and unparks the caller; the caller consumes the flag

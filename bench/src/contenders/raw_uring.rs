@@ -6,6 +6,7 @@
 //! requests in flight, reuse one preallocated buffer per slot, and never allocate per operation.
 //!
 //! Rules the loops follow:
+//!
 //! R1. A buffer or descriptor handed to the kernel is neither moved, freed nor closed until its
 //!    completion has been reaped; on any error the loop stops issuing but still reaps every
 //!    request in flight before returning.

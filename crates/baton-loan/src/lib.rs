@@ -25,7 +25,7 @@
 //! * Shutdown closes first, wakes every waiter, and drops the worker outside the slot lock; a
 //!   background thread that panics closes the protocol instead of leaving callers waiting.
 //!
-//! The rules below say how; the code cites them by number.
+//! The rules below say how; the code cites them by id (L1 ... L15).
 //!
 //! # The loan protocol
 //!

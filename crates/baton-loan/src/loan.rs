@@ -185,7 +185,7 @@ impl Loan {
     /// Runs `future` to completion on the calling thread and returns its output.
     ///
     /// The future needs neither `Send` nor `'static`. When the worker can be borrowed (rules
-    /// 2–6, 11) it is polled in place, interleaved with worker turns (L10), dropped in place,
+    /// L2–L6, L11) it is polled in place, interleaved with worker turns (L10), dropped in place,
     /// and followed by a bounded drain (L12); otherwise it is polled directly with a waker
     /// that parks this thread. A panic of the future's poll or destructor, or of a worker turn
     /// run for it, is re-raised here with its original payload after the future was dropped and

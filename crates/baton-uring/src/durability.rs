@@ -1,7 +1,7 @@
 //! Durability permits: syncs of one file run one at a time, and a sync of a clean file completes
 //! as soon as it holds the permit.
 //!
-//! Rules (cited from `state/` as "durability rule N"):
+//! Rules (cited from `state/` as D1 ... D4):
 //!
 //! D1. A file is identified by its `Arc<OwnedFd>` allocation, checked through a `Weak` so a
 //!    reused address is never mistaken for the old file.

@@ -1,7 +1,7 @@
 //! The forwarding one-shot: how a result reaches a handle polled away from its driver, and how a
 //! detached sync's receiver gets its result.
 //!
-//! Forwarding rules (also drawn in `docs/protocols/uring.md`, cited as "forward rule N"):
+//! Forwarding rules (also drawn in `docs/protocols/uring.md`, cited as "forward rule F1" ... F7):
 //!
 //! F1. A handle polled on a thread where its driver is not entered creates one cell, stores its
 //!    waker there and sends `Forward { key, cell }` (or `Register { .., cell }` when it was never

@@ -1,7 +1,7 @@
 //! The completion inbox (SPEC §4, "the completion inbox"): how executors hand external
 //! completions to the worker.
 //!
-//! # Rules (cited as "inbox rule N")
+//! # Rules (cited as "inbox rule I1" ... I3)
 //!
 //! I1. **Accept or refuse, atomically with closure.** [`InboxSender::deliver`] pushes under the
 //!    inbox lock only while the inbox is open; closing takes the channel's only sender under the

@@ -1,7 +1,7 @@
 //! Cancel-safe receives and accepts: the [`Stash`] where a result that completes after its
 //! future is gone waits for the socket's next receive or accept.
 //!
-//! Stash rules (also drawn in `docs/protocols/uring.md`, cited as "stash rule N"):
+//! Stash rules (also drawn in `docs/protocols/uring.md`, cited as "stash rule S1" ... S4):
 //!
 //! S1. An operation bound to a stash ([`Operation::stash_late_result`](crate::Operation)) that is
 //!    dropped while the kernel may still complete it takes a *ticket* from the stash first, so

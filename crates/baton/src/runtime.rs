@@ -302,7 +302,7 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     let worker_on_loan = !inside && loan.worker == WorkerDisposal::DroppedOnReturn;
     let worker = if worker_on_loan {
         // The borrower closes the worker at its next dispatch boundary (worker adapter rule
-        // 7) and drops it when its `block_on` returns, which publishes the report.
+        // A7) and drops it when its `block_on` returns, which publishes the report.
         shared.wait_worker_report(deadline)
     } else {
         shared.take_worker_report()

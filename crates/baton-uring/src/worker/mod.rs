@@ -2,7 +2,7 @@
 //! runtime owns exactly one of and that the loan driver moves between threads (SPEC §4, "the
 //! completion inbox" and "the worker's task loop"; SPEC §5).
 //!
-//! # Rules (cited as "worker rule N"; the turn is drawn below)
+//! # Rules (cited as "worker rule W1" ... W11; the turn is drawn below)
 //!
 //! W1. **Fair turn.** Each turn settles inbox completions (at most `inbox_per_turn`), reaps I/O
 //!    and fires timers without blocking, then polls at most `tasks_per_turn` ready tasks (the
@@ -69,7 +69,7 @@
 //!     dropped after the job started) is routed and dropped at the worker's next turn.
 //!
 //! ```text
-//!  turn(park) ── settle inbox (W5, W6) ── driver.turn(Poll) ── run_ready(budget) ──┐
+//!  turn(park) ── settle inbox (W5, W6) ── driver.turn(Poll) ── run_ready(budget) ──────┐
 //!                                                                                     │
 //!   progressed, or work ready, or Park::Poll ─────────────────────────> return report │
 //!   idle and Park::Wait(deadline) ──> driver.turn(Wait(deadline)) ────────────────────┘
@@ -394,7 +394,7 @@ impl Worker {
     }
 
     /// Whether this thread holds live local tasks or live waits of this worker (worker rules W4
-    /// and 6): the worker should not leave it.
+    /// and W6): the worker should not leave it.
     pub fn has_local_tasks_on_current_thread(&self) -> bool {
         let _entered = self.enter();
         self.scheduler.live_local_tasks_on_current_thread() > 0

@@ -5,7 +5,7 @@
 //! (`queue_control`, loom-checked there), whose cancel side the handle keeps and whose start
 //! token the body holds. The facade only adds the *finished* flag.
 //!
-//! # Rules (cited as "job-cell rule N")
+//! # Rules (cited as "job-cell rule J1" ... J3)
 //!
 //! J1. The queue cell starts *queued* and leaves it once: to *cancelled* (the handle's cancel or
 //!    drop, from any thread) or to *running* (the body claiming it on a pool thread). The two
