@@ -4,8 +4,9 @@
 //!   formatting, the rule-citation check (`rules`), clippy with `-D warnings`, every test
 //!   target (unit, integration, property and doc tests), the loom models, a check that the
 //!   benchmark crate compiles, and AddressSanitizer when a nightly toolchain is present
-//!   (skipped, and said so, when it is not). Each step's output goes to a log under `<target>/xtask/ci/`; the console shows one
-//!   line per step, a progress line while a long one runs, and a failed step's log tail.
+//!   (skipped, and said so, when it is not). Each step's output goes to a log under
+//!   `<target>/xtask/ci/`; the console shows one line per step, a progress line while a long
+//!   one runs, and a failed step's log tail.
 //!   `XTASK_VERBOSE=1` streams the raw output instead.
 //! * `loom` — only the loom models (`--cfg loom`, release with debug assertions,
 //!   `LOOM_MAX_PREEMPTIONS=2`, in `<target>/loom` so the normal build cache survives).
