@@ -238,7 +238,15 @@ pub(crate) fn sets() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{bare_citation, cited, definition};
+    use super::{SETS, bare_citation, cited, definition};
+
+    #[test]
+    fn every_set_has_its_own_letter() {
+        let mut letters: Vec<char> = SETS.iter().map(|(l, _)| *l).collect();
+        letters.sort_unstable();
+        letters.dedup();
+        assert_eq!(letters.len(), SETS.len());
+    }
 
     #[test]
     fn a_definition_is_a_doc_list_item_starting_with_its_id() {
