@@ -3,7 +3,7 @@
 //! This crate has no I/O and no threads. It answers one question for every external operation:
 //! *what does cancelling it mean right now?*
 //!
-//! * [`queue_control`] is a shared atomic cell with three states (*queued*, *cancelled*,
+//! * [`mod@queue_control`] is a shared atomic cell with three states (*queued*, *cancelled*,
 //!   *running*). The runtime holds the [`CancelHandle`], the executor the [`StartToken`]; a race
 //!   between [`CancelHandle::cancel_before_start`] and [`StartToken::claim_for_run`] has exactly
 //!   one winner and both sides agree which.
