@@ -48,7 +48,7 @@
 //! `src/tests/support.rs`: unit tests named after what they prove (`cancel_then_claim`,
 //! `claim_then_cancel`, ...), a property test (`prop_queue_control_matches_model`) that drives
 //! random operation sequences against a model, and, under `cfg(loom)`, the loom model
-//! `loom_cancel_vs_claim` (`src/tests/loom_models.rs`) that proves rule C1–C3 under every
+//! `loom_cancel_vs_claim` (`src/tests/loom_models.rs`) that proves rules C1–C3 under every
 //! interleaving. Queue control's atomics go through the `sync` shim (`std` normally, `loom`
 //! under `cfg(loom)`), so the model checks the shipped code.
 
