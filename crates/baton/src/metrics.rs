@@ -6,7 +6,7 @@
 //! back counts as one), at shutdown, and on request — [`Runtime::metrics`](crate::Runtime::metrics)
 //! asks for a fresh copy, unparks the worker and waits briefly for the next turn to publish it.
 //! Called on the thread that runs the worker (inside `block_on` or a task), it reads the worker
-//! directly instead (worker adapter rule 4), without waiting.
+//! directly instead (worker adapter rule A4), without waiting.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -99,7 +99,7 @@ impl RingBackend {
             });
         }
         // Requests that wait on a peer are not held back by the in-flight limit (lifecycle
-        // rule 2), so more of them may complete at once than the completion queue holds: the
+        // rule U2), so more of them may complete at once than the completion queue holds: the
         // kernel must keep the overflow rather than drop it.
         if !ring.params().is_feature_nodrop() {
             return Err(SetupError::MissingFeature {

@@ -2,12 +2,11 @@
 //! [`Op`](crate::Op) that hands the buffers back with the result. Nothing happens until the
 //! operation is first polled.
 //!
-//! Buffers are any [`IoBuf`](crate::IoBuf) (writes, sends) or [`IoBufMut`](crate::IoBufMut)
-//! (reads, receives), vectored ones any [`IoVecBuf`](crate::IoVecBuf) /
-//! [`IoVecBufMut`](crate::IoVecBufMut). A read fills the buffer **from its beginning**, up to its
+//! Buffers are any [`IoBuf`] (writes, sends) or [`IoBufMut`] (reads, receives), vectored ones
+//! any [`IoVecBuf`] / [`IoVecBufMut`]. A read fills the buffer **from its beginning**, up to its
 //! capacity, and sets its initialized length to exactly the count (so `Vec::with_capacity(n)`
 //! needs no zero-fill, and `buf.len()` is the count afterwards); slice a buffer
-//! ([`IoBuf::slice`](crate::IoBuf::slice)) to read into part of it. A buffer with no capacity
+//! ([`IoBuf::slice`]) to read into part of it. A buffer with no capacity
 //! is refused with `InvalidInput`, as is an empty write. A vectored read fills its buffers in
 //! order.
 //!
