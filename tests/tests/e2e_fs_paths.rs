@@ -247,3 +247,47 @@ fn try_exists_tells_present_absent_and_unanswerable_apart() -> io::Result<()> {
         Ok(())
     })
 }
+
+/// Compiles only if `future` is `Send` (so it can be spawned on any runtime thread).
+fn send<F: std::future::Future + Send>(future: F) -> F {
+    future
+}
+
+#[test]
+fn every_call_future_is_send_and_runs_in_a_spawned_task() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let scratch = Scratch::new("send")?;
+    let (dir, file) = (scratch.join("dir"), scratch.join("file"));
+    std::fs::write(&file, b"0123")?;
+    rt.block_on(async {
+        let task = baton::spawn(async move {
+            let f = &file;
+            send(fs::create_dir(&dir)).await?;
+            send(fs::create_dir_all(dir.join("a"))).await?;
+            send(fs::rename(dir.join("a"), dir.join("b"))).await?;
+            send(fs::hard_link(f, dir.join("h"))).await?;
+            send(fs::symlink(f, dir.join("s"))).await?;
+            send(fs::copy(f, dir.join("c"))).await?;
+            send(fs::metadata(f)).await?;
+            send(fs::symlink_metadata(f)).await?;
+            send(fs::try_exists(f)).await?;
+            send(fs::canonicalize(f)).await?;
+            send(fs::read_to_string(f)).await?;
+            let mut entries = send(fs::read_dir(&dir)).await?;
+            while let Some(entry) = send(entries.next_entry()).await? {
+                send(entry.file_type()).await?;
+                send(entry.metadata()).await?;
+            }
+            let opened = send(fs::OpenOptions::new().read(true).write(true).open(f)).await?;
+            send(opened.metadata()).await?;
+            send(opened.set_len(2)).await?;
+            send(opened.sync_range(0, 0)).await?;
+            send(fs::remove_file(dir.join("h"))).await?;
+            send(fs::remove_dir(dir.join("b"))).await?;
+            send(fs::remove_dir_all(&dir)).await?;
+            std::fs::read(f)
+        });
+        assert_eq!(task.await.map_err(io::Error::other)??, b"01");
+        Ok(())
+    })
+}

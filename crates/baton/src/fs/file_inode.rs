@@ -3,11 +3,11 @@
 //! (`sync_file_range`) — ring requests, with the system call on the blocking pool where the
 //! kernel lacks the opcode.
 
-use std::cell::Cell;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use baton_uring::ops;
 
@@ -114,14 +114,16 @@ impl File {
         };
         let driver = self.handle.driver();
         let ring = ops::ftruncate(Arc::clone(&self.fd), size).bind_borrowed(driver);
-        let on_pool = Cell::new(false);
+        // Atomic only so the future stays `Send`: this future alone sets and reads it, and its
+        // polls are ordered.
+        let on_pool = AtomicBool::new(false);
         ring_or_pool(
             &self.handle,
             "fs::File::set_len",
             OnDrop::Finish,
             ring,
             || {
-                on_pool.set(true);
+                on_pool.store(true, Ordering::Relaxed);
                 let (fd, driver) = (Arc::clone(&self.fd), driver.clone());
                 move || {
                     retry_interrupted(|| {
@@ -136,7 +138,7 @@ impl File {
             },
         )
         .await?;
-        if on_pool.get() {
+        if on_pool.load(Ordering::Relaxed) {
             // ... and again in program order, for a sync this caller makes next: the pool's
             // note may still sit in the driver's mailbox. (Through the ring, the driver counted
             // the truncate itself before this call returned.)

@@ -103,6 +103,19 @@ fn fallback_errors_have_the_kinds_std_gives() -> io::Result<()> {
     })
 }
 
+#[test]
+fn both_roads_refuse_a_nul_path_with_the_same_message() -> io::Result<()> {
+    let rt = runtime();
+    rt.block_on(async {
+        let ring = baton_uring::ops::mkdirat("a\0b", 0o777).await;
+        let ring = ring.expect_err("the driver refuses it").to_string();
+        let _refusing = knob::refuse_ring();
+        let facade = fs::canonicalize("a\0b").await.expect_err("the facade too");
+        assert_eq!(facade.to_string(), ring);
+        Ok(())
+    })
+}
+
 /// Polls `future` once inside the runtime, asserts it is still pending, and drops it.
 async fn poll_once_and_drop<F: Future>(future: F) {
     let mut future = pin!(future);
