@@ -6,7 +6,7 @@
 //! is what the blocking-pool fallback does — so a Baton `Metadata` and a `std` one of the same file
 //! agree accessor by accessor: [`len`](Metadata::len), [`file_type`](Metadata::file_type),
 //! [`permissions`](Metadata::permissions), the times, and every
-//! [`MetadataExt`](std::os::unix::fs::MetadataExt) field (`dev`, `ino`, `mode`, `nlink`, `uid`,
+//! `MetadataExt` field (`dev`, `ino`, `mode`, `nlink`, `uid`,
 //! `gid`, `rdev`, `size`, the seconds and nanoseconds of each time, `blksize`, `blocks`).
 
 use std::io;
@@ -78,7 +78,7 @@ impl Timestamp {
 }
 
 /// A file's metadata, from `statx(2)` on the ring (or `std` on the blocking pool where the
-/// kernel lacks `IORING_OP_STATX`); returned by [`metadata`](super::metadata),
+/// kernel lacks `IORING_OP_STATX`); returned by [`metadata`](super::metadata()),
 /// [`symlink_metadata`](super::symlink_metadata), [`File::metadata`](super::File::metadata) and
 /// [`DirEntry::metadata`](super::DirEntry::metadata).
 ///
@@ -158,7 +158,7 @@ impl Metadata {
     }
 
     /// Whether this is a symbolic link (only [`symlink_metadata`](super::symlink_metadata)
-    /// can say so: [`metadata`](super::metadata) follows links).
+    /// can say so: [`metadata`](super::metadata()) follows links).
     pub fn is_symlink(&self) -> bool {
         self.file_type().is_symlink()
     }

@@ -5,12 +5,12 @@
 //! | call | how it runs | where the kernel lacks the opcode |
 //! |---|---|---|
 //! | [`File`] open, read, write, sync, close | ring | — (Baton needs these) |
-//! | [`metadata`], [`symlink_metadata`], [`try_exists`], [`File::metadata`] | ring `statx` | `std` on the pool |
+//! | [`metadata()`], [`symlink_metadata`], [`try_exists`], [`File::metadata`] | ring `statx` | `std` on the pool |
 //! | [`create_dir`], [`create_dir_all`] | ring `mkdirat` (one per missing directory) | `std::fs::create_dir` on the pool |
 //! | [`remove_file`], [`remove_dir`] | ring `unlinkat` | `std` on the pool |
 //! | [`rename`], [`hard_link`], [`symlink`] | ring `renameat`, `linkat`, `symlinkat` | `std` on the pool |
 //! | [`File::set_len`], [`File::sync_range`] | ring `ftruncate` (6.9+), `sync_file_range` | the system call on the pool |
-//! | [`read_dir`], [`copy`], [`canonicalize`], [`remove_dir_all`] | `std` on the pool | — |
+//! | [`read_dir()`], [`copy`], [`canonicalize`], [`remove_dir_all`] | `std` on the pool | — |
 //!
 //! A missing opcode is found by the driver's probe at start-up: the request is refused before
 //! anything is submitted, and the call runs its `std` twin on the blocking pool instead, so the
