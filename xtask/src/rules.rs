@@ -6,8 +6,9 @@
 //!
 //! The sets: C cancel, E completion, P blocking pool, T tasks, U uring lifecycle, F forwarding,
 //! S stash, D durability, I inbox, W worker, L loan, A the facade's worker adapter, N nested
-//! drive, J blocking job cell, X the facade's thread context; and the benchmark crate's: H
-//! harness, K contender contract, R raw io_uring loops, G echo load generator, B park executor.
+//! drive, J blocking job cell, X the facade's thread context, Y the facade's fs fallback; and
+//! the benchmark crate's: H harness, K contender contract, R raw io_uring loops, G echo load
+//! generator, B park executor.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,7 @@ const SETS: &[(char, &str)] = &[
     ('N', "nested drive"),
     ('J', "job cell"),
     ('X', "facade context"),
+    ('Y', "fs fallback"),
     ('H', "bench harness"),
     ('K', "bench contender contract"),
     ('R', "bench raw io_uring loops"),

@@ -11,9 +11,10 @@
 //! D3. A file becomes *clean* when a sync that started at write epoch `e` succeeds and no write
 //!    to the file completed through this driver since (epoch still `e`). Every completed write
 //!    bumps the epoch and makes the file dirty. A file the driver never synced is dirty.
-//!    Writes made outside this driver (or through another `Arc` of the same file) are not
-//!    seen: sync those through a fresh `Arc` or issue the `fsync` yourself.
-//!
+//!    A truncate through the driver counts as a write. Writes made outside this driver (or
+//!    through another `Arc` of the same file) are not seen unless reported with
+//!    `DriverHandle::note_write`: report them, sync them through a fresh `Arc`, or issue the
+//!    `fsync` yourself.
 //! D4. Granting the permit to a sync of a clean file completes that sync at once (no SQE) and
 //!    passes the permit on.
 

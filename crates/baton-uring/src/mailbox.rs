@@ -35,6 +35,9 @@ pub(crate) enum Msg {
     },
     /// The handle of `key` asked for an async cancel, keeping its result.
     Cancel { key: RequestKey },
+    /// The file was written outside the driver (durability rule D3). Weak, so the message
+    /// never keeps the file open.
+    Written { file: std::sync::Weak<OwnedFd> },
 }
 
 #[derive(Debug, Default)]

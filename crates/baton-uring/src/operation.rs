@@ -69,7 +69,7 @@ enum State<'h> {
 /// Building it does nothing; the first poll registers it with the driver entered on the
 /// polling thread (or the driver it was bound to). It is `Send`: it may be polled or dropped on
 /// any thread. Dropping it cancels a read-like request and lets a retained one (write, sync,
-/// close, shutdown) finish.
+/// close, shutdown, a path change such as mkdir or rename) finish.
 #[must_use = "operations do nothing until polled"]
 pub struct Operation<'h, T> {
     state: State<'h>,

@@ -46,8 +46,9 @@
 //! * [`spawn`], [`spawn_local`], [`task::yield_now`], [`JoinHandle`] come from the scheduler,
 //!   and [`task::JoinSet`] joins many of them in completion order;
 //!   [`time`] from the driver's timers; [`fs`] and [`net`] are ring requests with owned
-//!   buffers ([`io`]: the buffer and stream traits); [`blocking`] goes through the completion registrar, the pool and the worker's
-//!   inbox.
+//!   buffers ([`io`]: the buffer and stream traits) — `fs` runs `std` on the blocking pool
+//!   where the ring has no request or the kernel lacks the opcode; [`blocking`] goes through
+//!   the completion registrar, the pool and the worker's inbox.
 //!
 //! # Guarantees
 //!
@@ -107,10 +108,12 @@
 //! Every public type, every free function and the methods SPEC §6 names have a doc example
 //! that runs as a doc test (builder setters, `OpenOptions` flags and socket accessors are
 //! covered by their type's example); unit tests sit next to the code
-//! (errors, open flags, buffers); `tests/reexports.rs` checks the re-exports resolve; the
+//! (errors, open flags, buffers), and `src/tests/` drives the file-system calls' blocking-pool
+//! fallback through a `cfg(test)` knob; `tests/reexports.rs` checks the re-exports resolve; the
 //! workspace `tests/` crate runs end-to-end scenarios (`e2e_*`: thousands of tasks, files larger
 //! than the ring's buffers, 64 concurrent loopback echoes, shutdown with writes in flight, use
-//! after shutdown, fd leaks); `examples/tour.rs` exercises every crate on real work.
+//! after shutdown, fd leaks, `e2e_fs_*`: every file-system call on real files against `std`);
+//! `examples/tour.rs` exercises every crate on real work.
 //!
 //! # Features
 //!
@@ -133,6 +136,8 @@ mod runtime;
 mod shared;
 pub mod signal;
 pub mod task;
+#[cfg(test)]
+mod tests;
 pub mod time;
 mod worker_adapter;
 

@@ -103,6 +103,31 @@ fn spec_surface_names_resolve() {
     let _ = |p: String| baton::fs::read(p);
     let _ = |p: String| baton::fs::write(p, b"");
     let _ = |p: String| baton::fs::remove_file(p);
+    // SPEC §11's file-system surface.
+    let _ = |p: String| baton::fs::create_dir(p);
+    let _ = |p: String| baton::fs::create_dir_all(p);
+    let _ = |p: String| baton::fs::remove_dir(p);
+    let _ = |p: String| baton::fs::remove_dir_all(p);
+    let _ = |a: String, b: String| baton::fs::rename(a, b);
+    let _ = |p: String| baton::fs::metadata(p);
+    let _ = |p: String| baton::fs::symlink_metadata(p);
+    let _ = |p: String| baton::fs::read_dir(p);
+    let _ = |a: String, b: String| baton::fs::copy(a, b);
+    let _ = |a: String, b: String| baton::fs::hard_link(a, b);
+    let _ = |a: String, b: String| baton::fs::symlink(a, b);
+    let _ = |p: String| baton::fs::canonicalize(p);
+    let _ = |p: String| baton::fs::read_to_string(p);
+    let _ = |p: String| baton::fs::try_exists(p);
+    let _ = |d: &mut baton::fs::ReadDir| {
+        drop(d.next_entry());
+    };
+    let _: fn(&baton::fs::DirEntry) -> std::path::PathBuf = baton::fs::DirEntry::path;
+    let _: fn(&baton::fs::Metadata) -> baton::fs::FileType = baton::fs::Metadata::file_type;
+    let _ = |f: &baton::fs::File| {
+        drop(f.metadata());
+        drop(f.set_len(0));
+        drop(f.sync_range(0, 0));
+    };
     let _ = |a: &str| baton::net::TcpListener::bind(a);
     let _ = |l: &baton::net::TcpListener| {
         drop(l.accept());

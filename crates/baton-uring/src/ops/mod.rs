@@ -17,15 +17,18 @@
 mod datagram;
 mod fs;
 mod net;
+mod path;
 mod poll;
 mod time;
 
 pub use datagram::{Received, peek_from, recv_from, send_to};
 pub use fs::{close, fdatasync, fsync, open, read_at, readv_at, statx, write_at, writev_at};
+pub use fs::{ftruncate, statx_fd, statx_nofollow, sync_file_range};
 pub(crate) use net::to_socket_addr;
 pub use net::{
     ConnectTo, accept, connect, recv, recv_vectored, send, send_vectored, shutdown, socket,
 };
+pub use path::{linkat, mkdirat, renameat, symlinkat, unlinkat};
 pub use poll::poll_readable;
 pub use time::{nop, sleep, sleep_until};
 

@@ -31,8 +31,9 @@
 //!
 //! U5. Dropping the handle *detaches* it: a queued, non-retained request is retired at once; an
 //!    in-flight read/recv/accept/open/connect gets one async cancel and its slot retires only at
-//!    the final CQE; retained requests (writes, syncs, close, shutdown) run to completion and
-//!    lose their deadline, so they are neither timed out nor cancelled.
+//!    the final CQE; retained requests (writes, syncs, close, shutdown, and the file-system
+//!    effects no cancel could undo: mkdir, rename, unlink, link, symlink, truncate, range sync)
+//!    run to completion and lose their deadline, so they are neither timed out nor cancelled.
 //!
 //! U6. A deadline firing on a queued request settles it with `Timeout`; on an in-flight request
 //!    it submits an async cancel. The final CQE decides: `-ECANCELED` becomes `Timeout`, any
@@ -51,9 +52,9 @@
 //!    reports them (and any retained request that never reached the kernel) as not drained.
 //!
 //! U9. Durability outlives closure: a retained request (write, writev, fsync, fdatasync, close,
-//!    shutdown) still queued or awaiting its durability permit at closure stays queued,
-//!    detached and without deadline, and is submitted as slots free — syncs keep their permit
-//!    order. Shutdown waits for these as for in-flight requests.
+//!    shutdown, the file-system effects of U5) still queued or awaiting its durability
+//!    permit at closure stays queued, detached and without deadline, and is submitted as slots
+//!    free — syncs keep their permit order. Shutdown waits for these as for in-flight requests.
 
 mod closure;
 mod deferred;
@@ -202,6 +203,11 @@ impl DriverState {
             messages_taken: 0,
             deferred: Deferred::default(),
         }
+    }
+
+    /// Durability rule D3: `file` was written outside the driver, so it is dirty again.
+    pub(crate) fn note_write(&mut self, file: &std::sync::Arc<std::os::fd::OwnedFd>) {
+        self.durability.write_completed(file);
     }
 
     /// Number of live slots (including completed, unconsumed results).
