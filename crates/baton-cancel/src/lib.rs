@@ -1,4 +1,4 @@
-//! The cancel state machine of Baton (SPEC §2): queue control and resource classes.
+//! The cancel state machine of Baton: queue control and resource classes.
 //!
 //! This crate has no I/O and no threads. It answers one question for every external operation:
 //! *what does cancelling it mean right now?*

@@ -1,5 +1,5 @@
 //! Completion identities, registrar, exactly-once dispatch, executor traits and the reference
-//! blocking pool of Baton (SPEC §3).
+//! blocking pool of Baton.
 //!
 //! A runtime runs work off its thread (blocking jobs, async jobs on other threads) and waits
 //! for the results. This crate guarantees that every such operation's completion reaches the

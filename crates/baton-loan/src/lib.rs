@@ -1,4 +1,4 @@
-//! The current-thread `block_on` loan driver of Baton (SPEC §5).
+//! The current-thread `block_on` loan driver of Baton.
 //!
 //! # What it is for
 //!
@@ -112,7 +112,7 @@
 //! The tests live in `src/tests/`, outside the production modules, behind the crate's one
 //! `#[cfg(test)] mod tests`. Unit tests drive a small test worker (`tests/support/`: a run queue
 //! with wakers, thread-bound local tasks, a park/unpark, and fault injection: panicking
-//! `enter`/`leave`/turns, re-entrant destructors) through every behaviour of SPEC §5, with
+//! `enter`/`leave`/turns, re-entrant destructors) through every behaviour of the loan, with
 //! property tests (`prop_*`) over random nesting trees and rest sequences. Loom models
 //! (`tests/loom_models.rs`, `loom_*`, the only tests built under `cfg(loom)`) check the shipped
 //! slot protocol with a background thread, two requesters and shutdown, the rest against outside

@@ -1,4 +1,4 @@
-//! Baton's attribute macros: `#[baton::main]` and `#[baton::test]` (SPEC §10), re-exported by
+//! Baton's attribute macros: `#[baton::main]` and `#[baton::test]`, re-exported by
 //! the facade under those names (its `macros` feature).
 //!
 //! They exist so that an application's `main`, or a test, can be an `async fn`: the attribute
@@ -19,7 +19,7 @@
 //! | `blocking_threads = N` | integer literal, a `usize` ≥ 1 | `Builder::blocking_threads` |
 //! | `workers = N` | `1` only, today | none yet |
 //!
-//! `workers` is parsed so that code written for multi-worker runtimes (SPEC §12) reads the
+//! `workers` is parsed so that code written for multi-worker runtimes reads the
 //! same, but a Baton runtime has exactly one worker today: `workers = 1` is accepted (it is the
 //! default and generates nothing) and any other value is a compile error saying that
 //! multi-worker runtimes are not available yet.

@@ -1,4 +1,4 @@
-//! Baton's task scheduler: the task loop the worker embeds (SPEC §4, "the worker's task loop").
+//! Baton's task scheduler: the task loop the worker embeds.
 //!
 //! A [`Scheduler`] is owned by the runtime's single worker and moves with it between threads
 //! (a background thread runs it between `block_on` calls; the calling thread borrows it during

@@ -1,4 +1,4 @@
-//! The completion inbox (SPEC §4, "the completion inbox"): how executors hand external
+//! The completion inbox: how executors hand external
 //! completions to the worker.
 //!
 //! # Rules (cited as "inbox rule I1" ... I3)

@@ -1,4 +1,4 @@
-//! The io_uring worker driver of Baton (SPEC §4).
+//! The io_uring worker driver of Baton.
 //!
 //! A [`Driver`] owns one ring, a slab of requests keyed by index + generation
 //! ([`RequestKey`]), a submission queue for requests that do not fit in the ring yet, a cancel

@@ -1,5 +1,5 @@
 //! Baton: a completion-based io_uring async runtime for Linux — the facade applications depend
-//! on (SPEC §6).
+//! on.
 //!
 //! ```no_run
 //! use baton::net::{TcpListener, TcpStream};
@@ -105,7 +105,7 @@
 //!
 //! # How it is tested
 //!
-//! Every public type, every free function and the methods SPEC §6 names have a doc example
+//! Every public type, every free function and the main methods have a doc example
 //! that runs as a doc test (builder setters, `OpenOptions` flags and socket accessors are
 //! covered by their type's example); unit tests sit next to the code
 //! (errors, open flags, buffers), and `src/tests/` drives the file-system calls' blocking-pool

@@ -64,7 +64,7 @@ pub struct RuntimeMetrics {
     pub blocking: ExecutorSnapshot,
     /// `block_on` calls running right now (on any thread, with or without the worker).
     pub active_block_ons: usize,
-    /// `block_on` roots driven on the worker right now: each counts as a live task (SPEC §5),
+    /// `block_on` roots driven on the worker right now: each counts as a live task,
     /// so a runtime with one is not [quiescent](RuntimeMetrics::is_quiescent).
     pub roots_active: usize,
     /// Wakers that panicked when the worker woke or dropped them (a foreign executor's waker

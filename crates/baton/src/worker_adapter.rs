@@ -20,8 +20,8 @@
 //!    context (context rule X1), so code running under them on this thread — a `block_on`
 //!    inside a task poll, `Runtime::metrics` — can reach the worker without the loan driver.
 //!
-//! A5. `root_started` / `root_finished` count the roots driven on the worker (SPEC §5: the root
-//!    is a real task for accounting); the count is `RuntimeMetrics::roots_active`, and a
+//! A5. `root_started` / `root_finished` count the roots driven on the worker (the root is a real
+//!    task for accounting); the count is `RuntimeMetrics::roots_active`, and a
 //!    runtime with a live root is not quiescent.
 //!
 //! A6. The loan driver's rest waker is the worker's wake listener (worker rule W11): remote

@@ -1,4 +1,4 @@
-//! The reference blocking pool, an [`IoExecutor`] (SPEC §3).
+//! The reference blocking pool, an [`IoExecutor`].
 //!
 //! # Rules
 //!

@@ -1,6 +1,6 @@
 //! The real kernel ring.
 //!
-//! Set-up flags (SPEC §4, timers): a pinned driver tries `SINGLE_ISSUER | DEFER_TASKRUN` (they
+//! Set-up flags: a pinned driver tries `SINGLE_ISSUER | DEFER_TASKRUN` (they
 //! bind the ring to one submitting thread, so a migrating worker must not use them); every driver
 //! tries `COOP_TASKRUN | TASKRUN_FLAG`. Each combination is tried in turn and falls back on
 //! `EINVAL`, and [`RingFlags`] records what took effect.

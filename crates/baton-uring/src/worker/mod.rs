@@ -1,6 +1,5 @@
 //! The [`Worker`]: one [`Driver`], one task [`Scheduler`] and one completion inbox — the unit a
-//! runtime owns exactly one of and that the loan driver moves between threads (SPEC §4, "the
-//! completion inbox" and "the worker's task loop"; SPEC §5).
+//! runtime owns exactly one of and that the loan driver moves between threads.
 //!
 //! # Rules (cited as "worker rule W1" ... W11; the turn is drawn below)
 //!
