@@ -132,6 +132,19 @@ pub(crate) fn ci_plan(cx: &Context) -> Result<Vec<Planned>, String> {
     ]);
     plan.push(cx.step("clippy (all targets, -D warnings)", clippy));
 
+    // The optional features compiled in too (`tracing`, `macros`, `bytes`, and any crate's).
+    let mut clippy_features = cx.cargo();
+    clippy_features.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--all-features",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    plan.push(cx.step("clippy with every feature", clippy_features));
+
     // Every test target, property tests included (their case count is set here, so a run is
     // the same everywhere unless PROPTEST_CASES says otherwise).
     let mut tests = cx.cargo();
@@ -140,6 +153,20 @@ pub(crate) fn ci_plan(cx: &Context) -> Result<Vec<Planned>, String> {
         std::env::var("PROPTEST_CASES").unwrap_or_else(|_| "256".into()),
     );
     plan.push(cx.step("unit, integration, property and doc tests", tests));
+
+    // The `tracing` feature's own test (off in the run above, so the no-op path is the one
+    // every other test exercises).
+    let mut tracing = cx.cargo();
+    tracing.args([
+        "test",
+        "-p",
+        "baton",
+        "--features",
+        "tracing",
+        "--test",
+        "tracing",
+    ]);
+    plan.push(cx.step("tests of the tracing feature", tracing));
 
     plan.extend(loom_steps(cx)?);
 

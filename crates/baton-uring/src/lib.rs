@@ -61,6 +61,7 @@ mod state;
 mod sync;
 #[cfg(test)]
 mod tests;
+mod trace;
 mod worker;
 
 pub use backend::RingFlags;

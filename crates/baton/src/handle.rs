@@ -78,12 +78,13 @@ impl Handle {
     /// `block_on` (between calls a background thread runs it). After shutdown the returned
     /// handle resolves to a cancelled [`JoinError`](crate::JoinError) and the future is dropped
     /// unpolled.
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.shared.worker().spawn(future)
+        self.shared.worker().spawn(crate::trace::task(future))
     }
 
     /// Like [`spawn`](Handle::spawn), but reports a runtime that is shutting down.
@@ -91,6 +92,7 @@ impl Handle {
     /// # Errors
     ///
     /// [`Error::ShuttingDown`] once shutdown began; the future is dropped unpolled.
+    #[track_caller]
     pub fn try_spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, Error>
     where
         F: Future + Send + 'static,
@@ -101,7 +103,7 @@ impl Handle {
         }
         self.shared
             .worker()
-            .try_spawn(future)
+            .try_spawn(crate::trace::task(future))
             .map_err(|_| Error::ShuttingDown)
     }
 

@@ -120,6 +120,10 @@
 //! * `macros` (off by default): the attributes `#[baton::main]` and `#[baton::test]`, from
 //!   `baton-macros` (`examples/main_macro.rs` uses them).
 //! * `bytes` (off by default): the buffer traits for `bytes::Bytes` and `bytes::BytesMut`.
+//! * `tracing` (off by default): a span per task (`baton::task`: id, spawn site) enclosing the
+//!   spans of its I/O requests (`baton::io`: opcode, fd, bytes or error), and events for
+//!   shutdown, exceeded quarantine bounds, refused completions and contained waker panics.
+//!   Off, none of it is compiled.
 
 pub mod blocking;
 mod builder;
@@ -139,6 +143,7 @@ pub mod task;
 #[cfg(test)]
 mod tests;
 pub mod time;
+mod trace;
 mod worker_adapter;
 
 pub use builder::Builder;

@@ -185,6 +185,7 @@ impl Runtime {
     }
 
     /// Spawns a `Send` task; see [`Handle::spawn`].
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -314,7 +315,7 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     } else {
         shared.finish_executor(deadline)
     };
-    ShutdownReport {
+    let report = ShutdownReport {
         tasks_cancelled: worker.map_or(0, |w| w.tasks.cancelled),
         tasks_leaked: worker.map_or(0, |w| w.tasks.leaked),
         io_drained: worker.is_some_and(|w| w.driver.drained),
@@ -326,5 +327,7 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
         worker_on_loan,
         closed_on_loan: shared.was_closed_on_loan(),
         called_from_runtime: inside,
-    }
+    };
+    crate::trace::runtime_shut_down(&report);
+    report
 }

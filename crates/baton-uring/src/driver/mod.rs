@@ -156,12 +156,13 @@ impl Driver {
         match self.waker_panics {
             WakerPanics::Propagate => reraise(payload),
             WakerPanics::Contain => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a non-string payload".to_owned());
+                crate::trace::waker_panic_contained(&message, caught);
                 if caught == 1 {
-                    let message = payload
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_owned())
-                        .or_else(|| payload.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "a non-string payload".to_owned());
                     eprintln!(
                         "baton-uring: a waker panicked when the driver woke or dropped it ({message}); \
                          the panic was contained and the driver keeps running \

@@ -256,6 +256,7 @@ impl DriverState {
         let Some(slot) = self.slots.get_mut(key) else {
             return;
         };
+        crate::trace::settled(&slot.span, &outcome);
         if !slot.attached {
             // U7: closure told this request's handle `Closed`; an error it hid is counted.
             if self.closed && outcome.is_err() && slot.data.is_retained() {

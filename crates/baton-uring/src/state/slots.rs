@@ -5,6 +5,7 @@
 //! [`Slots::set_deadline`] and [`Slots::remove`], which keep [`SlotCounts`] in step, so no
 //! other code edits a counter by hand.
 
+use crate::trace::{self, RequestSpan};
 use std::task::Waker;
 
 use slab::Slab;
@@ -84,6 +85,8 @@ pub(crate) struct Slot {
     pub(crate) timed_out: bool,
     /// The detached handle's stash ticket: the final result goes to its stash (S2).
     pub(crate) late: Option<StashTicket>,
+    /// The request's span (feature `tracing`; zero-sized otherwise), closed when the slot goes.
+    pub(crate) span: RequestSpan,
 }
 
 impl Slot {
@@ -149,6 +152,8 @@ impl Slots {
         let kind = PhaseKind::of(&phase);
         self.counts.add(kind, data.waits_on_peer(), false);
         self.slab.insert(Slot {
+            // Before `data` moves in: fields are evaluated in the order written.
+            span: trace::request_span(&data, index, generation),
             generation,
             data,
             phase,

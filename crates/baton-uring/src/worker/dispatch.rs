@@ -231,10 +231,12 @@ impl Worker {
                 }
                 Routed::Stale => {
                     counts.stale += 1;
+                    crate::trace::completion_refused(true);
                     report.dropped += 1;
                 }
                 Routed::Foreign => {
                     counts.foreign += 1;
+                    crate::trace::completion_refused(false);
                     report.dropped += 1;
                 }
                 Routed::Held => counts.held += 1,

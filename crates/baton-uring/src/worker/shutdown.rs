@@ -131,7 +131,7 @@ impl Worker {
             .driver
             .take()
             .expect("the driver lives until shutdown consumes the worker");
-        WorkerShutdownReport {
+        let report = WorkerShutdownReport {
             inbox_settled: turn.settled,
             inbox_dropped: turn.dropped,
             tasks,
@@ -139,7 +139,9 @@ impl Worker {
             waits_leaked: waits.leaked,
             held_dropped: waits.held_dropped,
             driver: driver.shutdown(deadline),
-        }
+        };
+        crate::trace::worker_shut_down(&report);
+        report
     }
 }
 

@@ -99,7 +99,10 @@ fn from_wait_error(err: WaitError) -> BlockingError {
     match err {
         WaitError::Cancelled => BlockingError::Cancelled,
         WaitError::WorkerPanic { message } => BlockingError::Panicked { message },
-        WaitError::BoundExceeded { bound } => BlockingError::BoundExceeded { bound },
+        WaitError::BoundExceeded { bound } => {
+            crate::trace::bound_exceeded(&bound);
+            BlockingError::BoundExceeded { bound }
+        }
         // The wait was discarded by the worker's shutdown.
         WaitError::UnknownWait { .. } => BlockingError::Closed,
         other => BlockingError::Panicked {

@@ -387,6 +387,7 @@ impl<T: 'static> JoinSet<T> {
     }
 
     /// Spawns a `Send` task on `handle`'s runtime, from any thread, and adds it to the set.
+    #[track_caller]
     pub fn spawn_on<F>(&mut self, future: F, handle: &Handle)
     where
         F: Future<Output = T> + Send + 'static,

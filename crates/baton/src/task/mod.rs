@@ -57,7 +57,7 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    match try_spawn_local(future) {
+    match try_spawn_local(crate::trace::task(future)) {
         Ok(join) => join,
         Err(_) if context::current().is_some() => panic!(
             "baton::spawn_local: this thread is inside `block_on`, but the runtime's worker runs \
@@ -94,7 +94,7 @@ where
     // The scheduler entered here (the worker's thread) first; else the facade's current runtime
     // (a `block_on` polling in place); else there is no runtime.
     if let Ok(spawner) = baton_task::try_current() {
-        return spawner.spawn(future);
+        return spawner.spawn(crate::trace::task(future));
     }
     match context::current() {
         Some(handle) => handle.spawn(future),
