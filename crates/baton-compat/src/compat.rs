@@ -1,0 +1,225 @@
+//! [`Compat`]: a Baton stream with one owned read buffer, one owned write buffer, and the
+//! in-flight owned-buffer operations kept across polls. The trait impls (`tokio_io`,
+//! `futures_io`, `hyper`) are thin shells over the four `poll_*` methods here.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use baton::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufResult};
+
+/// How many bytes one read asks the kernel for, and the most one `poll_write` accepts.
+const BUFFER_CAPACITY: usize = 16 * 1024;
+
+/// An owned-buffer operation, boxed once when it starts and kept until it completes.
+type Operation<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// A Baton stream usable through the ecosystem's poll-based I/O traits.
+///
+/// `S` is any stream that reads and writes through a shared reference (`&S: AsyncRead +
+/// AsyncWrite`), as Baton's sockets ([`baton::net::TcpStream`], [`baton::net::UnixStream`]) do:
+/// that is what lets a read and a write be in flight at once. Make one with
+/// [`CompatExt::compat`] or [`Compat::new`]; see the crate docs for what it guarantees.
+///
+/// ```
+/// # #[cfg(feature = "tokio-io")]
+/// # fn main() -> std::io::Result<()> {
+/// use baton_compat::CompatExt;
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// baton::Runtime::new()?.block_on(async {
+///     let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
+///     let addr = listener.local_addr()?;
+///     let server = baton::spawn(async move {
+///         let (stream, _) = listener.accept().await?;
+///         let mut stream = stream.compat();
+///         let mut line = [0u8; 5];
+///         stream.read_exact(&mut line).await?;
+///         stream.write_all(&line).await?;
+///         stream.shutdown().await
+///     });
+///     let mut client = baton::net::TcpStream::connect(addr).await?.compat();
+///     client.write_all(b"hello").await?;
+///     let mut echoed = Vec::new();
+///     client.read_to_end(&mut echoed).await?;
+///     assert_eq!(echoed, b"hello");
+///     server.await.map_err(std::io::Error::other)?
+/// })
+/// # }
+/// # #[cfg(not(feature = "tokio-io"))]
+/// # fn main() {}
+/// ```
+pub struct Compat<S> {
+    stream: Arc<S>,
+    /// The bytes of the last completed read, `[read_pos..]` not yet handed out. Empty (and
+    /// unallocated) while `read_op` holds it.
+    read_buf: Vec<u8>,
+    read_pos: usize,
+    read_op: Option<Operation<BufResult<usize, Vec<u8>>>>,
+    /// Empty while `write_op` holds it.
+    write_buf: Vec<u8>,
+    write_op: Option<Operation<BufResult<(), Vec<u8>>>>,
+    shutdown_op: Option<Operation<io::Result<()>>>,
+}
+
+impl<S> fmt::Debug for Compat<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compat")
+            .field("buffered_read", &(self.read_buf.len() - self.read_pos))
+            .field("reading", &self.read_op.is_some())
+            .field("writing", &self.write_op.is_some())
+            .field("shutting_down", &self.shutdown_op.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// `.compat()` on any Baton stream.
+pub trait CompatExt: Sized {
+    /// Wraps `self` in a [`Compat`].
+    fn compat(self) -> Compat<Self>;
+}
+
+impl<S> CompatExt for S
+where
+    S: Send + Sync + 'static,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
+{
+    fn compat(self) -> Compat<Self> {
+        Compat::new(self)
+    }
+}
+
+// No field is pinned: the operations are boxed, so `Compat` moves freely.
+impl<S> Unpin for Compat<S> {}
+
+impl<S> Compat<S>
+where
+    S: Send + Sync + 'static,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
+{
+    /// Wraps `stream`. The buffers are allocated on first use.
+    pub fn new(stream: S) -> Compat<S> {
+        Compat {
+            stream: Arc::new(stream),
+            read_buf: Vec::new(),
+            read_pos: 0,
+            read_op: None,
+            write_buf: Vec::new(),
+            write_op: None,
+            shutdown_op: None,
+        }
+    }
+
+    /// The stream, for its own methods (`peer_addr`, socket options).
+    pub fn get_ref(&self) -> &S {
+        &self.stream
+    }
+
+    /// Bytes read from the stream but not yet handed out, or (at the end of the stream) an
+    /// empty slice. Starts a read when nothing is buffered; a read already in flight is
+    /// resumed, so stopping between polls loses nothing (rule 1 of the crate docs).
+    pub(crate) fn poll_fill_buf(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
+        if self.read_op.is_none() && self.read_pos == self.read_buf.len() {
+            let mut buf = std::mem::take(&mut self.read_buf);
+            buf.clear();
+            if buf.capacity() == 0 {
+                buf.reserve_exact(BUFFER_CAPACITY);
+            }
+            let stream = Arc::clone(&self.stream);
+            self.read_pos = 0;
+            self.read_op = Some(Box::pin(async move { (&mut &*stream).read(buf).await }));
+        }
+        if let Some(op) = &mut self.read_op {
+            let (result, buf) = ready!(op.as_mut().poll(cx));
+            self.read_op = None;
+            self.read_buf = buf;
+            if let Err(error) = result {
+                // A failed read fills nothing; the buffer is kept for the next attempt.
+                self.read_buf.clear();
+                return Poll::Ready(Err(error));
+            }
+        }
+        // After a completed read of 0 bytes this is empty: the end of the stream.
+        Poll::Ready(Ok(&self.read_buf[self.read_pos..]))
+    }
+
+    /// Marks `amount` bytes of [`poll_fill_buf`](Self::poll_fill_buf)'s slice as handed out.
+    pub(crate) fn consume(&mut self, amount: usize) {
+        self.read_pos = (self.read_pos + amount).min(self.read_buf.len());
+    }
+
+    /// Copies buffered bytes into `dst` (reading first when nothing is buffered); `Ok(0)` at
+    /// the end of the stream or for an empty `dst`.
+    pub(crate) fn poll_read_slice(
+        &mut self,
+        cx: &mut Context<'_>,
+        dst: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        if dst.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        let available = ready!(self.poll_fill_buf(cx))?;
+        let count = available.len().min(dst.len());
+        dst[..count].copy_from_slice(&available[..count]);
+        self.consume(count);
+        Poll::Ready(Ok(count))
+    }
+
+    /// Waits for the write in flight, if any, to finish; its error is returned here.
+    fn poll_write_done(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let Some(op) = &mut self.write_op else {
+            return Poll::Ready(Ok(()));
+        };
+        let (result, mut buf) = ready!(op.as_mut().poll(cx));
+        self.write_op = None;
+        buf.clear();
+        self.write_buf = buf;
+        Poll::Ready(result)
+    }
+
+    /// Accepts up to [`BUFFER_CAPACITY`] bytes of `src` into the write buffer and starts
+    /// writing them all (rule 2 of the crate docs); waits first for the previous write.
+    pub(crate) fn poll_write_slice(
+        &mut self,
+        cx: &mut Context<'_>,
+        src: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        if src.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        ready!(self.poll_write_done(cx))?;
+        let count = src.len().min(BUFFER_CAPACITY);
+        let mut buf = std::mem::take(&mut self.write_buf);
+        buf.extend_from_slice(&src[..count]);
+        let stream = Arc::clone(&self.stream);
+        self.write_op = Some(Box::pin(
+            async move { (&mut &*stream).write_all(buf).await },
+        ));
+        // Polled once now so the write is submitted before the caller's next poll; when it
+        // fails at once, the bytes were not taken and the error is returned instead.
+        match self.poll_write_done(cx) {
+            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
+            Poll::Ready(Ok(())) | Poll::Pending => Poll::Ready(Ok(count)),
+        }
+    }
+
+    /// Waits until every accepted byte is written.
+    pub(crate) fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_write_done(cx)
+    }
+
+    /// Flushes, then shuts the stream's write side (`Ok` when the peer already closed).
+    pub(crate) fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_flush(cx))?;
+        let op = self.shutdown_op.get_or_insert_with(|| {
+            let stream = Arc::clone(&self.stream);
+            Box::pin(async move { (&mut &*stream).shutdown().await })
+        });
+        let result = ready!(op.as_mut().poll(cx));
+        self.shutdown_op = None;
+        Poll::Ready(result)
+    }
+}

@@ -1,0 +1,57 @@
+//! Baton's door to the ecosystem: code written against tokio's or `futures`' I/O traits, or
+//! against hyper 1.x, runs on Baton's owned-buffer streams.
+//!
+//! # What it is for
+//!
+//! Baton's streams take and return owned buffers (`read(buf) -> (io::Result<usize>, buf)`),
+//! because the kernel reads and writes them while the request is in flight. The ecosystem's
+//! traits lend a buffer for one `poll` instead. [`Compat`] bridges the two: it owns one read
+//! buffer and one write buffer per stream and keeps the in-flight owned-buffer operation across
+//! polls, copying between its buffers and the caller's.
+//!
+//! - feature `tokio-io`: `Compat<S>` is `tokio::io::{AsyncRead, AsyncWrite}` (tokio's traits
+//!   only; no tokio runtime is started or needed).
+//! - feature `futures-io`: `Compat<S>` is `futures_io::{AsyncRead, AsyncWrite}`.
+//! - feature `hyper`: [`hyper::Io`], [`hyper::Executor`] and [`hyper::Timer`] implement
+//!   `hyper::rt`'s traits, so hyper's client and server connections run on Baton.
+//!
+//! # What it guarantees
+//!
+//! 1. **Reads are cancel-safe at the poll level.** A read in flight stays in the `Compat` when
+//!    the caller stops polling; its bytes are delivered by the next `poll_read`, never lost.
+//!    Bytes read beyond what the caller's buffer takes are kept for the next call.
+//! 2. **An accepted write is written.** `poll_write` returns `Ok(n)` once `n` bytes were copied
+//!    into the write buffer and their write was started; the `Compat` finishes writing them
+//!    (short writes are continued). `poll_flush` waits until they are all written. An error
+//!    from such a background write is returned by the next `poll_write`, `poll_flush` or
+//!    `poll_shutdown`.
+//! 3. **A read and a write may be in flight at once** (full duplex, as hyper needs): each
+//!    operation holds a shared reference to the stream, which Baton's sockets allow.
+//! 4. **`poll_shutdown` after the peer closed or reset is `Ok`** (Baton's `shutdown` maps
+//!    `ENOTCONN` to `Ok`); it flushes first.
+//!
+//! Cost: each read, write and shutdown boxes its future once (one allocation per operation,
+//! not per poll); the buffers are allocated once per stream.
+//!
+//! # How it is tested
+//!
+//! Unit tests (`src/tests/`) drive `Compat` over real TCP and Unix sockets on a Baton runtime:
+//! partial reads into small caller buffers, a read abandoned mid-flight and then resumed, short
+//! and large writes, flush and shutdown after the peer went away, and tokio/futures `io-util`
+//! helpers over it. `tests/http.rs` runs the example HTTP server in-process and fetches from
+//! it with `curl` and with hyper's client on Baton (JSON, a 1 MiB file checked byte for byte,
+//! 64 concurrent keep-alive connections, and hyper's header-read timeout firing through
+//! [`hyper::Timer`]).
+
+mod compat;
+#[cfg(feature = "futures-io")]
+mod futures_io;
+#[cfg(feature = "hyper")]
+pub mod hyper;
+#[cfg(feature = "tokio-io")]
+mod tokio_io;
+
+pub use compat::{Compat, CompatExt};
+
+#[cfg(test)]
+mod tests;

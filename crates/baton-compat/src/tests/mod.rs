@@ -1,0 +1,1 @@
+//! Unit tests of `Compat` over real sockets on a Baton runtime.
