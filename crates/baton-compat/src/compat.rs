@@ -58,10 +58,14 @@ pub struct Compat<S> {
     /// unallocated) while `read_op` holds it.
     read_buf: Vec<u8>,
     read_pos: usize,
+    /// A read returned 0 bytes; the end of the stream is reported by the next fill.
+    read_eof: bool,
     read_op: Option<Operation<BufResult<usize, Vec<u8>>>>,
     /// Empty while `write_op` holds it.
     write_buf: Vec<u8>,
     write_op: Option<Operation<BufResult<(), Vec<u8>>>>,
+    /// The error of a write that ended while a read was waiting on it, for the next write call.
+    write_error: Option<io::Error>,
     shutdown_op: Option<Operation<io::Result<()>>>,
 }
 
@@ -106,9 +110,11 @@ where
             stream: Arc::new(stream),
             read_buf: Vec::new(),
             read_pos: 0,
+            read_eof: false,
             read_op: None,
             write_buf: Vec::new(),
             write_op: None,
+            write_error: None,
             shutdown_op: None,
         }
     }
@@ -120,30 +126,56 @@ where
 
     /// Bytes read from the stream but not yet handed out, or (at the end of the stream) an
     /// empty slice. Starts a read when nothing is buffered; a read already in flight is
-    /// resumed, so stopping between polls loses nothing (rule 1 of the crate docs).
+    /// resumed, so stopping between polls loses nothing (rule 1 of the crate docs). The end
+    /// of the stream is reported only once the write in flight, if any, has finished (rule 5).
     pub(crate) fn poll_fill_buf(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
-        if self.read_op.is_none() && self.read_pos == self.read_buf.len() {
-            let mut buf = std::mem::take(&mut self.read_buf);
-            buf.clear();
-            if buf.capacity() == 0 {
-                buf.reserve_exact(BUFFER_CAPACITY);
+        loop {
+            if self.read_pos < self.read_buf.len() {
+                return Poll::Ready(Ok(&self.read_buf[self.read_pos..]));
             }
-            let stream = Arc::clone(&self.stream);
-            self.read_pos = 0;
-            self.read_op = Some(Box::pin(async move { (&mut &*stream).read(buf).await }));
-        }
-        if let Some(op) = &mut self.read_op {
+            if self.read_eof {
+                if self.write_op.is_some() {
+                    ready!(self.poll_write_settled(cx));
+                    // The write ended unseen by the caller: its flush sees that first, and
+                    // the end of the stream comes one (self-woken) poll later.
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                self.read_eof = false;
+                return Poll::Ready(Ok(&[]));
+            }
+            let op = self.read_op.get_or_insert_with(|| {
+                let mut buf = std::mem::take(&mut self.read_buf);
+                buf.clear();
+                if buf.capacity() == 0 {
+                    buf.reserve_exact(BUFFER_CAPACITY);
+                }
+                let stream = Arc::clone(&self.stream);
+                Box::pin(async move { (&mut &*stream).read(buf).await })
+            });
             let (result, buf) = ready!(op.as_mut().poll(cx));
             self.read_op = None;
             self.read_buf = buf;
-            if let Err(error) = result {
-                // A failed read fills nothing; the buffer is kept for the next attempt.
-                self.read_buf.clear();
-                return Poll::Ready(Err(error));
+            self.read_pos = 0;
+            match result {
+                Ok(0) => self.read_eof = true,
+                Ok(_) => {}
+                Err(error) => {
+                    // A failed read fills nothing; the buffer is kept for the next attempt.
+                    self.read_buf.clear();
+                    return Poll::Ready(Err(error));
+                }
             }
         }
-        // After a completed read of 0 bytes this is empty: the end of the stream.
-        Poll::Ready(Ok(&self.read_buf[self.read_pos..]))
+    }
+
+    /// Drives the write in flight, if any, to its end, keeping its error for the next
+    /// `poll_write`/`poll_flush`/`poll_shutdown`.
+    fn poll_write_settled(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if let Err(error) = ready!(self.poll_write_done(cx)) {
+            self.write_error = Some(error);
+        }
+        Poll::Ready(())
     }
 
     /// Marks `amount` bytes of [`poll_fill_buf`](Self::poll_fill_buf)'s slice as handed out.
@@ -170,6 +202,9 @@ where
 
     /// Waits for the write in flight, if any, to finish; its error is returned here.
     fn poll_write_done(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if let Some(error) = self.write_error.take() {
+            return Poll::Ready(Err(error));
+        }
         let Some(op) = &mut self.write_op else {
             return Poll::Ready(Ok(()));
         };

@@ -29,6 +29,12 @@
 //!    operation holds a shared reference to the stream, which Baton's sockets allow.
 //! 4. **`poll_shutdown` after the peer closed or reset is `Ok`** (Baton's `shutdown` maps
 //!    `ENOTCONN` to `Ok`); it flushes first.
+//! 5. **The end of the stream comes after the writes before it.** A read that finds the end of
+//!    the stream while a write is in flight waits for that write, then returns `Pending` once
+//!    (waking itself) so the caller's next `poll_flush` sees the write done before its next
+//!    read sees the end. A flush here completes a poll later than on a readiness-based socket;
+//!    without this, a peer that closes right after reading a whole response is seen closing
+//!    "mid-message" by hyper's http1 dispatcher, which reads before it flushes.
 //!
 //! Cost: each read, write and shutdown boxes its future once (one allocation per operation,
 //! not per poll); the buffers are allocated once per stream.
