@@ -24,6 +24,10 @@ type Operation<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 /// that is what lets a read and a write be in flight at once. Make one with
 /// [`CompatExt::compat`] or [`Compat::new`]; see the crate docs for what it guarantees.
 ///
+/// Its `poll_*` methods are the whole mechanism and are public, so traits this crate does not
+/// know (another runtime's, your own) can be implemented on it in a few lines; the features
+/// implement tokio's, `futures_io`'s and hyper's with them.
+///
 /// ```
 /// # #[cfg(feature = "tokio-io")]
 /// # fn main() -> std::io::Result<()> {
@@ -128,7 +132,7 @@ where
     /// empty slice. Starts a read when nothing is buffered; a read already in flight is
     /// resumed, so stopping between polls loses nothing (rule 1 of the crate docs). The end
     /// of the stream is reported only once the write in flight, if any, has finished (rule 5).
-    pub(crate) fn poll_fill_buf(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
+    pub fn poll_fill_buf(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
         loop {
             if self.read_pos < self.read_buf.len() {
                 return Poll::Ready(Ok(&self.read_buf[self.read_pos..]));
@@ -179,13 +183,13 @@ where
     }
 
     /// Marks `amount` bytes of [`poll_fill_buf`](Self::poll_fill_buf)'s slice as handed out.
-    pub(crate) fn consume(&mut self, amount: usize) {
+    pub fn consume(&mut self, amount: usize) {
         self.read_pos = (self.read_pos + amount).min(self.read_buf.len());
     }
 
     /// Copies buffered bytes into `dst` (reading first when nothing is buffered); `Ok(0)` at
     /// the end of the stream or for an empty `dst`.
-    pub(crate) fn poll_read_slice(
+    pub fn poll_read_slice(
         &mut self,
         cx: &mut Context<'_>,
         dst: &mut [u8],
@@ -215,9 +219,9 @@ where
         Poll::Ready(result)
     }
 
-    /// Accepts up to [`BUFFER_CAPACITY`] bytes of `src` into the write buffer and starts
+    /// Accepts up to 16 KiB of `src` into the write buffer and starts
     /// writing them all (rule 2 of the crate docs); waits first for the previous write.
-    pub(crate) fn poll_write_slice(
+    pub fn poll_write_slice(
         &mut self,
         cx: &mut Context<'_>,
         src: &[u8],
@@ -242,12 +246,12 @@ where
     }
 
     /// Waits until every accepted byte is written.
-    pub(crate) fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    pub fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.poll_write_done(cx)
     }
 
     /// Flushes, then shuts the stream's write side (`Ok` when the peer already closed).
-    pub(crate) fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    pub fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(self.poll_flush(cx))?;
         let op = self.shutdown_op.get_or_insert_with(|| {
             let stream = Arc::clone(&self.stream);
