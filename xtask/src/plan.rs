@@ -106,15 +106,18 @@ pub(crate) fn ci_plan(cx: &Context) -> Result<Vec<Planned>, String> {
     plan.push(cx.step("rustfmt check", fmt));
 
     let mut clippy = cx.cargo();
+    // Every feature on, so the optional integrations (baton-compat's tokio-io, futures-io and
+    // hyper; baton's bytes) are linted too.
     clippy.args([
         "clippy",
         "--workspace",
         "--all-targets",
+        "--all-features",
         "--",
         "-D",
         "warnings",
     ]);
-    plan.push(cx.step("clippy (all targets, -D warnings)", clippy));
+    plan.push(cx.step("clippy (all targets, all features, -D warnings)", clippy));
 
     // Every test target, property tests included (their case count is set here, so a run is
     // the same everywhere unless PROPTEST_CASES says otherwise).
