@@ -61,3 +61,8 @@ pub use compat::{Compat, CompatExt};
 
 #[cfg(test)]
 mod tests;
+
+/// `docs/ecosystem.md`'s examples, run as doc tests so the page stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/ecosystem.md")]
+struct EcosystemDocs;
