@@ -213,3 +213,41 @@ fn header_read_timeout_closes_silent_and_partial_clients() {
     assert_eq!(stats.header_timeouts.load(Ordering::Relaxed), 2);
     assert_eq!(stats.errors.load(Ordering::Relaxed), 0);
 }
+
+/// A client that reads a whole 1 MiB response and closes at once: the server's last write and
+/// the end of the stream complete together, and hyper must still see an idle connection (rule
+/// 5 of `baton_compat`'s docs), so no connection error is counted. Repeated to hit the race.
+#[test]
+fn clients_closing_right_after_a_large_response_are_not_errors() {
+    const ROUNDS: u64 = 30;
+    let (addr, stats) = start_server(Protocol::Http1, Duration::from_secs(10));
+    let expected = expected_file();
+    for _ in 0..ROUNDS {
+        let mut client = std::net::TcpStream::connect(addr).expect("connects");
+        client
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("a read timeout can be set");
+        client
+            .write_all(b"GET /file HTTP/1.1\r\nHost: test\r\n\r\n")
+            .expect("the request is sent");
+        let mut response = Vec::new();
+        let mut chunk = vec![0u8; 64 * 1024];
+        let head_end = loop {
+            let count = client.read(&mut chunk).expect("the response arrives");
+            assert!(count > 0, "the server closed before the whole response");
+            response.extend_from_slice(&chunk[..count]);
+            if let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n") {
+                if response.len() >= end + 4 + expected.len() {
+                    break end + 4;
+                }
+            }
+        };
+        assert!(response.starts_with(b"HTTP/1.1 200"));
+        assert!(response[head_end..] == expected[..], "the file differs");
+        drop(client);
+    }
+    wait_for_requests(&stats, ROUNDS);
+    // Let the server see the last close before reading its error count.
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(stats.errors.load(Ordering::Relaxed), 0);
+}
