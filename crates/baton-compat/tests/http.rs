@@ -236,10 +236,10 @@ fn clients_closing_right_after_a_large_response_are_not_errors() {
             let count = client.read(&mut chunk).expect("the response arrives");
             assert!(count > 0, "the server closed before the whole response");
             response.extend_from_slice(&chunk[..count]);
-            if let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n") {
-                if response.len() >= end + 4 + expected.len() {
-                    break end + 4;
-                }
+            if let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n")
+                && response.len() >= end + 4 + expected.len()
+            {
+                break end + 4;
             }
         };
         assert!(response.starts_with(b"HTTP/1.1 200"));
