@@ -100,9 +100,6 @@ where
     }
 }
 
-// No field is pinned: the operations are boxed, so `Compat` moves freely.
-impl<S> Unpin for Compat<S> {}
-
 impl<S> Compat<S>
 where
     S: Send + Sync + 'static,

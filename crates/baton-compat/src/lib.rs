@@ -24,7 +24,9 @@
 //!    into the write buffer and their write was started; the `Compat` finishes writing them
 //!    (short writes are continued). `poll_flush` waits until they are all written. An error
 //!    from such a background write is returned by the next `poll_write`, `poll_flush` or
-//!    `poll_shutdown`.
+//!    `poll_shutdown`. As with any write buffer, dropping the `Compat` before a flush may
+//!    leave the tail of an accepted write unsent (the send already in the kernel completes;
+//!    the rest of a short write is not continued): flush or shut down first, as hyper does.
 //! 3. **A read and a write may be in flight at once** (full duplex, as hyper needs): each
 //!    operation holds a shared reference to the stream, which Baton's sockets allow.
 //! 4. **`poll_shutdown` after the peer closed or reset is `Ok`** (Baton's `shutdown` maps
@@ -37,7 +39,9 @@
 //!    "mid-message" by hyper's http1 dispatcher, which reads before it flushes.
 //!
 //! Cost: each read, write and shutdown boxes its future once (one allocation per operation,
-//! not per poll); the buffers are allocated once per stream.
+//! not per poll); the buffers are allocated once per stream. A `Compat` is `Send` and `Unpin`
+//! (so it can move into `baton::spawn`ed tasks and be polled through `Pin::new`) but not
+//! `Sync`: its in-flight futures are not.
 //!
 //! # How it is tested
 //!

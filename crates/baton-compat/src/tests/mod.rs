@@ -12,6 +12,15 @@ use std::io;
 use baton::io::AsyncReadExt;
 use baton::net::{TcpListener, TcpStream};
 
+/// hyper and `baton::spawn` need a transport that is `Send + Unpin + 'static`; `Compat` is
+/// `Unpin` because its operations are boxed (no impl says so by hand).
+#[test]
+fn compat_over_baton_sockets_is_send_and_unpin() {
+    fn check<T: Send + Unpin + 'static>() {}
+    check::<crate::Compat<TcpStream>>();
+    check::<crate::Compat<baton::net::UnixStream>>();
+}
+
 /// Runs `test` on a fresh runtime.
 fn run<F: Future<Output = io::Result<()>>>(test: F) {
     let runtime = baton::Runtime::new().expect("a runtime with default settings builds");
