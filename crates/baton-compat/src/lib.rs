@@ -29,6 +29,11 @@
 //!    the rest of a short write is not continued): flush or shut down first, as hyper does.
 //! 3. **A read and a write may be in flight at once** (full duplex, as hyper needs): each
 //!    operation holds a shared reference to the stream, which Baton's sockets allow.
+//!
+//!    So `S` must read and write through `&S` (`TcpStream`, `UnixStream`). Types whose
+//!    §9 `AsyncRead`/`AsyncWrite` need `&mut self`, such as the owned halves of
+//!    `into_split` (and, later, child stdio), are not wrapped yet: wrap the whole stream and
+//!    split the `Compat` with `tokio::io::split` or `futures::AsyncReadExt::split` instead.
 //! 4. **`poll_shutdown` after the peer closed or reset is `Ok`** (Baton's `shutdown` maps
 //!    `ENOTCONN` to `Ok`); it flushes first.
 //! 5. **The end of the stream comes after the writes before it.** A read that finds the end of
@@ -45,13 +50,16 @@
 //!
 //! # How it is tested
 //!
-//! Unit tests (`src/tests/`) drive `Compat` over real TCP and Unix sockets on a Baton runtime:
-//! partial reads into small caller buffers, a read abandoned mid-flight and then resumed, short
-//! and large writes, flush and shutdown after the peer went away, and tokio/futures `io-util`
-//! helpers over it. `tests/http.rs` runs the example HTTP server in-process and fetches from
-//! it with `curl` and with hyper's client on Baton (JSON, a 1 MiB file checked byte for byte,
-//! 64 concurrent keep-alive connections, and hyper's header-read timeout firing through
-//! [`hyper::Timer`]).
+//! Unit tests (`src/tests/`) drive `Compat` over real TCP sockets on a Baton runtime: small
+//! caller buffers reassembling a large body, a read abandoned mid-flight and then resumed with
+//! a write passing it, a 1 MiB write through flush and shutdown, writes failing after a reset
+//! with `shutdown` still `Ok`, lines through `AsyncBufRead`, and echoes through tokio's and
+//! futures' `split`/`copy`. `tests/http.rs` runs the example HTTP server in-process and
+//! fetches from it with `curl` (http1 and h2c) and with hyper's client on Baton: JSON, a 1 MiB
+//! file checked byte for byte, 64 concurrent keep-alive connections, clients closing right
+//! after a large response (rule 5), and hyper's header-read timeout firing through
+//! [`hyper::Timer`]; every run asserts zero connection errors on the server.
+//! `docs/ecosystem.md`'s examples run as doc tests.
 
 mod compat;
 #[cfg(feature = "futures-io")]
