@@ -2,13 +2,18 @@
 //! contender, so only the server differs between columns.
 //!
 //! Rules the servers rely on:
-//! 1. The client makes exactly `connections` connection attempts, all before its first message.
-//! 2. A round writes one message on every connection, then reads every echo in full and checks
+//!
+//! G1. The client makes exactly `connections` connection attempts, all before its first message.
+//!
+//! G2. A round writes one message on every connection, then reads every echo in full and checks
 //!    its bytes; so with 64 connections the server has 64 messages in flight at once.
-//! 3. After a short untimed warm-up, exactly `rounds` rounds are timed; the client allocates
+//!
+//! G3. After a short untimed warm-up, exactly `rounds` rounds are timed; the client allocates
 //!    nothing inside the timed window.
-//! 4. Then the client closes every connection: end-of-stream is the server's cue to finish.
-//! 5. Every socket call has a generous timeout, so a broken server fails the run, never hangs it.
+//!
+//! G4. Then the client closes every connection: end-of-stream is the server's cue to finish.
+//!
+//! G5. Every socket call has a generous timeout, so a broken server fails the run, never hangs it.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -18,10 +23,10 @@ use std::time::Duration;
 use crate::jobs::EchoJob;
 use crate::sample::{Meter, NoSample, Sample, join_sample};
 
-/// Rule 5: the longest any single socket call may block before the run is declared failed.
+/// Rule G5: the longest any single socket call may block before the run is declared failed.
 const SOCKET_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Rule 3: untimed rounds before the timed window.
+/// Rule G3: untimed rounds before the timed window.
 const WARMUP_ROUNDS: u64 = 16;
 
 /// A running client thread.
@@ -46,7 +51,7 @@ impl EchoClient {
 }
 
 fn run(job: EchoJob, addr: SocketAddr) -> io::Result<Sample> {
-    // Rule 1: every attempt is made even if an earlier one failed, so the server's accept count
+    // Rule G1: every attempt is made even if an earlier one failed, so the server's accept count
     // is met whenever the listener itself works.
     let attempts: Vec<io::Result<TcpStream>> = (0..job.connections)
         .map(|_| TcpStream::connect(addr))
@@ -70,12 +75,12 @@ fn run(job: EchoJob, addr: SocketAddr) -> io::Result<Sample> {
         round(&mut streams, &message, &mut echo)?;
     }
     let sample = meter.finish(job.ops());
-    // Rule 4: closing the connections ends the server's connection tasks.
+    // Rule G4: closing the connections ends the server's connection tasks.
     drop(streams);
     Ok(sample)
 }
 
-/// Rule 2: one message out on every connection, then every echo back in full.
+/// Rule G2: one message out on every connection, then every echo back in full.
 fn round(streams: &mut [TcpStream], message: &[u8], echo: &mut [u8]) -> io::Result<()> {
     for stream in streams.iter_mut() {
         stream.write_all(message)?;

@@ -1,13 +1,19 @@
 //! Runs every (workload, contender) pair side by side.
 //!
 //! Rules:
-//! 1. Work is bounded by operation counts, never durations, so every run stops by itself.
-//! 2. For each workload, round 0 is an untimed warm-up; rounds 1..=runs are recorded.
-//! 3. Within a round the contenders run one after another in column order (A B C, A B C, ...),
+//!
+//! H1. Work is bounded by operation counts, never durations, so every run stops by itself.
+//!
+//! H2. For each workload, round 0 is an untimed warm-up; rounds 1..=runs are recorded.
+//!
+//! H3. Within a round the contenders run one after another in column order (A B C, A B C, ...),
 //!    so slow drifts of machine noise hit every column alike.
-//! 4. Every contender in a round gets the same seed, so file workloads touch the same offsets.
-//! 5. A failed run (an error or a panic) stops that cell (reported as failed with the error); an unsupported workload
-//!    is reported as not applicable with the contender's reason; neither invents a number.
+//!
+//! H4. Every contender in a round gets the same seed, so file workloads touch the same offsets.
+//!
+//! H5. A failed run (an error or a panic) stops that cell (reported as failed with the error);
+//!    an unsupported workload is reported as not applicable with the contender's reason;
+//!    neither invents a number.
 
 use std::io::Write;
 use std::panic::{self, AssertUnwindSafe};
@@ -65,11 +71,11 @@ fn run_row(
 ) -> Row {
     let mut cells: Vec<Cell> = contenders.iter().map(|_| Cell::default()).collect();
     eprint!("{:<34}", workload.label());
-    // Rule 2: round 0 warms up.
+    // Rule H2: round 0 warms up.
     for round in 0..=settings.runs {
-        // Rule 4: one seed per round.
+        // Rule H4: one seed per round.
         let seed = 0x5EED_0000_u64 ^ (round as u64).wrapping_mul(0x1000_0000_01B3);
-        // Rule 3: every contender once per round, in column order.
+        // Rule H3: every contender once per round, in column order.
         for (contender, cell) in contenders.iter_mut().zip(cells.iter_mut()) {
             if cell.missing.is_some() {
                 continue;
@@ -77,7 +83,7 @@ fn run_row(
             match run_contained(workload, contender.as_mut(), settings.size, seed, file) {
                 Ok(sample) if round > 0 => cell.samples.push(sample),
                 Ok(_) => {}
-                // Rule 5: stop this cell and keep the reason; a cell that failed part-way
+                // Rule H5: stop this cell and keep the reason; a cell that failed part-way
                 // reports the failure, not a median of fewer runs.
                 Err(why) => {
                     if let NoSample::Failed(error) = &why {
@@ -96,7 +102,7 @@ fn run_row(
     Row { workload, cells }
 }
 
-/// Runs one sample, turning a panic inside the contender into a failed cell (rule 5) so one
+/// Runs one sample, turning a panic inside the contender into a failed cell (H5) so one
 /// broken runtime cannot take the whole table down. The contender is not used again for this
 /// workload after a failure.
 fn run_contained(

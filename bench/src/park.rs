@@ -2,10 +2,13 @@
 //! thread (one that is not running that runtime).
 //!
 //! Rules:
-//! 1. The future is polled only on the calling thread.
-//! 2. A wake from any thread sets a flag and unparks the caller; the caller consumes the flag
+//!
+//! B1. The future is polled only on the calling thread.
+//!
+//! B2. A wake from any thread sets a flag and unparks the caller; the caller consumes the flag
 //!    before polling again, so a wake that lands between a poll and the park is never lost.
-//! 3. Spurious unparks are harmless: the caller parks again until the flag is set.
+//!
+//! B3. Spurious unparks are harmless: the caller parks again until the flag is set.
 
 use std::future::Future;
 use std::pin::pin;
@@ -27,7 +30,7 @@ impl Wake for ParkWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        // Rule 2: publish the wake before unparking.
+        // Rule B2: publish the wake before unparking.
         self.notified.store(true, Ordering::Release);
         self.thread.unpark();
     }
@@ -46,7 +49,7 @@ pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
         if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
             return out;
         }
-        // Rules 2 and 3: sleep until a wake is recorded, whatever unparked us.
+        // Rules B2 and B3: sleep until a wake is recorded, whatever unparked us.
         while !parker.notified.swap(false, Ordering::Acquire) {
             thread::park();
         }

@@ -1,11 +1,12 @@
 //! Baton's developer tasks, run as `cargo xtask <task>` (plain Rust, no shell scripts).
 //!
 //! * `ci` — everything a submission must pass, in order, stopping at the first failure:
-//!   formatting, clippy with `-D warnings`, every test target (unit, integration, property and
-//!   doc tests), the loom models, a check that the benchmark crate compiles, and
-//!   AddressSanitizer when a nightly toolchain is present (skipped, and said so, when it is
-//!   not). Each step's output goes to a log under `<target>/xtask/ci/`; the console shows one
-//!   line per step, a progress line while a long one runs, and a failed step's log tail.
+//!   formatting, the rule-citation check (`rules`), clippy with `-D warnings`, every test
+//!   target (unit, integration, property and doc tests), the loom models, a check that the
+//!   benchmark crate compiles, and AddressSanitizer when a nightly toolchain is present
+//!   (skipped, and said so, when it is not). Each step's output goes to a log under
+//!   `<target>/xtask/ci/`; the console shows one line per step, a progress line while a long
+//!   one runs, and a failed step's log tail.
 //!   `XTASK_VERBOSE=1` streams the raw output instead.
 //! * `loom` — only the loom models (`--cfg loom`, release with debug assertions,
 //!   `LOOM_MAX_PREEMPTIONS=2`, in `<target>/loom` so the normal build cache survives).
@@ -97,7 +98,7 @@ fn rules_task(root: &std::path::Path) -> ExitCode {
 fn usage() -> &'static str {
     "usage: cargo xtask <task>\n\
      tasks:\n  \
-     ci            fmt, clippy, tests, loom, bench compile check, sanitizers (if nightly)\n  \
+     ci            fmt, rules, clippy, tests, loom, bench compile check, sanitizers (if nightly)\n  \
      loom          the loom models only\n  \
      rules         every rule citation resolves to a rule that exists\n  \
      bench [--quick]  the benchmark table (SPEC §8)"

@@ -105,6 +105,22 @@ pub(crate) fn ci_plan(cx: &Context) -> Result<Vec<Planned>, String> {
     fmt.args(["fmt", "--all", "--", "--check"]);
     plan.push(cx.step("rustfmt check", fmt));
 
+    // The rule-citation check (`cargo xtask rules`), run by this very binary: it is fast, so it
+    // runs before anything builds.
+    let rules = match std::env::current_exe() {
+        Ok(exe) => {
+            let mut command = Command::new(exe);
+            command.arg("rules");
+            command
+        }
+        Err(_) => {
+            let mut command = cx.cargo();
+            command.args(["xtask", "rules"]);
+            command
+        }
+    };
+    plan.push(cx.step("rule citations resolve (xtask rules)", rules));
+
     let mut clippy = cx.cargo();
     // Every feature on, so the optional integrations (baton-compat's tokio-io, futures-io and
     // hyper; baton's bytes) are linted too.

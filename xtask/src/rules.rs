@@ -6,7 +6,9 @@
 //!
 //! The sets: C cancel, E completion, P blocking pool, T tasks, U uring lifecycle, F forwarding,
 //! S stash, D durability, I inbox, W worker, L loan, A the facade's worker adapter, N nested
-//! drive, J blocking job cell, X the facade's thread context.
+//! drive, J blocking job cell, X the facade's thread context, Y the facade's fs fallback; and
+//! the benchmark crate's: H harness, K contender contract, R raw io_uring loops, G echo load
+//! generator, B park executor.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +32,12 @@ const SETS: &[(char, &str)] = &[
     ('N', "nested drive"),
     ('J', "job cell"),
     ('X', "facade context"),
+    ('Y', "fs fallback"),
+    ('H', "bench harness"),
+    ('K', "bench contender contract"),
+    ('R', "bench raw io_uring loops"),
+    ('G', "bench echo load generator"),
+    ('B', "bench park executor"),
 ];
 
 /// One problem found, with where.
@@ -232,7 +240,15 @@ pub(crate) fn sets() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{bare_citation, cited, definition};
+    use super::{SETS, bare_citation, cited, definition};
+
+    #[test]
+    fn every_set_has_its_own_letter() {
+        let mut letters: Vec<char> = SETS.iter().map(|(l, _)| *l).collect();
+        letters.sort_unstable();
+        letters.dedup();
+        assert_eq!(letters.len(), SETS.len());
+    }
 
     #[test]
     fn a_definition_is_a_doc_list_item_starting_with_its_id() {

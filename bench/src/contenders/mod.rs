@@ -4,17 +4,21 @@
 //! turns a job description into one timed [`Sample`](crate::sample::Sample). The contract every
 //! implementation follows:
 //!
-//! 1. Set-up (opening the file, binding the listener, allocating buffers, spawning the client)
+//! K1. Set-up (opening the file, binding the listener, allocating buffers, spawning the client)
 //!    happens before [`Meter::start`](crate::sample::Meter::start); exactly the job's operation
 //!    count happens inside the window; the method returns only after every operation finished.
-//! 2. Every transfer is checked (a short read or write is a failure, never a silent success).
-//! 3. A workload the runtime cannot express is `NoSample::Unsupported` with the reason, never a
+//!
+//! K2. Every transfer is checked (a short read or write is a failure, never a silent success).
+//!
+//! K3. A workload the runtime cannot express is `NoSample::Unsupported` with the reason, never a
 //!    substitute workload.
-//! 4. File workloads open their own descriptor per run (with the runtime's own `open` on
+//!
+//! K4. File workloads open their own descriptor per run (with the runtime's own `open` on
 //!    [`FileFixture::path`], or [`FileFixture::open`] where it has none) and keep
 //!    `job.depth` operations in flight: the raw loop as SQEs, runtimes as `job.depth` concurrent
 //!    tasks each doing `job.lane_ops(lane)` operations on `job.lane_offsets(lane)`.
-//! 5. The echo server binds `127.0.0.1:0`, calls `job.spawn_client(addr)`, accepts exactly
+//!
+//! K5. The echo server binds `127.0.0.1:0`, calls `job.spawn_client(addr)`, accepts exactly
 //!    `job.connections` connections, echoes each until end-of-stream, and returns
 //!    `client.join()`: the client's timing is the sample.
 //!
@@ -56,10 +60,10 @@ pub(crate) trait Contender {
     /// in the report's preamble.
     fn setup(&self) -> String;
 
-    /// 4 KiB random reads or writes on the page-cached file at `job.depth` (rule 4).
+    /// 4 KiB random reads or writes on the page-cached file at `job.depth` (K4).
     fn file_io(&mut self, job: &FileJob<'_>) -> Outcome;
 
-    /// Serve the TCP echo job as its server (rule 5).
+    /// Serve the TCP echo job as its server (K5).
     fn tcp_echo(&mut self, job: &EchoJob) -> Outcome;
 
     /// Spawn `job.count` tasks that each return a number, joining them batch by batch

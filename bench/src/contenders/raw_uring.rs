@@ -6,12 +6,15 @@
 //! requests in flight, reuse one preallocated buffer per slot, and never allocate per operation.
 //!
 //! Rules the loops follow:
-//! 1. A buffer or descriptor handed to the kernel is neither moved, freed nor closed until its
+//!
+//! R1. A buffer or descriptor handed to the kernel is neither moved, freed nor closed until its
 //!    completion has been reaped; on any error the loop stops issuing but still reaps every
 //!    request in flight before returning.
-//! 2. `user_data` names the slot (file loops) or the connection and operation (echo loop), so a
+//!
+//! R2. `user_data` names the slot (file loops) or the connection and operation (echo loop), so a
 //!    completion always finds the buffer it belongs to.
-//! 3. The ring is drained completely at the end of every run, so no run sees another's
+//!
+//! R3. The ring is drained completely at the end of every run, so no run sees another's
 //!    completions.
 
 use std::io;
@@ -88,7 +91,7 @@ fn submit_and_wait(submitter: &io_uring::Submitter<'_>, want: usize) -> io::Resu
     }
 }
 
-/// The SQE for one 4 KiB file operation on `buf` at `offset`, tagged with `slot` (rule 2).
+/// The SQE for one 4 KiB file operation on `buf` at `offset`, tagged with `slot` (R2).
 fn file_entry(
     op: FileOp,
     fd: types::Fd,
@@ -118,7 +121,7 @@ fn completion_result(result: i32) -> io::Result<usize> {
 }
 
 impl RawUring {
-    /// Keeps `job.depth` file operations in flight until `job.ops` have completed (rules 1–3).
+    /// Keeps `job.depth` file operations in flight until `job.ops` have completed (R1–R3).
     fn file_loop(&mut self, job: &FileJob<'_>) -> io::Result<Sample> {
         if job.depth == 0 || job.depth > MAX_DEPTH {
             return Err(io::Error::other(format!(
@@ -144,10 +147,10 @@ impl RawUring {
                 return;
             }
             let entry = file_entry(job.op, fd, buf, offsets.next_offset(), slot);
-            // SAFETY: rule 1 — `buffers` and `file` outlive this function, and it does not
+            // SAFETY: rule R1 — `buffers` and `file` outlive this function, and it does not
             // return until every request pushed here has been reaped (or it leaks `buffers`),
             // so the buffer and fd this SQE points at stay valid and unmoved for the kernel;
-            // rule 2 — `slot` is free: it was never used or its completion was just reaped.
+            // rule R2 — `slot` is free: it was never used or its completion was just reaped.
             match unsafe { sq.push(&entry) } {
                 Ok(()) => {
                     issued += 1;
@@ -165,7 +168,7 @@ impl RawUring {
             sq.sync();
             if let Err(e) = submit_and_wait(&submitter, 1) {
                 // The kernel may still use the buffers and nothing more can be reaped: leak
-                // them rather than free them under the kernel (rule 1).
+                // them rather than free them under the kernel (R1).
                 std::mem::forget(buffers);
                 return Err(e);
             }
@@ -197,7 +200,7 @@ impl RawUring {
     fn read_one(&mut self, fd: types::Fd, offset: u64) -> io::Result<usize> {
         let entry = file_entry(FileOp::Read, fd, &mut self.scratch, offset, 0);
         let (submitter, mut sq, mut cq) = self.ring.split();
-        // SAFETY: rule 1 — `scratch` is owned by `self` and is not touched again until this
+        // SAFETY: rule R1 — `scratch` is owned by `self` and is not touched again until this
         // request's completion is reaped below; if the kernel cannot be entered, `scratch` is
         // leaked instead of freed.
         unsafe { sq.push(&entry) }.map_err(|_| io::Error::other("submission queue full"))?;

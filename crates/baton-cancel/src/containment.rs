@@ -1,4 +1,4 @@
-//! Containment of hostile user code (crate rule 6).
+//! Containment of hostile user code (crate rule C6).
 //!
 //! User values (jobs, futures, decoders, hooks) may panic when called or dropped. Baton runs
 //! them through these functions so a panic is caught and turned into a value, and so that a

@@ -1,9 +1,9 @@
-//! The cancel state machine of Baton (SPEC §2): queue control and resource classes.
+//! The cancel state machine of Baton: queue control and resource classes.
 //!
 //! This crate has no I/O and no threads. It answers one question for every external operation:
 //! *what does cancelling it mean right now?*
 //!
-//! * [`queue_control`] is a shared atomic cell with three states (*queued*, *cancelled*,
+//! * [`mod@queue_control`] is a shared atomic cell with three states (*queued*, *cancelled*,
 //!   *running*). The runtime holds the [`CancelHandle`], the executor the [`StartToken`]; a race
 //!   between [`CancelHandle::cancel_before_start`] and [`StartToken::claim_for_run`] has exactly
 //!   one winner and both sides agree which.
@@ -16,25 +16,30 @@
 //!
 //! # Rules
 //!
-//! 1. A queue cell starts *queued* and moves at most once: to *cancelled* (the cancel won) or to
+//! C1. A queue cell starts *queued* and moves at most once: to *cancelled* (the cancel won) or to
 //!    *running* (the claim won). Neither terminal state is ever left.
-//! 2. `cancel_before_start` on a *queued* cell wins (`CancelledQueued`); on a *cancelled* cell it
+//!
+//! C2. `cancel_before_start` on a *queued* cell wins (`CancelledQueued`); on a *cancelled* cell it
 //!    reports `AlreadyCancelled`; on a *running* cell `AlreadyRunning`.
-//! 3. `claim_for_run` on a *queued* or *running* cell reports `Run`; on a *cancelled* cell
+//!
+//! C3. `claim_for_run` on a *queued* or *running* cell reports `Run`; on a *cancelled* cell
 //!    `CompleteCancelled`, and the body must then never run.
-//! 4. An interruptible resource calls its hook on the first `cancel()` and returns `None` on
+//!
+//! C4. An interruptible resource calls its hook on the first `cancel()` and returns `None` on
 //!    every later one (cancel once); `reap()` calls the hook every time.
-//! 5. A quarantined resource is never interrupted: `cancel()` and `reap()` return `None`; its
+//!
+//! C5. A quarantined resource is never interrupted: `cancel()` and `reap()` return `None`; its
 //!    bound is a copyable descriptor.
-//! 6. A hook that panics is reported as [`HookError::Panicked`]; a hook whose destructor panics
+//!
+//! C6. A hook that panics is reported as [`HookError::Panicked`]; a hook whose destructor panics
 //!    is contained; during an unwind it is leaked instead of dropped.
 //!
 //! # Guarantees
 //!
 //! The rules below hold for every caller, on any thread: a queue cell has exactly one winner
-//! (rules 1–3), an interruptible resource's hook is called once by `cancel` and on every
-//! `reap` (rule 4), a quarantined one is never interrupted (rule 5), and no hook panic or
-//! hostile destructor unwinds into the caller or aborts the process (rule 6). Every state
+//! (C1–C3), an interruptible resource's hook is called once by `cancel` and on every
+//! `reap` (C4), a quarantined one is never interrupted (C5), and no hook panic or
+//! hostile destructor unwinds into the caller or aborts the process (C6). Every state
 //! transition returns a `#[must_use]` enum naming its outcome.
 //!
 //! # Testing
@@ -43,7 +48,7 @@
 //! `src/tests/support.rs`: unit tests named after what they prove (`cancel_then_claim`,
 //! `claim_then_cancel`, ...), a property test (`prop_queue_control_matches_model`) that drives
 //! random operation sequences against a model, and, under `cfg(loom)`, the loom model
-//! `loom_cancel_vs_claim` (`src/tests/loom_models.rs`) that proves rule 1–3 under every
+//! `loom_cancel_vs_claim` (`src/tests/loom_models.rs`) that proves rules C1–C3 under every
 //! interleaving. Queue control's atomics go through the `sync` shim (`std` normally, `loom`
 //! under `cfg(loom)`), so the model checks the shipped code.
 

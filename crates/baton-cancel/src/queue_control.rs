@@ -1,5 +1,5 @@
 //! Queue control: the shared three-state cell that decides whether queued work is cancelled or
-//! started (crate rules 1–3).
+//! started (crate rules C1–C3).
 //!
 //! ```text
 //!            cancel_before_start                claim_for_run
@@ -20,7 +20,7 @@ const RUNNING: u8 = 2;
 pub enum QueueState {
     /// Neither cancelled nor claimed yet.
     Queued,
-    /// The cancel won; the body never runs (rule 1).
+    /// The cancel won; the body never runs (C1).
     Cancelled,
     /// The executor claimed the work; cancelling now depends on the resource class.
     Running,
@@ -37,7 +37,7 @@ impl QueueState {
     }
 }
 
-/// What [`CancelHandle::cancel_before_start`] achieved (rule 2).
+/// What [`CancelHandle::cancel_before_start`] achieved (C2).
 #[must_use = "the outcome says whether the cancel won or the work already started"]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CancelBeforeStart {
@@ -49,7 +49,7 @@ pub enum CancelBeforeStart {
     AlreadyRunning,
 }
 
-/// What [`StartToken::claim_for_run`] decided (rule 3).
+/// What [`StartToken::claim_for_run`] decided (C3).
 #[must_use = "running a body after `CompleteCancelled` breaks the cancel contract"]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ClaimForRun {
@@ -60,7 +60,7 @@ pub enum ClaimForRun {
 }
 
 /// The shared cell. Invariant: `state` only ever holds `QUEUED`, `CANCELLED` or `RUNNING`, and
-/// leaves `QUEUED` at most once (rule 1), always through a compare-exchange so the cancel and
+/// leaves `QUEUED` at most once (C1), always through a compare-exchange so the cancel and
 /// the claim cannot both win.
 struct QueueCell {
     state: AtomicU8,
@@ -90,9 +90,9 @@ pub struct StartToken {
 }
 
 impl CancelHandle {
-    /// Tries to cancel the work before it starts (rule 2).
+    /// Tries to cancel the work before it starts (C2).
     pub fn cancel_before_start(&self) -> CancelBeforeStart {
-        // Rule 1: the only way out of QUEUED is a compare-exchange; AcqRel pairs with the
+        // Rule C1: the only way out of QUEUED is a compare-exchange; AcqRel pairs with the
         // claim's exchange so both sides agree on the single winner.
         match self.cell.state.compare_exchange(
             QUEUED,
@@ -113,7 +113,7 @@ impl CancelHandle {
 }
 
 impl StartToken {
-    /// Claims the work for running (rule 3). Claiming twice is `Run` both times.
+    /// Claims the work for running (C3). Claiming twice is `Run` both times.
     pub fn claim_for_run(&self) -> ClaimForRun {
         match self
             .cell

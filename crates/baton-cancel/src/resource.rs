@@ -1,4 +1,4 @@
-//! Resource classes: what cancelling *started* work means (crate rules 4–6).
+//! Resource classes: what cancelling *started* work means (crate rules C4–C6).
 //!
 //! * [`Interruptible`]: a kind name (`"socket"`, `"child-process"`) plus a user [`CancelHook`].
 //!   `cancel()` calls the hook the first time only; `reap()` calls it every time, until the
@@ -34,7 +34,7 @@ pub enum HookError {
         /// The hook's explanation.
         message: String,
     },
-    /// The hook panicked; the panic was caught (rule 6).
+    /// The hook panicked; the panic was caught (C6).
     #[error("cancel hook for {kind} resource panicked: {message}")]
     Panicked {
         /// The resource kind.
@@ -69,7 +69,7 @@ impl<F: FnMut() -> Result<HookOutcome, String>> CancelHook for F {
     }
 }
 
-/// A resource whose started work can be interrupted through a hook (rule 4).
+/// A resource whose started work can be interrupted through a hook (C4).
 ///
 /// Invariant: `hook` is `Some` until `Drop`, where it is taken and dropped through
 /// [`ContainedDrop::drop_value`].
@@ -99,7 +99,7 @@ impl Interruptible {
         self.cancel_requested
     }
 
-    /// Rule 4: calls the hook the first time, returns `None` afterwards.
+    /// Rule C4: calls the hook the first time, returns `None` afterwards.
     pub fn cancel(&mut self) -> Option<HookResult> {
         if self.cancel_requested {
             return None;
@@ -108,7 +108,7 @@ impl Interruptible {
         Some(self.call_hook())
     }
 
-    /// Rule 4: calls the hook every time (reap until `Reaped`).
+    /// Rule C4: calls the hook every time (reap until `Reaped`).
     pub fn reap(&mut self) -> HookResult {
         self.call_hook()
     }
@@ -127,7 +127,7 @@ impl Interruptible {
             .hook
             .as_mut()
             .expect("the hook is only taken by Drop (type invariant)");
-        // Rule 6: a panicking hook becomes an error, never an unwind through the runtime.
+        // Rule C6: a panicking hook becomes an error, never an unwind through the runtime.
         match call_contained(|| hook.interrupt()) {
             Ok(Ok(outcome)) => Ok(outcome),
             Ok(Err(message)) => Err(HookError::Failed { kind, message }),
@@ -139,7 +139,7 @@ impl Interruptible {
 impl Drop for Interruptible {
     fn drop(&mut self) {
         if let Some(hook) = self.hook.take() {
-            // Rule 6: a hostile hook destructor is caught, or leaked during an unwind.
+            // Rule C6: a hostile hook destructor is caught, or leaked during an unwind.
             let _ = ContainedDrop::drop_value(hook);
         }
     }
@@ -154,7 +154,7 @@ impl fmt::Debug for Interruptible {
     }
 }
 
-/// How long quarantined (uninterruptible) work may run (rule 5). Copyable so a runtime can
+/// How long quarantined (uninterruptible) work may run (C5). Copyable so a runtime can
 /// report it and check it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum QuarantineBound {
@@ -198,14 +198,14 @@ impl fmt::Display for QuarantineBound {
 /// What cancelling started work means.
 #[derive(Debug)]
 pub enum ResourceClass {
-    /// Interrupt through a hook (rule 4).
+    /// Interrupt through a hook (C4).
     Interruptible(Interruptible),
-    /// Cannot be interrupted; runs under a bound (rule 5).
+    /// Cannot be interrupted; runs under a bound (C5).
     Quarantined(QuarantineBound),
 }
 
 impl ResourceClass {
-    /// Rule 4/5: the hook's first result for an interruptible resource, `None` afterwards and
+    /// Rule C4/C5: the hook's first result for an interruptible resource, `None` afterwards and
     /// always `None` for a quarantined one.
     pub fn cancel(&mut self) -> Option<HookResult> {
         match self {
@@ -214,7 +214,7 @@ impl ResourceClass {
         }
     }
 
-    /// Rule 4/5: calls the hook every time for an interruptible resource; `None` for a
+    /// Rule C4/C5: calls the hook every time for an interruptible resource; `None` for a
     /// quarantined one.
     pub fn reap(&mut self) -> Option<HookResult> {
         match self {

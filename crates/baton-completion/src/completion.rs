@@ -1,5 +1,5 @@
 //! What an executor delivers to a runtime: [`ExternalCompletion`] through a
-//! [`CompletionSender`] (crate rule 5).
+//! [`CompletionSender`] (crate rule E5).
 
 use crate::identity::{CompletionKind, OperationId, RuntimeId, WaitGeneration, WaitId};
 use baton_cancel::QuarantineBound;

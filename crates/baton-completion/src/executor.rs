@@ -1,5 +1,5 @@
 //! The executor traits: the glue between a runtime and whatever runs its external jobs
-//! (crate rule 9). Both are used as trait objects.
+//! (crate rule E9). Both are used as trait objects.
 //!
 //! A runtime attaches once ([`IoExecutor::attach_runtime`]) and gets an [`ExecutorLease`]. Its
 //! [`ExecutorLease::submit`] reserves capacity first, then arms and enqueues; a rejection

@@ -1,4 +1,4 @@
-//! Completion identities (crate rules 1–2).
+//! Completion identities (crate rules E1–E2).
 //!
 //! * [`RuntimeId`]: process-wide, never reused.
 //! * [`WaitId`] + [`WaitGeneration`]: a per-runtime wait slot and the generation it is on. A

@@ -1,5 +1,5 @@
 //! Completion identities, registrar, exactly-once dispatch, executor traits and the reference
-//! blocking pool of Baton (SPEC §3).
+//! blocking pool of Baton.
 //!
 //! A runtime runs work off its thread (blocking jobs, async jobs on other threads) and waits
 //! for the results. This crate guarantees that every such operation's completion reaches the
@@ -26,46 +26,58 @@
 //! # Guarantees
 //!
 //! The numbered rules below are the contract: identities that never repeat and bind once
-//! (rules 1–4), nothing delivered for an unarmed submission and exactly one completion for an
-//! armed dispatch, whatever happens to it (rules 5–8), executors behind trait objects that hand
-//! a rejected submission back (rule 9, and the pool's own rules in [`pool`]), and a wait table
+//! (E1–E4), nothing delivered for an unarmed submission and exactly one completion for an
+//! armed dispatch, whatever happens to it (E5–E8), executors behind trait objects that hand
+//! a rejected submission back (rule E9, and the pool's own rules in [`pool`]), and a wait table
 //! that routes by the full identity, never wakes a waker itself, and runs the cancel state
-//! machine (rules 10–13). User code never unwinds into the runtime: panics and hostile
+//! machine (E10–E13). User code never unwinds into the runtime: panics and hostile
 //! destructors are contained, and values are leaked rather than dropped during an unwind.
 //!
 //! # Rules
 //!
-//! 1. Identities never repeat: [`RuntimeId`] per process; per runtime a ([`WaitId`],
+//! E1. Identities never repeat: [`RuntimeId`] per process; per runtime a ([`WaitId`],
 //!    [`WaitGeneration`]) pair and an [`OperationId`]. Exhaustion is an error, never a wrap.
 //!    Internal waits and external operations share one [`IdentityAllocator`].
-//! 2. An identity is not `Clone` and [`Registrar::bind`] consumes it: it binds once.
-//! 3. A prepared operation carries a [`CompletionKind`], a decoder (runtime thread, may be
+//!
+//! E2. An identity is not `Clone` and [`Registrar::bind`] consumes it: it binds once.
+//!
+//! E3. A prepared operation carries a [`CompletionKind`], a decoder (runtime thread, may be
 //!    `!Send`) and a resource class; bind refuses a kind that differs from its identity's.
-//! 4. A refused bind destroys the prepared operation: its job never runs, nothing is delivered.
-//! 5. A [`Submission`] that was never armed (rejected, rolled back or dropped) delivers
+//!
+//! E4. A refused bind destroys the prepared operation: its job never runs, nothing is delivered.
+//!
+//! E5. A [`Submission`] that was never armed (rejected, rolled back or dropped) delivers
 //!    nothing; rolling back destroys the job.
-//! 6. An armed [`Dispatch`] delivers exactly once: the result; `Cancelled` if the cancel won
+//!
+//! E6. An armed [`Dispatch`] delivers exactly once: the result; `Cancelled` if the cancel won
 //!    before start (the blocking body never runs, the async future is never constructed) or if
 //!    the dispatch or in-flight future is dropped; `WorkerPanic` if the job, the future's
 //!    construction or a poll panics.
-//! 7. The result is delivered before the job's or future's destructor runs; destructors of
+//!
+//! E7. The result is delivered before the job's or future's destructor runs; destructors of
 //!    jobs, futures, decoders and hooks are contained (caught, or leaked during an unwind).
-//! 8. A run reports its terminal class and delivery outcome, never the payload. Polling a
+//!
+//! E8. A run reports its terminal class and delivery outcome, never the payload. Polling a
 //!    finished [`AsyncDispatch`] is a bug and panics.
-//! 9. Executors are trait objects: [`IoExecutor::attach_runtime`] refuses a duplicate runtime
+//!
+//! E9. Executors are trait objects: [`IoExecutor::attach_runtime`] refuses a duplicate runtime
 //!    and a shutting-down executor; [`ExecutorLease::submit`] reserves, then arms and
 //!    enqueues, and hands a rejected submission back. The [`BlockingPool`] has its own rules
 //!    in [`pool`].
-//! 10. [`WaitTable::settle`] routes by the full identity (runtime, wait, generation,
+//!
+//! E10. [`WaitTable::settle`] routes by the full identity (runtime, wait, generation,
 //!     operation, kind): another runtime's completion is `Foreign`; a cancelled, settled,
 //!     discarded or older-generation one, or one whose operation or kind differs from the
 //!     wait's, is `Stale`; both are counted and dropped.
-//! 11. The wait table never wakes a waker itself; it returns it.
-//! 12. `WaitTable::cancel` runs the cancel state machine: cancel before start settles the wait
+//!
+//! E11. The wait table never wakes a waker itself; it returns it.
+//!
+//! E12. `WaitTable::cancel` runs the cancel state machine: cancel before start settles the wait
 //!     as cancelled; a started interruptible job gets its hook called once; a quarantined job
 //!     reports its bound. `WaitTable::discard` does the same for a pending wait and hands a
 //!     started interruptible job back as an [`InterruptedJob`] to reap.
-//! 13. A quarantined wait still pending after its deadline bound is settled with
+//!
+//! E13. A quarantined wait still pending after its deadline bound is settled with
 //!     `BoundExceeded` and counted, checked against an `Instant` the caller passes in.
 //!
 //! # Testing

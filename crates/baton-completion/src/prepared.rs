@@ -1,5 +1,5 @@
 //! Prepared operations: a job, the decoder that turns its payload into the runtime-side value,
-//! its completion kind and its resource class (crate rule 3).
+//! its completion kind and its resource class (crate rule E3).
 //!
 //! Three shapes exist: an interruptible async job ([`PreparedOperation::interruptible_async`]),
 //! an interruptible blocking job ([`PreparedOperation::interruptible_blocking`]) and a
@@ -20,7 +20,7 @@ use std::task::{Context, Poll};
 ///
 /// The job object outlives [`BlockingJob::run`]: it is dropped only after the result was
 /// delivered, so a panicking destructor of state kept in `self` cannot lose the result (crate
-/// rule 7). A closure passed through [`from_fn`] consumes its captures inside the call instead.
+/// rule E7). A closure passed through [`from_fn`] consumes its captures inside the call instead.
 pub trait BlockingJob: Send + 'static {
     /// The `Send` value the job produces.
     type Output: Send + 'static;
@@ -95,7 +95,7 @@ where
 
 /// Boxes a future's output as a [`Payload`] without dropping the future when it completes
 /// (an `async` block would drop it inside the final poll): the future is destroyed only when
-/// the dispatch drops it, after the delivery (rule 7).
+/// the dispatch drops it, after the delivery (E7).
 struct IntoPayload<Fut>(Pin<Box<Fut>>);
 
 impl<Fut> Future for IntoPayload<Fut>
@@ -120,7 +120,7 @@ pub(crate) enum Job {
 }
 
 /// The job of a prepared operation, from preparation until it is armed. It destroys the job
-/// through [`ContainedDrop`] itself (rule 7), so each of its owners — a [`PreparedOperation`]
+/// through [`ContainedDrop`] itself (E7), so each of its owners — a [`PreparedOperation`]
 /// never bound, a refused bind, an unarmed `Submission` — contains a panicking job destructor,
 /// and leaks the job while the thread is unwinding; the values next to it (decoder, hook) are
 /// then still dropped normally.
@@ -159,7 +159,7 @@ impl UnarmedJob {
 impl Drop for UnarmedJob {
     fn drop(&mut self) {
         if let Some(job) = self.job.take() {
-            // Rule 7: a hostile job destructor is caught, or leaked during an unwind.
+            // Rule E7: a hostile job destructor is caught, or leaked during an unwind.
             let _ = ContainedDrop::drop_value(job);
         }
     }
@@ -319,7 +319,7 @@ pub enum WorkClass {
 ///
 /// Dropping one that was never bound destroys its job, decoder and hook without running them;
 /// a panicking destructor of any of them is caught, and while the thread is already unwinding
-/// they are leaked instead (rule 7).
+/// they are leaked instead (E7).
 pub struct PreparedOperation {
     pub(crate) kind: CompletionKind,
     pub(crate) job: UnarmedJob,

@@ -1,4 +1,4 @@
-//! The registrar: issues identities and binds them to prepared operations (crate rules 2–4).
+//! The registrar: issues identities and binds them to prepared operations (crate rules E2–E4).
 //!
 //! An [`IssuedIdentity`] is not `Clone` and [`Registrar::bind`] consumes it, so an identity
 //! binds once. A refused bind destroys the prepared operation (its job never runs, nothing is
@@ -114,8 +114,8 @@ impl Registrar {
         })
     }
 
-    /// Binds `identity` to `prepared` (rule 2): refuses a foreign identity and a kind
-    /// mismatch, destroying the prepared operation in both cases (rule 4).
+    /// Binds `identity` to `prepared` (E2): refuses a foreign identity and a kind
+    /// mismatch, destroying the prepared operation in both cases (E4).
     pub fn bind(
         &self,
         identity: IssuedIdentity,
@@ -135,7 +135,7 @@ impl Registrar {
             None
         };
         if let Some(error) = refusal {
-            // Rule 4: destroyed without running; a hostile destructor is contained.
+            // Rule E4: destroyed without running; a hostile destructor is contained.
             let _ = ContainedDrop::drop_value(prepared);
             return Err(error);
         }
@@ -173,7 +173,7 @@ impl Registrar {
     }
 
     /// Binds a [`SendPreparedOperation`] like [`bind`](Registrar::bind) (the same refusals,
-    /// rules 2 and 4), keeping its `Send` form: the binding splits into a [`SendRuntimeHalf`],
+    /// rules E2 and E4), keeping its `Send` form: the binding splits into a [`SendRuntimeHalf`],
     /// which may live on any thread.
     ///
     /// [`SendRuntimeHalf`]: crate::SendRuntimeHalf

@@ -1,4 +1,4 @@
-//! The `Send` forms of a prepared operation and of its runtime half (crate rule 3).
+//! The `Send` forms of a prepared operation and of its runtime half (crate rule E3).
 //!
 //! A runtime half stays on the runtime thread because its decoder, the value the decoder
 //! produces and its cancel hook may be `!Send` (they may hold `Rc`). A runtime that moves its

@@ -1,4 +1,4 @@
-//! Crate rule 7 for every owner of user values that is dropped before it is armed: a prepared
+//! Crate rule E7 for every owner of user values that is dropped before it is armed: a prepared
 //! operation of each kind, a refused bind, a binding and its two halves, and a rejected
 //! submission. A panicking destructor of the job, decoder or hook is caught when the owner is
 //! dropped normally; while the thread is already unwinding the values are leaked, because a
@@ -201,7 +201,7 @@ fn prepared_operation_dropped_while_unwinding_leaks_its_job_decoder_and_hook() {
     );
 }
 
-/// A refused bind destroys the prepared operation (crate rule 4), contained.
+/// A refused bind destroys the prepared operation (crate rule E4), contained.
 #[test]
 fn refused_bind_contains_the_prepared_operations_panicking_destructors() {
     let destructors = Destructors::default();
@@ -255,7 +255,7 @@ fn refused_bind_while_unwinding_leaks_the_prepared_operation() {
 }
 
 /// A binding, and each half of a split one, dropped without being armed: nothing is delivered
-/// (crate rule 5) and the job, decoder and hook destructors are contained.
+/// (crate rule E5) and the job, decoder and hook destructors are contained.
 #[test]
 fn binding_and_its_halves_dropped_unarmed_contain_their_panicking_destructors() {
     let destructors = Destructors::default();
@@ -315,7 +315,7 @@ fn shut_down_pool(registrar: &Registrar) -> (BlockingPool, Arc<dyn ExecutorLease
 }
 
 /// A submission a shut-down pool rejects: its rollback reports the job's panicking destructor
-/// (crate rule 5), and a rejection dropped during an unwind leaks the job.
+/// (crate rule E5), and a rejection dropped during an unwind leaks the job.
 #[test]
 fn rejected_submission_rollback_reports_the_panicking_job_destructor() {
     let destructors = Destructors::default();

@@ -1,4 +1,4 @@
-//! Loom models of exactly-once dispatch (crate rule 6): a run, a drop of the armed dispatch
+//! Loom models of exactly-once dispatch (crate rule E6): a run, a drop of the armed dispatch
 //! and a cancel racing from the runtime thread always deliver exactly one completion, and the
 //! completion agrees with whoever won the cancel/claim race.
 #![cfg(loom)]

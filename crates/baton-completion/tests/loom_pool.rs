@@ -1,5 +1,5 @@
-//! Loom models of the blocking pool's submit/shutdown protocol (pool rules 1, 2 and 5) and
-//! of its recovery from a refused thread spawn (rule 4).
+//! Loom models of the blocking pool's submit/shutdown protocol (pool rules P1, P2 and P5) and
+//! of its recovery from a refused thread spawn (P4).
 #![cfg(loom)]
 
 mod support;
@@ -109,7 +109,7 @@ fn submit_vs_shutdown(deadline_passed: bool) {
     );
 }
 
-/// Proves pool rules 2 and 5: when a submit races a shutdown whose deadline has already
+/// Proves pool rules P2 and P5: when a submit races a shutdown whose deadline has already
 /// passed, the shutdown reports *drained* only if every accepted job has already delivered
 /// (a job counted at acceptance can never hide between reservation and queue), and every
 /// accepted job delivers exactly once.
@@ -118,7 +118,7 @@ fn loom_pool_submit_vs_shutdown_never_drained_with_job_queued() {
     loom::model(|| submit_vs_shutdown(true));
 }
 
-/// Proves pool rule 5's waiting path: a shutdown with a far deadline racing a submit always
+/// Proves pool rule P5's waiting path: a shutdown with a far deadline racing a submit always
 /// reports *drained* (no lost wake-up between the finishing job and the waiting shutdown), and
 /// the accepted job delivers exactly once.
 #[test]
@@ -207,7 +207,7 @@ fn refused_spawn_strands_nothing(replacement_ok: bool) {
         accepted < 2,
         "the first spawn was refused, so one submission was too"
     );
-    // Rule 4: no accepted job waits without a thread (a stranded one deadlocks here).
+    // Rule P4: no accepted job waits without a thread (a stranded one deadlocks here).
     sink.wait_for(accepted);
     let snapshot = pool.snapshot();
     assert!(snapshot.adds_up(), "{snapshot:?}");
@@ -222,7 +222,7 @@ fn refused_spawn_strands_nothing(replacement_ok: bool) {
     assert_eq!(*sink.received.lock().expect("not poisoned"), accepted);
 }
 
-/// Proves pool rule 4 when a replacement thread starts: a job accepted while another
+/// Proves pool rule P4 when a replacement thread starts: a job accepted while another
 /// submission's spawn was in flight, and relying on that thread, still runs and delivers
 /// after the spawn is refused.
 #[test]
@@ -230,7 +230,7 @@ fn loom_pool_refused_spawn_gets_a_replacement_thread() {
     loom::model(|| refused_spawn_strands_nothing(true));
 }
 
-/// Proves pool rule 4 when no thread can start at all: a job that relied on the refused
+/// Proves pool rule P4 when no thread can start at all: a job that relied on the refused
 /// thread is cancelled (one `Cancelled` delivery, counted) instead of waiting forever.
 #[test]
 fn loom_pool_refused_spawn_without_replacement_cancels_the_stranded_job() {

@@ -4,7 +4,7 @@
 //! `block_on` of a ready future (including the hand-over from the background thread and back),
 //! of a future that yields ten times, and of a nested `block_on` (no hand-over) for comparison.
 //! The worker is a minimal one defined here: nothing to run (so it rests in the slot between
-//! calls, rule 7), and a park with a stored token.
+//! calls, rule L7), and a park with a stored token.
 
 use std::future::Future;
 use std::pin::Pin;

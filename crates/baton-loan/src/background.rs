@@ -1,5 +1,5 @@
 //! The background thread: runs the worker between `block_on` calls and hands it over at
-//! dispatch boundaries (rules 3, 5, 7–9).
+//! dispatch boundaries (L3, L5, L7–L9).
 
 use std::sync::Arc;
 
@@ -8,7 +8,7 @@ use crate::slot::{Answer, Close, Slot};
 use crate::sync::thread;
 use crate::worker::{LoanWorker, RunOutcome};
 
-/// Closes the slot if the background thread unwinds (rule 9), so no caller waits for a thread
+/// Closes the slot if the background thread unwinds (L9), so no caller waits for a thread
 /// that is gone.
 struct CloseOnUnwind<'a> {
     slot: &'a Slot,
@@ -34,7 +34,7 @@ pub(crate) fn run(slot: Arc<Slot>, key: RuntimeKey, worker: Box<dyn LoanWorker>)
     loop {
         let outcome = worker.run_until(&mut || slot.needs_attention(), None);
         if outcome == RunOutcome::ShuttingDown {
-            // The worker retired itself: close the protocol and drop it (rule 8).
+            // The worker retired itself: close the protocol and drop it (L8).
             match slot.close() {
                 Close::Taken(other) => drop(other),
                 Close::WithBackground | Close::OnLoan | Close::AlreadyClosed => {}

@@ -1,4 +1,4 @@
-//! The per-thread re-entrancy stack (rules 10–12) and the RAII [`Frame`] that returns a borrowed
+//! The per-thread re-entrancy stack (L10–L12) and the RAII [`Frame`] that returns a borrowed
 //! worker on every exit path (STYLE 7).
 //!
 //! Each thread keeps a stack of entries, one per worker-driving frame on it: a `block_on` or
@@ -56,7 +56,7 @@ pub(crate) fn role(key: RuntimeKey) -> ThreadRole {
     })
 }
 
-/// What a `block_on` found on this thread's stack for its runtime (rule 11).
+/// What a `block_on` found on this thread's stack for its runtime (L11).
 #[must_use = "a worker taken from an outer frame must be given back"]
 #[derive(Debug)]
 pub(crate) enum Nested {
@@ -150,7 +150,7 @@ pub(crate) enum Origin {
 /// A borrowed worker with its context entered. Invariant: the worker is either in `worker` or in
 /// this frame's stack entry (while the root runs); `Drop` leaves the context (if `enter`
 /// returned) and returns the worker to its origin on every path, unwinding included, even when
-/// the worker's own `enter` or `leave` panics (STYLE 7, rule 13).
+/// the worker's own `enter` or `leave` panics (STYLE 7, rule L13).
 #[derive(Debug)]
 pub(crate) struct Frame<'a> {
     slot: &'a Slot,
@@ -159,12 +159,12 @@ pub(crate) struct Frame<'a> {
     worker: Option<Box<dyn LoanWorker>>,
     /// Whether `enter` returned, so `Drop` owes the matching `leave`.
     entered: bool,
-    /// Rule 8: this frame saw the slot closed (and the worker was closed on loan by it or by
+    /// Rule L8: this frame saw the slot closed (and the worker was closed on loan by it or by
     /// an inner frame).
     closure_seen: bool,
 }
 
-/// Rule 8: the closure check of a frame's run predicate. A copy, so the predicate does not
+/// Rule L8: the closure check of a frame's run predicate. A copy, so the predicate does not
 /// borrow the frame while it dispatches.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ClosureWatch<'a> {
@@ -179,7 +179,7 @@ impl ClosureWatch<'_> {
     }
 }
 
-/// What [`Frame::notice_closure`] found (rule 8).
+/// What [`Frame::notice_closure`] found (L8).
 #[must_use = "a frame that noticed the closure must poll its root again"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Closure {
@@ -220,16 +220,16 @@ impl<'a> Frame<'a> {
             .expect("the worker is back in its frame between root polls")
     }
 
-    /// What this frame's run predicates check for a closure it has not noticed yet (rule 8).
+    /// What this frame's run predicates check for a closure it has not noticed yet (L8).
     pub(crate) fn closure_watch(&self) -> ClosureWatch<'a> {
         ClosureWatch {
             slot: (!self.closure_seen).then_some(self.slot),
         }
     }
 
-    /// Rule 8, at a dispatch boundary: if the slot closed since this frame last looked, close
+    /// Rule L8, at a dispatch boundary: if the slot closed since this frame last looked, close
     /// the worker on loan (the first frame to see it, once per worker), as a dispatch (its
-    /// task destructors may call `block_on`, rule 11).
+    /// task destructors may call `block_on`, rule L11).
     pub(crate) fn notice_closure(&mut self) -> Closure {
         if !self.closure_watch().fired() {
             return Closure::Unchanged;
@@ -241,7 +241,7 @@ impl<'a> Frame<'a> {
         Closure::Noticed
     }
 
-    /// Runs `f` on the worker while the entry says "task poll" (rule 11: a `block_on` from a
+    /// Runs `f` on the worker while the entry says "task poll" (rule L11: a `block_on` from a
     /// task falls back). The entry says "root" again afterwards, even if `f` unwinds.
     pub(crate) fn dispatch<R>(&mut self, f: impl FnOnce(&mut dyn LoanWorker) -> R) -> R {
         let index = self.index;
@@ -252,7 +252,7 @@ impl<'a> Frame<'a> {
     }
 
     /// Runs `f` (a root poll or drop) with the worker parked in the entry, so a nested
-    /// `block_on` can take it (rule 11). The worker comes back even if `f` unwinds.
+    /// `block_on` can take it (L11). The worker comes back even if `f` unwinds.
     pub(crate) fn with_root<R>(&mut self, f: impl FnOnce() -> R) -> R {
         let worker = self.worker.take();
         with_entry(self.index, |entry| entry.worker = worker);
@@ -284,7 +284,7 @@ impl Drop for ParkedInEntry<'_, '_> {
         let worker = with_entry(self.frame.index, |entry| entry.worker.take());
         debug_assert!(
             worker.is_some(),
-            "rule 11: nested frames hand the worker back before the outer poll resumes"
+            "rule L11: nested frames hand the worker back before the outer poll resumes"
         );
         self.frame.worker = worker;
     }
@@ -334,13 +334,13 @@ impl Drop for Homecoming<'_> {
         match self.origin {
             Origin::Outer(outer) => with_entry(outer, |entry| entry.worker = Some(worker)),
             Origin::Slot => {
-                // Rule 7: ask before locking. A panicking answer counts as work; its payload is
+                // Rule L7: ask before locking. A panicking answer counts as work; its payload is
                 // re-raised once the worker is back (discarded if we are already unwinding).
                 let asked = catch_unwind(AssertUnwindSafe(|| worker.pending()));
                 let pending = asked.as_ref().map_or(Pending::Work, |pending| *pending);
                 match self.slot.give_back(worker, pending) {
                     GiveBack::Returned | GiveBack::Resting => {}
-                    // Rule 8: closed while on loan; drop it here, outside the slot lock.
+                    // Rule L8: closed while on loan; drop it here, outside the slot lock.
                     GiveBack::Closed(worker) => drop(worker),
                 }
                 if let Err(payload) = asked {

@@ -17,7 +17,7 @@ use crate::slot::{Borrow, Close, RestWaker, Slot};
 use crate::sync::{self, AtomicUsize, Mutex, Ordering, thread};
 use crate::worker::{LoanWorker, RunOutcome, TurnOutcome, Unpark};
 
-/// How many dispatch turns `block_on` may run after its root completed (rule 12), by default.
+/// How many dispatch turns `block_on` may run after its root completed (L12), by default.
 pub const DEFAULT_DRAIN_TURNS: usize = 16;
 
 /// Settings of a [`Loan`].
@@ -25,7 +25,7 @@ pub const DEFAULT_DRAIN_TURNS: usize = 16;
 pub struct LoanConfig {
     /// The background thread's name.
     pub thread_name: String,
-    /// The most dispatch turns run after a root completes, while work is runnable (rule 12).
+    /// The most dispatch turns run after a root completes, while work is runnable (L12).
     pub drain_turns: usize,
 }
 
@@ -65,7 +65,7 @@ pub enum Unavailable {
     Busy(ThreadRole),
 }
 
-/// Where the worker was when [`Loan::shutdown`] closed the protocol (rule 8).
+/// Where the worker was when [`Loan::shutdown`] closed the protocol (L8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerDisposal {
     /// `shutdown` dropped it on the calling thread: it sat in the slot, or `shutdown` (called
@@ -85,7 +85,7 @@ pub enum WorkerDisposal {
 pub enum BackgroundExit {
     /// It finished and was joined.
     Joined,
-    /// It died by panicking (rule 9); the protocol was closed at that point.
+    /// It died by panicking (L9); the protocol was closed at that point.
     Panicked,
     /// Not joined: `shutdown` ran on the background thread itself, or it was joined before.
     NotJoined,
@@ -102,11 +102,11 @@ pub struct ShutdownReport {
 }
 
 /// One runtime's worker, lent to `block_on` callers and run by a background thread in between
-/// whenever it has work (an idle one rests in the slot for the next caller, rule 7).
+/// whenever it has work (an idle one rests in the slot for the next caller, rule L7).
 ///
 /// `Loan` is `Send + Sync`: any thread may call [`block_on`](Self::block_on); at most one
 /// thread (plus its nested frames) drives the worker at a time, the others fall back to polling
-/// their futures directly (rule 11). Dropping a `Loan` shuts it down.
+/// their futures directly (L11). Dropping a `Loan` shuts it down.
 #[derive(Debug)]
 pub struct Loan {
     slot: Arc<Slot>,
@@ -130,7 +130,7 @@ impl Loan {
         config: LoanConfig,
     ) -> Result<Self, LoanError> {
         let slot = Arc::new(Slot::new(Arc::clone(&unpark)));
-        // Rule 7: the worker ends its own rests in the slot.
+        // Rule L7: the worker ends its own rests in the slot.
         worker.install_rest_waker(Arc::new(RestWaker::new(&slot)));
         let key = Arc::as_ptr(&slot) as RuntimeKey;
         let background_slot = Arc::clone(&slot);
@@ -171,13 +171,13 @@ impl Loan {
         self.slot.is_closed()
     }
 
-    /// The slot's phase (tests of rule 7).
+    /// The slot's phase (tests of rule L7).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn phase(&self) -> crate::slot::Phase {
         self.slot.phase()
     }
 
-    /// Whether the background thread died by panicking (rule 9).
+    /// Whether the background thread died by panicking (L9).
     pub fn background_panicked(&self) -> bool {
         self.slot.background_panicked()
     }
@@ -185,15 +185,15 @@ impl Loan {
     /// Runs `future` to completion on the calling thread and returns its output.
     ///
     /// The future needs neither `Send` nor `'static`. When the worker can be borrowed (rules
-    /// 2–6, 11) it is polled in place, interleaved with worker turns (rule 10), dropped in place,
-    /// and followed by a bounded drain (rule 12); otherwise it is polled directly with a waker
+    /// L2–L6, L11) it is polled in place, interleaved with worker turns (L10), dropped in place,
+    /// and followed by a bounded drain (L12); otherwise it is polled directly with a waker
     /// that parks this thread. A panic of the future's poll or destructor, or of a worker turn
     /// run for it, is re-raised here with its original payload after the future was dropped and
-    /// the worker was returned (rule 13).
+    /// the worker was returned (L13).
     ///
     /// If the protocol closes while this call has the worker (a shutdown from another thread),
     /// the worker is closed here at the next dispatch boundary ([`LoanWorker::close_on_loan`],
-    /// rule 8) and the future is polled once more; the worker is dropped when this call returns.
+    /// rule L8) and the future is polled once more; the worker is dropped when this call returns.
     ///
     /// A `block_on` inside a task poll of this runtime, or on its background thread, falls back:
     /// it never deadlocks on the slot, but a future that waits for *this* runtime's tasks cannot
@@ -208,7 +208,7 @@ impl Loan {
 
     /// Runs the worker on the calling thread until `until()` holds or `deadline` passes, parking
     /// when idle. Used to drain a runtime before shutdown. If the protocol closes meanwhile, the
-    /// worker is closed where it is ([`LoanWorker::close_on_loan`], rule 8) and the drain goes
+    /// worker is closed where it is ([`LoanWorker::close_on_loan`], rule L8) and the drain goes
     /// on; the worker is dropped when it returns.
     pub fn drain_until(&self, deadline: Instant, until: &mut dyn FnMut() -> bool) -> DrainOutcome {
         let (origin, worker) = match self.borrow() {
@@ -221,7 +221,7 @@ impl Loan {
             let ran = frame.dispatch(|worker| {
                 worker.run_until(&mut || until() || closure.fired(), Some(deadline))
             });
-            // Rule 8: a closure stopped the run (or raced its end): close the worker where it
+            // Rule L8: a closure stopped the run (or raced its end): close the worker where it
             // is, then keep draining until the caller's predicate or deadline.
             if frame.notice_closure() == Closure::Noticed {
                 continue;
@@ -234,7 +234,7 @@ impl Loan {
         }
     }
 
-    /// Borrows the worker from an outer root on this thread, or through the slot (rule 11).
+    /// Borrows the worker from an outer root on this thread, or through the slot (L11).
     fn borrow(&self) -> Result<(Origin, Box<dyn LoanWorker>), Unavailable> {
         match frame::take_nested(self.key()) {
             Nested::Take(worker, outer) => Ok((Origin::Outer(outer), worker)),
@@ -248,7 +248,7 @@ impl Loan {
         }
     }
 
-    /// Drives `future` with the borrowed worker (rules 10, 12, 13, 15).
+    /// Drives `future` with the borrowed worker (L10, L12, L13, L15).
     fn drive<F: Future>(
         &self,
         origin: Origin,
@@ -258,23 +258,23 @@ impl Loan {
         let wake = RootWake::acquire(Arc::clone(&self.unpark));
         let waker = Waker::from(Arc::clone(&wake));
         let mut cx = Context::from_waker(&waker);
-        // Rule 13: a panicking `enter` unwinds from here; the frame still returns the worker.
+        // Rule L13: a panicking `enter` unwinds from here; the frame still returns the worker.
         let mut frame = Frame::new(&self.slot, self.key(), origin, worker);
-        // Rule 15: the root counts as a task of the worker until it is dropped.
+        // Rule L15: the root counts as a task of the worker until it is dropped.
         frame.worker().root_started();
         let mut root = pin!(Some(future));
-        // Rule 13: a worker turn may panic too (a wake or drop that fails the runner). That
+        // Rule L13: a worker turn may panic too (a wake or drop that fails the runner). That
         // unwind is caught here, so the root is still dropped in place with its context below
         // (never during unwinding, where its panicking destructor would abort the process).
         let ended = panic::catch_unwind(AssertUnwindSafe(|| {
             loop {
-                // Rule 8: the slot closed while we hold the worker; close it here, then poll the
+                // Rule L8: the slot closed while we hold the worker; close it here, then poll the
                 // root again (closing may drop its wakers instead of waking them).
                 if frame.notice_closure() == Closure::Noticed {
                     wake.mark();
                 }
                 if wake.take() {
-                    // Rule 10: poll the root in place, its worker parked for nested frames.
+                    // Rule L10: poll the root in place, its worker parked for nested frames.
                     let polled = frame.with_root(|| {
                         panic::catch_unwind(AssertUnwindSafe(|| {
                             root.as_mut()
@@ -288,7 +288,7 @@ impl Loan {
                         Ok(Poll::Pending) => {}
                         Err(payload) => break Err(payload),
                     }
-                    // Rule 10: a self-waking root cannot starve spawned work.
+                    // Rule L10: a self-waking root cannot starve spawned work.
                     let _turn: TurnOutcome = frame.dispatch(|worker| worker.turn());
                 } else {
                     let closure = frame.closure_watch();
@@ -304,7 +304,7 @@ impl Loan {
         }));
         // A turn's payload and a poll's payload both end the root; they cannot both occur.
         let outcome: Result<F::Output, Box<dyn Any + Send>> = ended.unwrap_or_else(Err);
-        // Rule 12: drop the root in place, context installed, worker available for nesting.
+        // Rule L12: drop the root in place, context installed, worker available for nesting.
         let dropped = frame.with_root(|| panic::catch_unwind(AssertUnwindSafe(|| root.set(None))));
         frame.worker().root_finished();
         if outcome.is_ok() && dropped.is_ok() {
@@ -313,7 +313,7 @@ impl Loan {
         drop(frame);
         drop(waker);
         RootWake::recycle(wake);
-        // Rule 13: the poll's (or turn's) payload wins over the destructor's.
+        // Rule L13: the poll's (or turn's) payload wins over the destructor's.
         match (outcome, dropped) {
             (Err(payload), dropped) => {
                 // The losing payload's own destructor may panic: leak it.
@@ -327,7 +327,7 @@ impl Loan {
         }
     }
 
-    /// Rule 12: at most `drain_turns` turns, only while work is runnable; never waits.
+    /// Rule L12: at most `drain_turns` turns, only while work is runnable; never waits.
     fn drain(&self, frame: &mut Frame<'_>) {
         for _ in 0..self.drain_turns {
             let ran = frame.dispatch(|worker| {
@@ -339,7 +339,7 @@ impl Loan {
         }
     }
 
-    /// Closes the protocol (rule 8) and joins the background thread unless called from it.
+    /// Closes the protocol (L8) and joins the background thread unless called from it.
     ///
     /// Called from a thread outside the runtime (its role is [`ThreadRole::Outside`]), it first
     /// borrows the worker through the slot like a `block_on` would, closes the slot while
@@ -365,7 +365,7 @@ impl Loan {
         } else {
             sync::lock(&self.background).take()
         };
-        // Rule 8: from outside, take the worker home first (an ordinary request, rules 2-6). A
+        // Rule L8: from outside, take the worker home first (an ordinary request, rules L2-L6). A
         // re-entrant call from the dropped worker's destructor finds the slot closed.
         let borrowed = match role {
             ThreadRole::Outside => match self.slot.borrow() {
@@ -375,7 +375,7 @@ impl Loan {
             ThreadRole::Root | ThreadRole::TaskPoll | ThreadRole::Background => None,
         };
         let worker = match (self.slot.close(), borrowed) {
-            // Rule 8: closed while we hold it (`OnLoan`, or `AlreadyClosed` when a concurrent
+            // Rule L8: closed while we hold it (`OnLoan`, or `AlreadyClosed` when a concurrent
             // shutdown closed it during our loan); dropped here, outside the slot lock.
             (_, Some(worker)) => {
                 drop(worker);
@@ -424,7 +424,7 @@ impl Drop for RootCount<'_> {
     }
 }
 
-/// Rule 11: polls `future` on the calling thread, parking it between wakes.
+/// Rule L11: polls `future` on the calling thread, parking it between wakes.
 pub(crate) fn poll_in_place<F: Future>(future: F) -> F::Output {
     let wake = Arc::new(ThreadWake::new());
     let waker = Waker::from(Arc::clone(&wake));

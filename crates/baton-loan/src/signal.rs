@@ -1,5 +1,5 @@
-//! A thread signal with a stored token, and the wakers built on it: the root waker (rule 14)
-//! and the fallback waker that parks the calling thread (rule 11).
+//! A thread signal with a stored token, and the wakers built on it: the root waker (L14)
+//! and the fallback waker that parks the calling thread (L11).
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -73,10 +73,10 @@ impl Signal {
     }
 }
 
-/// The waker of a `block_on` root that drives the worker (rule 14).
+/// The waker of a `block_on` root that drives the worker (L14).
 ///
 /// Invariants: `woken` is set by wakers (and by the owning `block_on` itself after closing the
-/// worker on loan, rule 8) and cleared only by the owning `block_on` right before it polls the
+/// worker on loan, rule L8) and cleared only by the owning `block_on` right before it polls the
 /// root, so a wake that lands during a poll schedules another poll. `unpark` is `None`
 /// only while the waker sits unshared in its thread's spare slot (see [`RootWake::acquire`]),
 /// where no waker can reach it.
@@ -141,7 +141,7 @@ impl RootWake {
         self.woken.swap(false, Ordering::AcqRel)
     }
 
-    /// Schedules another poll of the root from its own `block_on` (rule 8: after closing the
+    /// Schedules another poll of the root from its own `block_on` (rule L8: after closing the
     /// worker on loan), without unparking anything: that `block_on` looks at the flag next.
     pub(crate) fn mark(&self) {
         self.woken.store(true, Ordering::Release);
@@ -166,7 +166,7 @@ impl Wake for RootWake {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        // Rule 14: publish the wake, then end any idle wait. A wake that finds the flag already
+        // Rule L14: publish the wake, then end any idle wait. A wake that finds the flag already
         // set skips the unpark: whoever set it unparks after setting it, and the flag is only
         // cleared by the poll that will observe this wake's effects.
         if !self.woken.swap(true, Ordering::AcqRel) {

@@ -1,5 +1,5 @@
 //! The loan slot: where the worker is, and the hand-over between the background thread and
-//! `block_on` callers (rules 1–9 of the crate docs).
+//! `block_on` callers (rules L1–L9 of the crate docs).
 //!
 //! All phase changes happen under one mutex; the condvar announces the changes someone waits
 //! for (the background thread's wait is tracked, so a give-back nobody waits for wakes nobody);
@@ -18,10 +18,10 @@ use rest::BackgroundWait;
 pub(crate) use rest::RestWaker;
 
 /// A request number. Tickets are issued in increasing order under the slot lock and identify the
-/// requester an offer or a refusal belongs to (rules 4 and 5).
+/// requester an offer or a refusal belongs to (L4 and L5).
 pub(crate) type Ticket = u64;
 
-/// Where the worker is (rule 1). Invariant: the slot holds the worker exactly in `Offered`,
+/// Where the worker is (L1). Invariant: the slot holds the worker exactly in `Offered`,
 /// `Returned` and `Resting`; the background thread holds it in `Background`, `Requested` and
 /// `Refused`; a borrower holds it in `Loaned`; in `Closed` it is held by whoever had it, who
 /// drops it.
@@ -32,11 +32,11 @@ pub(crate) enum Phase {
     Offered(Ticket),
     Refused(Ticket),
     Loaned(Ticket),
-    /// Given back with work pending: the background thread takes it (rule 7).
+    /// Given back with work pending: the background thread takes it (L7).
     Returned,
     /// Given back with nothing pending: it stays in the slot for the next `block_on`, and the
     /// background thread takes it only when its rest waker fires or a grace period passes
-    /// (rule 7).
+    /// (L7).
     Resting,
     Closed,
 }
@@ -52,26 +52,26 @@ struct SlotState {
     /// The rest waker fired since the background thread last took the worker, while the
     /// background thread was not driving it (`Requested`, `Offered`, `Loaned`, `Returned`): no
     /// give-back may rest until the background thread has taken the worker and turned it
-    /// (rule 7). Cleared only when the background thread takes the worker back, so a rouse is
+    /// (L7). Cleared only when the background thread takes the worker back, so a rouse is
     /// remembered across any number of loans in between.
     roused_while_away: bool,
 }
 
-/// What a requester got (rules 2–6).
+/// What a requester got (L2–L6).
 #[must_use = "a borrowed worker must be returned"]
 #[derive(Debug)]
 pub(crate) enum Borrow {
     /// The worker is ours until we give it back.
     Loaned(Box<dyn LoanWorker>),
-    /// Another caller's request or loan is in progress (rule 2).
+    /// Another caller's request or loan is in progress (L2).
     Contended,
-    /// The background thread holds live local tasks (rule 5).
+    /// The background thread holds live local tasks (L5).
     Refused,
-    /// The protocol is closed (rule 8).
+    /// The protocol is closed (L8).
     Closed,
 }
 
-/// What happened to a worker handed back (rule 7).
+/// What happened to a worker handed back (L7).
 #[must_use = "a worker refused by a closed slot must be dropped outside the lock"]
 #[derive(Debug)]
 pub(crate) enum GiveBack {
@@ -81,11 +81,11 @@ pub(crate) enum GiveBack {
     /// The worker is in the slot with nothing pending; the next requester takes it, or the
     /// background thread when its rest waker fires or the grace period passes.
     Resting,
-    /// The slot closed while the worker was on loan: drop it (rule 8).
+    /// The slot closed while the worker was on loan: drop it (L8).
     Closed(Box<dyn LoanWorker>),
 }
 
-/// The background thread's answer at a dispatch boundary (rules 3, 5, 7, 8).
+/// The background thread's answer at a dispatch boundary (L3, L5, L7, L8).
 #[must_use = "the background thread must keep running or drop the worker"]
 #[derive(Debug)]
 pub(crate) enum Answer {
@@ -95,7 +95,7 @@ pub(crate) enum Answer {
     Closed(Option<Box<dyn LoanWorker>>),
 }
 
-/// What the rest waker did (rule 7).
+/// What the rest waker did (L7).
 #[must_use = "a rouse reports whether it ended a rest"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Rouse {
@@ -109,7 +109,7 @@ pub(crate) enum Rouse {
     Nothing,
 }
 
-/// Whether a borrower that saw the slot closed must close the worker on loan (rule 8).
+/// Whether a borrower that saw the slot closed must close the worker on loan (L8).
 #[must_use = "a borrower told to close the worker on loan must do so"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CloseOnLoan {
@@ -119,7 +119,7 @@ pub(crate) enum CloseOnLoan {
     Done,
 }
 
-/// Where the worker was when the slot closed (rule 8).
+/// Where the worker was when the slot closed (L8).
 #[must_use = "the closer must drop the worker it took"]
 #[derive(Debug)]
 pub(crate) enum Close {
@@ -134,16 +134,16 @@ pub(crate) enum Close {
 }
 
 /// The loan slot. Invariants: `attention` is set whenever the phase is `Requested` or `Closed`;
-/// only the background thread clears it, under the lock, when it answers a request (rule 3).
+/// only the background thread clears it, under the lock, when it answers a request (L3).
 /// `closed` is set, under the lock, exactly when the phase becomes `Closed`, and never cleared.
 pub(crate) struct Slot {
     state: Mutex<SlotState>,
     changed: Condvar,
     attention: AtomicBool,
-    /// Rule 8: a lock-free mirror of "the phase is `Closed`", which a borrower's run predicate
+    /// Rule L8: a lock-free mirror of "the phase is `Closed`", which a borrower's run predicate
     /// reads between turns.
     closed: AtomicBool,
-    /// Rule 8: the worker was closed on loan already (set once, by the first borrower frame
+    /// Rule L8: the worker was closed on loan already (set once, by the first borrower frame
     /// that saw the closure).
     closed_on_loan: AtomicBool,
     unpark: Arc<dyn Unpark>,
@@ -183,25 +183,25 @@ impl Slot {
         sync::lock(&self.state).phase
     }
 
-    /// Whether the background thread must stop at its next dispatch boundary (rule 3). Read by
+    /// Whether the background thread must stop at its next dispatch boundary (L3). Read by
     /// the running worker's predicate.
     pub(crate) fn needs_attention(&self) -> bool {
         self.attention.load(Ordering::Acquire)
     }
 
-    /// Whether the protocol is closed (rule 8), without taking the lock. Read by a borrower's
+    /// Whether the protocol is closed (L8), without taking the lock. Read by a borrower's
     /// run predicate: the closure unparks the worker, so a parked borrower looks again.
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
 
-    /// Rule 8, borrower side: the slot closed while we hold the worker. The first frame to ask
+    /// Rule L8, borrower side: the slot closed while we hold the worker. The first frame to ask
     /// (of any borrower, nested or not) closes the worker on loan; the worker never leaves a
     /// borrower once the slot closed, so "once per slot" is "once per worker".
     pub(crate) fn claim_close_on_loan(&self) -> CloseOnLoan {
         debug_assert!(
             self.is_closed(),
-            "rule 8: only a closed slot closes its worker"
+            "rule L8: only a closed slot closes its worker"
         );
         if self.closed_on_loan.swap(true, Ordering::AcqRel) {
             CloseOnLoan::Done
@@ -210,7 +210,7 @@ impl Slot {
         }
     }
 
-    /// Whether the background thread died by panicking (rule 9).
+    /// Whether the background thread died by panicking (L9).
     pub(crate) fn background_panicked(&self) -> bool {
         sync::lock(&self.state).background_panicked
     }
@@ -221,18 +221,18 @@ impl Slot {
         let ticket = state.next_ticket;
         match state.phase {
             Phase::Returned | Phase::Resting => {
-                // Rule 6: a returned or resting worker is taken without waking the background
+                // Rule L6: a returned or resting worker is taken without waking the background
                 // thread.
                 state.next_ticket += 1;
                 state.phase = Phase::Loaned(ticket);
                 let worker = state
                     .parked
                     .take()
-                    .expect("rule 1: Returned and Resting keep the worker");
+                    .expect("rule L1: Returned and Resting keep the worker");
                 return Borrow::Loaned(worker);
             }
             Phase::Background => {
-                // Rule 2: ask, raise attention, then unpark outside the lock.
+                // Rule L2: ask, raise attention, then unpark outside the lock.
                 state.next_ticket += 1;
                 state.phase = Phase::Requested(ticket);
                 self.attention.store(true, Ordering::Release);
@@ -250,21 +250,21 @@ impl Slot {
                 Phase::Requested(t) if t == ticket => {
                     debug_assert!(
                         self.attention.load(Ordering::Acquire),
-                        "rule 3: a pending request's attention flag was cleared"
+                        "rule L3: a pending request's attention flag was cleared"
                     );
                     state = sync::wait(&self.changed, state);
                 }
                 Phase::Offered(t) if t == ticket => {
-                    // Rule 4: the offer is ours.
+                    // Rule L4: the offer is ours.
                     state.phase = Phase::Loaned(ticket);
                     let worker = state
                         .parked
                         .take()
-                        .expect("rule 1: Offered keeps the worker");
+                        .expect("rule L1: Offered keeps the worker");
                     return Borrow::Loaned(worker);
                 }
                 Phase::Refused(t) if t == ticket => {
-                    // Rule 5: only the refused requester acknowledges its refusal.
+                    // Rule L5: only the refused requester acknowledges its refusal.
                     state.phase = Phase::Background;
                     return Borrow::Refused;
                 }
@@ -272,7 +272,7 @@ impl Slot {
                 other => {
                     debug_assert!(
                         false,
-                        "rules 4-5: request {ticket} was answered for someone else ({other:?})"
+                        "rules L4-L5: request {ticket} was answered for someone else ({other:?})"
                     );
                     return Borrow::Contended;
                 }
@@ -280,7 +280,7 @@ impl Slot {
         }
     }
 
-    /// Borrower side: hand the worker back (rule 7), or learn that the slot closed (rule 8).
+    /// Borrower side: hand the worker back (L7), or learn that the slot closed (L8).
     /// `pending` is the worker's own answer, asked before locking so no worker code runs under
     /// the slot lock. Only a waiting background thread is notified, and for a rest only if its
     /// wait has no timer.
@@ -291,7 +291,7 @@ impl Slot {
                 state.parked = Some(worker);
                 let rests = pending == Pending::Nothing && !state.roused_while_away;
                 let (given, notify) = if rests {
-                    // Rule 7: nothing to do; the next `block_on` takes it from here.
+                    // Rule L7: nothing to do; the next `block_on` takes it from here.
                     state.phase = Phase::Resting;
                     let untimed = state.background_wait == BackgroundWait::Untimed;
                     (GiveBack::Resting, untimed)
@@ -308,7 +308,7 @@ impl Slot {
             }
             Phase::Closed => GiveBack::Closed(worker),
             other => {
-                debug_assert!(false, "rule 1: a worker came back in phase {other:?}");
+                debug_assert!(false, "rule L1: a worker came back in phase {other:?}");
                 GiveBack::Closed(worker)
             }
         }
@@ -326,7 +326,7 @@ impl Slot {
             Phase::Requested(ticket) => {
                 self.attention.store(false, Ordering::Release);
                 if holds_local {
-                    // Rule 5: local tasks pin the worker to this thread.
+                    // Rule L5: local tasks pin the worker to this thread.
                     state.phase = Phase::Refused(ticket);
                     drop(state);
                     self.changed.notify_all();
@@ -337,7 +337,7 @@ impl Slot {
                 self.changed.notify_all();
             }
             Phase::Offered(_) | Phase::Loaned(_) | Phase::Returned | Phase::Resting => {
-                debug_assert!(false, "rule 1: the background thread holds a lent worker");
+                debug_assert!(false, "rule L1: the background thread holds a lent worker");
                 return Answer::Run(worker);
             }
         }
@@ -364,13 +364,13 @@ impl Slot {
         self.changed.notify_all();
     }
 
-    /// Closes the protocol (rule 8): publish `Closed` first, wake every waiter and the worker,
+    /// Closes the protocol (L8): publish `Closed` first, wake every waiter and the worker,
     /// and hand a worker sitting in the slot to the caller to drop outside the lock.
     pub(crate) fn close(&self) -> Close {
         self.close_inner(false)
     }
 
-    /// Rule 9: the background thread is unwinding; close so nobody waits for it.
+    /// Rule L9: the background thread is unwinding; close so nobody waits for it.
     pub(crate) fn close_after_panic(&self) -> Close {
         self.close_inner(true)
     }

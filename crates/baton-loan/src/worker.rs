@@ -32,7 +32,7 @@ pub enum RunOutcome {
     ShuttingDown,
 }
 
-/// Whether a worker given back needs a thread to drive it (rule 7 of the crate docs).
+/// Whether a worker given back needs a thread to drive it (rule L7 of the crate docs).
 #[must_use = "a worker with pending work must go back to the background thread"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pending {
@@ -90,7 +90,7 @@ pub trait LoanWorker: Send {
     /// Whether the worker is shutting down.
     fn is_shutting_down(&self) -> bool;
 
-    /// A `block_on` root starts being driven on this worker (rule 15): from now until the
+    /// A `block_on` root starts being driven on this worker (L15): from now until the
     /// matching [`root_finished`](Self::root_finished) the runtime is not quiescent. Called on
     /// the borrowing thread with the context entered, once per root (nested roots nest).
     /// The default does nothing.
@@ -101,7 +101,7 @@ pub trait LoanWorker: Send {
     /// before the context is left. The default does nothing.
     fn root_finished(&mut self) {}
 
-    /// The slot closed while this worker is on loan (rule 8): stop it where it is, without
+    /// The slot closed while this worker is on loan (L8): stop it where it is, without
     /// waiting for anything, so the borrower's root and whoever waits on the worker see the
     /// runtime closed (cancel tasks, fail pending operations). Called at most once per worker,
     /// on the borrowing thread with the context entered, at the borrower's first dispatch
@@ -111,7 +111,7 @@ pub trait LoanWorker: Send {
     /// nothing: such a worker stops only when it is dropped.
     fn close_on_loan(&mut self) {}
 
-    /// Whether the worker has work that no outside event will announce (rule 7), asked on the
+    /// Whether the worker has work that no outside event will announce (L7), asked on the
     /// borrowing thread after its context was left, when a `block_on` gives it back.
     /// [`Pending::Nothing`] is a promise: nothing is queued or in flight (an event the rest
     /// waker already announced must be reported as [`Pending::Work`]), and from now on every
@@ -125,7 +125,7 @@ pub trait LoanWorker: Send {
     }
 
     /// Called once, before the background thread starts: `rest_waker` ends the worker's rest
-    /// in the slot (rule 7). Trigger it, from any thread, whenever work becomes runnable from
+    /// in the slot (L7). Trigger it, from any thread, whenever work becomes runnable from
     /// outside the thread driving the worker, once that work is visible (queued) — for example
     /// right after the worker's own unpark. It never blocks for long (one short lock of the
     /// slot, which is never held while worker code runs). The default drops it, which is only

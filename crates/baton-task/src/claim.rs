@@ -1,4 +1,4 @@
-//! The core claim (rule 9): the claim word, the run queues only its holder reaches, and the
+//! The core claim (T9): the claim word, the run queues only its holder reaches, and the
 //! [`ClaimGuard`] that holds it.
 
 use std::cell::Cell;
@@ -22,21 +22,21 @@ enum Claim {
 }
 
 /// The claim word and what it guards: the run queues, reachable only by the thread whose token
-/// is in the word (rule 9), and that thread's nesting depth.
+/// is in the word (T9), and that thread's nesting depth.
 pub(crate) struct ClaimCell {
-    /// Rule 9: the token of the thread holding the core claim, or 0.
+    /// Rule T9: the token of the thread holding the core claim, or 0.
     holder: AtomicUsize,
-    /// Nesting depth of the claim on the holder thread (rule 9).
+    /// Nesting depth of the claim on the holder thread (T9).
     depth: Cell<usize>,
     queues: RunQueues,
 }
 
-// SAFETY: rule 9, `depth` and `queues` are only reached through `ClaimCell::here` (and `enter`
+// SAFETY: rule T9, `depth` and `queues` are only reached through `ClaimCell::here` (and `enter`
 // and `leave`, which check the claim the same way), which hands them out solely to the thread
 // whose token is in `holder`; the claim is taken with an acquiring CAS and released with a
 // releasing store, so one thread at a time uses them and each sees the previous holder's writes.
 unsafe impl Sync for ClaimCell {}
-// SAFETY: `RunQueues` owns `Send` task references and plain data; the claim protocol (rule 9)
+// SAFETY: `RunQueues` owns `Send` task references and plain data; the claim protocol (T9)
 // moves use of it between threads with release/acquire ordering.
 unsafe impl Send for ClaimCell {}
 
@@ -57,7 +57,7 @@ impl ClaimCell {
         }
     }
 
-    /// Rule 9: take the core claim for this thread.
+    /// Rule T9: take the core claim for this thread.
     fn claim(&self) -> Claim {
         let Some(me) = sync::thread_token() else {
             return Claim::HeldElsewhere;
@@ -77,7 +77,7 @@ impl ClaimCell {
         }
     }
 
-    /// Rule 9: release a claim this thread took with [`Claim::Taken`].
+    /// Rule T9: release a claim this thread took with [`Claim::Taken`].
     fn release(&self) {
         debug_assert_eq!(
             Some(self.holder.load(Ordering::Relaxed)),
@@ -86,13 +86,13 @@ impl ClaimCell {
         self.holder.store(0, Ordering::Release);
     }
 
-    /// Rule 9: the run queues, if this thread holds the claim.
+    /// Rule T9: the run queues, if this thread holds the claim.
     pub(crate) fn here(&self) -> Option<&RunQueues> {
         let me = sync::thread_token()?;
         (self.holder.load(Ordering::Acquire) == me).then_some(&self.queues)
     }
 
-    /// Rule 9: takes the claim (or nests in this thread's) and counts one more level.
+    /// Rule T9: takes the claim (or nests in this thread's) and counts one more level.
     fn enter(&self) -> Result<(), ContextError> {
         match self.claim() {
             Claim::Taken | Claim::Nested => {}
@@ -100,17 +100,17 @@ impl ClaimCell {
         }
         assert!(
             self.here().is_some(),
-            "rule 9: the claim was just taken by this thread"
+            "rule T9: the claim was just taken by this thread"
         );
         self.depth.set(self.depth.get() + 1);
         Ok(())
     }
 
-    /// Rule 9: one level fewer; the last one releases the claim.
+    /// Rule T9: one level fewer; the last one releases the claim.
     fn leave(&self) {
         assert!(
             self.here().is_some(),
-            "rule 9: a live ClaimGuard means this thread holds the claim"
+            "rule T9: a live ClaimGuard means this thread holds the claim"
         );
         let depth = self.depth.get() - 1;
         self.depth.set(depth);
@@ -120,7 +120,7 @@ impl ClaimCell {
     }
 }
 
-/// Rule 9: holds the core claim for the current thread; releases it on drop (also on panic).
+/// Rule T9: holds the core claim for the current thread; releases it on drop (also on panic).
 #[derive(Debug)]
 pub(crate) struct ClaimGuard {
     state: Arc<SchedulerState>,
@@ -138,7 +138,7 @@ impl ClaimGuard {
         self.state
             .claim()
             .here()
-            .expect("rule 9: a live ClaimGuard means this thread holds the claim")
+            .expect("rule T9: a live ClaimGuard means this thread holds the claim")
     }
 }
 

@@ -1,4 +1,4 @@
-//! Panic hygiene for user values the scheduler drops or wakes (rule 7 of the crate docs).
+//! Panic hygiene for user values the scheduler drops or wakes (rule T7 of the crate docs).
 //!
 //! A destructor or waker that panics is caught so it cannot take down the worker. While the
 //! thread is already unwinding, values are leaked instead of dropped, so a second panic can never

@@ -1,4 +1,4 @@
-//! The thread context: which scheduler the free functions use on this thread (rule 9).
+//! The thread context: which scheduler the free functions use on this thread (T9).
 
 use std::cell::RefCell;
 use std::future::Future;

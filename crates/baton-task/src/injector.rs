@@ -1,5 +1,5 @@
 //! The injection queue: how tasks and wakes reach the scheduler from threads that do not hold
-//! its run queues (rules 2, 8 and 11), and the [`Unpark`] hook it calls.
+//! its run queues (T2, T8 and T11), and the [`Unpark`] hook it calls.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ pub trait Unpark: Send + Sync {
 pub(crate) enum Injected {
     /// Queued; the worker was unparked if it needed to be.
     Queued,
-    /// Rule 8: the scheduler is shut down; nothing was queued.
+    /// Rule T8: the scheduler is shut down; nothing was queued.
     Closed,
 }
 
@@ -31,9 +31,9 @@ pub(crate) enum Injected {
 #[derive(Debug, Default)]
 struct Queue {
     tasks: VecDeque<TaskRef<SchedulerState>>,
-    /// Rule 8: shutdown closed the queue; nothing (spawn or wake) is pushed any more.
+    /// Rule T8: shutdown closed the queue; nothing (spawn or wake) is pushed any more.
     closed: bool,
-    /// Rule 8: new tasks are refused; wakes of accepted ones are still queued.
+    /// Rule T8: new tasks are refused; wakes of accepted ones are still queued.
     refusing: bool,
 }
 
@@ -43,12 +43,12 @@ struct Queue {
 /// reads a flag that is only written under it.
 pub(crate) struct Injector {
     queue: Mutex<Queue>,
-    /// Rule 11: set under the lock when the injection queue becomes non-empty, cleared when a
+    /// Rule T11: set under the lock when the injection queue becomes non-empty, cleared when a
     /// drain empties it; read without the lock to skip an empty drain.
     injected: AtomicBool,
-    /// Rule 8: shutdown closed the injection queue (set under its lock).
+    /// Rule T8: shutdown closed the injection queue (set under its lock).
     closed: AtomicBool,
-    /// Rule 8: spawns are refused, after `refuse_spawns` or shutdown (set under the injection
+    /// Rule T8: spawns are refused, after `refuse_spawns` or shutdown (set under the injection
     /// lock); read without it by spawns on the claim holder's thread.
     refusing: AtomicBool,
     unpark: Arc<dyn Unpark>,
@@ -74,24 +74,24 @@ impl Injector {
         }
     }
 
-    /// Rule 8: whether shutdown closed the scheduler.
+    /// Rule T8: whether shutdown closed the scheduler.
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
 
-    /// Rule 8: whether new tasks are refused (after `refuse_spawns` or shutdown).
+    /// Rule T8: whether new tasks are refused (after `refuse_spawns` or shutdown).
     pub(crate) fn refuses_spawns(&self) -> bool {
         self.refusing.load(Ordering::Acquire)
     }
 
-    /// Rule 2, remote: queues the wake (or abort) of an accepted task, whose queue entry this
+    /// Rule T2, remote: queues the wake (or abort) of an accepted task, whose queue entry this
     /// reference is.
     pub(crate) fn push_wake(&self, task: TaskRef<SchedulerState>) -> Injected {
         self.push(task, None)
     }
 
     /// Queues a new task, counted in `counters` under the lock so counters and the refusal
-    /// check agree (rule 8).
+    /// check agree (T8).
     pub(crate) fn push_spawn(
         &self,
         task: TaskRef<SchedulerState>,
@@ -115,7 +115,7 @@ impl Injector {
         let was_empty = queue.tasks.is_empty();
         queue.tasks.push_back(task);
         if was_empty {
-            // Rule 11: published under the lock, before the unpark below.
+            // Rule T11: published under the lock, before the unpark below.
             self.injected.store(true, Ordering::Release);
         }
         drop(queue);
@@ -129,7 +129,7 @@ impl Injector {
 
     /// Takes everything injected so far into `into`.
     pub(crate) fn drain_into(&self, into: &mut VecDeque<TaskRef<SchedulerState>>) {
-        // Rule 11: a clear flag means nothing was injected since the last drain; a push racing
+        // Rule T11: a clear flag means nothing was injected since the last drain; a push racing
         // this read unparks the worker, which drains again.
         if !self.injected.load(Ordering::Acquire) {
             return;
@@ -143,12 +143,12 @@ impl Injector {
         self.injected.store(false, Ordering::Release);
     }
 
-    /// Rule 11: whether anything was injected since the last drain (without the lock).
+    /// Rule T11: whether anything was injected since the last drain (without the lock).
     pub(crate) fn has_injected(&self) -> bool {
         self.injected.load(Ordering::Acquire)
     }
 
-    /// Rule 8: refuse all further spawns, from every thread, without taking what is queued
+    /// Rule T8: refuse all further spawns, from every thread, without taking what is queued
     /// (it runs, or shutdown cancels it) and still queueing wakes of accepted tasks.
     pub(crate) fn refuse_spawns(&self) -> RefuseSpawns {
         let mut queue = sync::lock(&self.queue);
@@ -164,7 +164,7 @@ impl Injector {
         }
     }
 
-    /// Rule 8: refuse all further injections and take what is queued.
+    /// Rule T8: refuse all further injections and take what is queued.
     pub(crate) fn close(&self) -> VecDeque<TaskRef<SchedulerState>> {
         let mut queue = sync::lock(&self.queue);
         queue.closed = true;

@@ -1,4 +1,4 @@
-//! `JoinHandle` and `JoinError` (rules 5 and 6 of the crate docs), and [`Join`], the handle's
+//! `JoinHandle` and `JoinError` (rules T5 and T6 of the crate docs), and [`Join`], the handle's
 //! machinery for a task of any [`Schedule`] policy.
 
 use std::any::Any;
@@ -153,7 +153,7 @@ impl<T> JoinHandle<T> {
         self.join.is_finished()
     }
 
-    /// Rule 8: cancels the task of a spawn that was refused after shutdown.
+    /// Rule T8: cancels the task of a spawn that was refused after shutdown.
     pub(crate) fn refuse(&self) {
         self.join.refuse();
     }
@@ -177,12 +177,12 @@ impl<T> fmt::Debug for JoinHandle<T> {
 
 impl<T> Unpin for JoinHandle<T> {}
 
-/// The join side of a task of scheduler `S` (rule 6): what a [`JoinHandle`] is for the real
+/// The join side of a task of scheduler `S` (T6): what a [`JoinHandle`] is for the real
 /// scheduler, and what the task tests hold for their recording one.
 pub(crate) struct Join<T, S: Schedule> {
-    /// The handle's counted reference (rule 1).
+    /// The handle's counted reference (T1).
     task: TaskRef<S>,
-    /// The task type's join poll: reads the output as a `T` (rule 6).
+    /// The task type's join poll: reads the output as a `T` (T6).
     poll_join: PollJoin<T, S>,
     /// Makes the handle `Send` only when `T` is (and `Sync` only when `T` is): `TaskRef` is
     /// both, and the fn pointer carries no auto traits of `T`.
@@ -204,7 +204,7 @@ impl<T, S: Schedule> Join<T, S> {
         }
     }
 
-    /// Rule 4: an abort is a wake; an idle task is queued with a new reference.
+    /// Rule T4: an abort is a wake; an idle task is queued with a new reference.
     pub(crate) fn abort(&self) {
         match self.task.header().state.abort() {
             // SAFETY: the transition took a reference for the queue entry, which we now own.
@@ -217,13 +217,13 @@ impl<T, S: Schedule> Join<T, S> {
         self.task.header().state.load().is_complete()
     }
 
-    /// Rule 8: cancels the task of a spawn that was refused after shutdown.
+    /// Rule T8: cancels the task of a spawn that was refused after shutdown.
     pub(crate) fn refuse(&self) {
         // SAFETY: the vtable belongs to this task's type and our reference keeps it alive.
         unsafe { (self.task.header().vtable.refuse)(self.task.as_raw()) }
     }
 
-    /// Rule 6: the handle's poll.
+    /// Rule T6: the handle's poll.
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
         // SAFETY: `poll_join` came with the task when it was spawned (its output is `T`), our
         // reference keeps the task alive, and we are its handle.

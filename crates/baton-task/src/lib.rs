@@ -1,4 +1,4 @@
-//! Baton's task scheduler: the task loop the worker embeds (SPEC §4, "the worker's task loop").
+//! Baton's task scheduler: the task loop the worker embeds.
 //!
 //! A [`Scheduler`] is owned by the runtime's single worker and moves with it between threads
 //! (a background thread runs it between `block_on` calls; the calling thread borrows it during
@@ -63,7 +63,7 @@
 //!
 //! # Protocol rules (cited in the code; drawn in `docs/protocols/tasks.md`)
 //!
-//! 1. **One allocation, counted references, one of them the registry's.** A task is one heap
+//! T1. **One allocation, counted references, one of them the registry's.** A task is one heap
 //!    allocation (header + future + output) whose references are counted in its state word,
 //!    above the flags. Run queue entries, the registry, wakers and the `JoinHandle` each hold
 //!    one; the last one to go frees the task. A wake by value hands the waker's reference to
@@ -71,47 +71,57 @@
 //!    the same atomic instruction that changes the flags. The scheduler's registry holds one
 //!    reference per accepted, unfinished task, so shutdown can reach tasks that sit idle while
 //!    only their wakers are held elsewhere, and a running task is never freed under its poller.
-//! 2. **One queue entry per notification.** A wake sets `NOTIFIED`; only the waker that found the
+//!
+//! T2. **One queue entry per notification.** A wake sets `NOTIFIED`; only the waker that found the
 //!    task idle (neither notified, running nor complete) pushes it, onto the core's queues when
 //!    its thread holds the core (no lock), onto the injection queue otherwise (then unparks).
-//! 3. **One poller.** Starting a poll turns `NOTIFIED` into `RUNNING`; only the `RUNNING` holder
+//!
+//! T3. **One poller.** Starting a poll turns `NOTIFIED` into `RUNNING`; only the `RUNNING` holder
 //!    touches the future. A wake during the poll only sets `NOTIFIED`; the poller requeues the
 //!    task when the poll returns `Pending`, so a wake racing a poll is never lost.
-//! 4. **Abort is a wake plus `CANCELLED`.** The next start (or the end of the current poll) drops
+//!
+//! T4. **Abort is a wake plus `CANCELLED`.** The next start (or the end of the current poll) drops
 //!    the future instead of polling it; a task aborted before its first poll is never polled. An
 //!    abort after completion changes nothing: the output is still returned.
-//! 5. **Completion is terminal.** The `RUNNING` holder drops the future, stores the result, then
+//!
+//! T5. **Completion is terminal.** The `RUNNING` holder drops the future, stores the result, then
 //!    sets `COMPLETE`. After that only the `JoinHandle` touches the stored result.
-//! 6. **Join handshake.** The handle stores its waker, then sets `JOIN_WAKER`; completion wakes
+//!
+//! T6. **Join handshake.** The handle stores its waker, then sets `JOIN_WAKER`; completion wakes
 //!    the waker only if it saw that bit, and the handle re-checks `COMPLETE` after setting it. A
 //!    handle dropped before completion clears `JOIN_INTEREST` and the completer drops the
 //!    output; dropped after, the handle drops it. The stored waker is released, its destructor
 //!    contained, by whoever can no longer need it: the completer (it wakes it), the handle on
 //!    drop or when its registration finds the task complete, and at the latest the task's free.
-//! 7. **Local tasks stay home.** A local task is queued per owner thread and only popped by
+//!
+//! T7. **Local tasks stay home.** A local task is queued per owner thread and only popped by
 //!    `run_ready` on that thread. A future that must not be dropped where we are (foreign owner,
 //!    or the thread is unwinding) is leaked with its allocation, which is never freed, so its
 //!    pinned memory stays valid; its handle resolves cancelled.
-//! 8. **Shutdown closes, then claims.** Closing the injection queue and draining it happen under
+//!
+//! T8. **Shutdown closes, then claims.** Closing the injection queue and draining it happen under
 //!    one lock, so every spawn is either drained (and cancelled) or refused. Shutdown then claims
-//!    every registered task that is not running, drops (or, by rule 7, leaks) its future and
+//!    every registered task that is not running, drops (or, by rule T7, leaks) its future and
 //!    resolves its handle cancelled; a task being polled is cancelled when its poll returns.
 //!    [`Spawner::refuse_spawns`] closes the injection queue to new tasks (and sets the flag
 //!    spawns on the scheduler's thread read) under the same lock, from any thread, without
 //!    draining it: every later spawn is refused, while what was queued, and wakes of accepted
 //!    tasks, stay queued until they run or shutdown drains and cancels them.
-//! 9. **The core claim.** The run queues and registry (the core) are reachable only by the thread
+//!
+//! T9. **The core claim.** The run queues and registry (the core) are reachable only by the thread
 //!    whose token is in the claim word: taken by a CAS when a thread enters the scheduler,
 //!    released when its last guard drops. A leaked guard keeps the claim forever (the scheduler
 //!    then refuses other threads) instead of letting two threads touch the core.
-//! 10. **Fairness.** `run_ready` alternates between `Send` tasks and this thread's local tasks,
+//!
+//! T10. **Fairness.** `run_ready` alternates between `Send` tasks and this thread's local tasks,
 //!     requeues woken tasks at the back, and drains the injection queue at the start of each
 //!     call, whenever the queues run dry, and every 31 polls.
-//! 11. **The injected flag.** A flag beside the injection queue is set under its lock whenever
+//!
+//! T11. **The injected flag.** A flag beside the injection queue is set under its lock whenever
 //!     a push makes the queue non-empty and cleared under the lock only by the drain that
 //!     empties it, so "flag clear" means "nothing injected since the last drain". The worker
 //!     reads it without the lock and skips the lock when it is clear; a push racing that read
-//!     is the one that found the queue empty, so it unparks the worker (rule 2).
+//!     is the one that found the queue empty, so it unparks the worker (T2).
 //!
 //! # Testing
 //!

@@ -1,9 +1,9 @@
 //! Type-erased tasks: the header every task allocation starts with, the counted [`TaskRef`]
-//! that run queues and the registry hold, and the task waker (rules 1–3 of the crate docs).
+//! that run queues and the registry hold, and the task waker (rules T1–T3 of the crate docs).
 //!
 //! A task is one heap allocation (`task::Task<F, S>`, `#[repr(C)]` with the [`Header`] first), so
 //! a pointer to the header is a pointer to the task. Its references are counted in the state
-//! word beside the flags (rule 1), which lets a wake by value turn the waker's reference into the
+//! word beside the flags (T1), which lets a wake by value turn the waker's reference into the
 //! queue entry's, and a task going idle drop its queue entry's reference, in the same atomic
 //! instruction that changes the flags. The typed operations (poll, drop the future, hand over
 //! the output, free) are reached through the header's [`Vtable`]. Only the future's type is
@@ -31,13 +31,13 @@ pub(crate) const UNREGISTERED: usize = usize::MAX;
 /// reference it consumes, the others as a header pointer whose reference the caller holds, or,
 /// for `dealloc`, just released).
 pub(crate) struct Vtable<S: Schedule> {
-    /// Polls or cancels the task; consumes the queue entry's reference (rule 3).
+    /// Polls or cancels the task; consumes the queue entry's reference (T3).
     pub(crate) run: unsafe fn(TaskRef<S>) -> RunOutcome<S>,
-    /// Rule 8: cancels the task for shutdown if it is not being polled.
+    /// Rule T8: cancels the task for shutdown if it is not being polled.
     pub(crate) shut_down: unsafe fn(NonNull<Header<S>>) -> ShutdownOutcome,
-    /// Rule 8: cancels a task whose spawn was refused, before it was ever queued.
+    /// Rule T8: cancels a task whose spawn was refused, before it was ever queued.
     pub(crate) refuse: unsafe fn(NonNull<Header<S>>),
-    /// Rule 6: the `JoinHandle` gives up its interest (and drops an output it owns).
+    /// Rule T6: the `JoinHandle` gives up its interest (and drops an output it owns).
     pub(crate) detach: unsafe fn(NonNull<Header<S>>),
     /// Frees the allocation; called once, by whoever released the last reference.
     pub(crate) dealloc: unsafe fn(NonNull<Header<S>>),
@@ -52,16 +52,16 @@ impl<S: Schedule> std::fmt::Debug for Vtable<S> {
 /// The future-independent part of a task, at offset zero of its allocation.
 #[derive(Debug)]
 pub(crate) struct Header<S: Schedule> {
-    /// Flags and reference count (rules 1–6).
+    /// Flags and reference count (T1–T6).
     pub(crate) state: State,
     pub(crate) vtable: &'static Vtable<S>,
-    /// `None` for a `Send` task; the owner thread of a local task (rule 7).
+    /// `None` for a `Send` task; the owner thread of a local task (T7).
     pub(crate) owner: Option<ThreadId>,
     /// The scheduler the task was spawned on; its wakes go there.
     pub(crate) scheduler: Arc<S>,
-    /// The registry slot; only the thread holding the core claim (rule 9) touches it.
+    /// The registry slot; only the thread holding the core claim (T9) touches it.
     pub(crate) slot: AtomicUsize,
-    /// The `JoinHandle`'s waker (rule 6). Released, contained, as soon as nobody can wake it
+    /// The `JoinHandle`'s waker (T6). Released, contained, as soon as nobody can wake it
     /// any more: by the completer that wakes it, by the handle on detach or when its poll finds
     /// the task complete, and at the latest when the task is freed.
     pub(crate) join_waker: Mutex<Option<Waker>>,
@@ -84,7 +84,7 @@ impl<S: Schedule> Header<S> {
         }
     }
 
-    /// Rule 6: takes the stored join waker and drops it with a panicking destructor contained,
+    /// Rule T6: takes the stored join waker and drops it with a panicking destructor contained,
     /// outside the lock.
     pub(crate) fn release_join_waker(&self) {
         let waker = sync::lock(&self.join_waker).take();
@@ -115,9 +115,9 @@ impl<S: Schedule> Drop for Header<S> {
 pub(crate) enum RunOutcome<S: Schedule> {
     /// The entry was stale (the task had already finished); its reference was released.
     Stale,
-    /// The task waits for a waker; its queue entry's reference was released (rule 3).
+    /// The task waits for a waker; its queue entry's reference was released (T3).
     Parked,
-    /// Woken during its poll: push it back, with the same reference (rule 3).
+    /// Woken during its poll: push it back, with the same reference (T3).
     Requeue(TaskRef<S>),
     /// The task finished and must leave the registry.
     Finished(TaskRef<S>, Finish),
@@ -134,7 +134,7 @@ pub(crate) enum Finish {
     Cancelled,
 }
 
-/// What shutdown did to a task (rule 8).
+/// What shutdown did to a task (T8).
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ShutdownOutcome {
@@ -148,7 +148,7 @@ pub(crate) enum ShutdownOutcome {
     Complete,
 }
 
-/// One counted reference to a task (rule 1), as held by run queues, the registry, wakers and
+/// One counted reference to a task (T1), as held by run queues, the registry, wakers and
 /// the `JoinHandle`.
 ///
 /// Invariant: `header` points to the header of a live task allocation, and this value owns one
@@ -160,11 +160,11 @@ pub(crate) struct TaskRef<S: Schedule> {
 
 // SAFETY: a `TaskRef` only reaches the task through its header (whose fields are `Send + Sync`)
 // and the vtable, whose functions follow the state protocol: the future and output are touched
-// only by the `RUNNING` holder on a thread allowed to touch them (rule 7) or by the handle, which
+// only by the `RUNNING` holder on a thread allowed to touch them (T7) or by the handle, which
 // is `Send` only when the output is. The count is atomic, so a reference may be released on any
 // thread, and so may the last one: the registry holds a reference until the task finished, a
-// leaked task (rule 7) keeps one forever, and the completer or the handle takes the result
-// (rules 5, 6), so the allocation is freed with an empty stage and no `!Send` future or output
+// leaked task (T7) keeps one forever, and the completer or the handle takes the result
+// (T5, T6), so the allocation is freed with an empty stage and no `!Send` future or output
 // is ever dropped by the thread that frees it. The header's `Arc<S>` is `Send + Sync` because
 // `S: Schedule` is.
 unsafe impl<S: Schedule> Send for TaskRef<S> {}
@@ -209,13 +209,13 @@ impl<S: Schedule> TaskRef<S> {
         unsafe { run(self) }
     }
 
-    /// Rule 8: cancels the task for shutdown, from the core-claim holder's thread.
+    /// Rule T8: cancels the task for shutdown, from the core-claim holder's thread.
     pub(crate) fn shut_down(&self) -> ShutdownOutcome {
         // SAFETY: the vtable belongs to this task's type and our reference keeps it alive.
         unsafe { (self.header().vtable.shut_down)(self.header) }
     }
 
-    /// Rule 2: queues a task whose queue entry (this reference) we own, on its scheduler.
+    /// Rule T2: queues a task whose queue entry (this reference) we own, on its scheduler.
     pub(crate) fn schedule(self) {
         S::schedule(self);
     }
@@ -291,7 +291,7 @@ unsafe fn header_of<S: Schedule>(data: *const ()) -> NonNull<Header<S>> {
     unsafe { NonNull::new_unchecked(data.cast_mut().cast()) }
 }
 
-/// Rule 1: a clone counts one more reference.
+/// Rule T1: a clone counts one more reference.
 unsafe fn clone_waker<S: Schedule>(data: *const ()) -> RawWaker {
     // SAFETY: called through `S::WAKER_VTABLE`; `data` is the header of a task that the cloned
     // waker keeps alive.
@@ -299,7 +299,7 @@ unsafe fn clone_waker<S: Schedule>(data: *const ()) -> RawWaker {
     RawWaker::new(data, S::WAKER_VTABLE)
 }
 
-/// Rule 2: consumes the waker's reference: it becomes the queue entry's when the task was idle,
+/// Rule T2: consumes the waker's reference: it becomes the queue entry's when the task was idle,
 /// and is released otherwise.
 unsafe fn wake_by_value<S: Schedule>(data: *const ()) {
     // SAFETY: called through `S::WAKER_VTABLE`.
@@ -314,7 +314,7 @@ unsafe fn wake_by_value<S: Schedule>(data: *const ()) {
     }
 }
 
-/// Rule 2: the waker keeps its reference; an idle task gets a new one for its queue entry.
+/// Rule T2: the waker keeps its reference; an idle task gets a new one for its queue entry.
 unsafe fn wake_by_ref<S: Schedule>(data: *const ()) {
     // SAFETY: called through `S::WAKER_VTABLE`.
     let header = unsafe { header_of::<S>(data) };
@@ -326,7 +326,7 @@ unsafe fn wake_by_ref<S: Schedule>(data: *const ()) {
     }
 }
 
-/// Rule 1: a dropped waker releases its reference.
+/// Rule T1: a dropped waker releases its reference.
 unsafe fn drop_waker<S: Schedule>(data: *const ()) {
     // SAFETY: called through `S::WAKER_VTABLE`; an owned waker holds one reference, which it
     // gives up here.

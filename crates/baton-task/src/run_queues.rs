@@ -1,7 +1,7 @@
 //! The scheduler's thread-confined part, which the rules call the core: run queues and the task
-//! registry (rules 1, 2, 7, 9).
+//! registry (T1, T2, T7, T9).
 //!
-//! Only the thread holding the core claim (rule 9) reaches the [`RunQueues`]. Their `RefCell`s
+//! Only the thread holding the core claim (T9) reaches the [`RunQueues`]. Their `RefCell`s
 //! are never borrowed across user code: task references are moved out before they are run or
 //! dropped.
 
@@ -20,7 +20,7 @@ struct LocalQueue {
     live: usize,
 }
 
-/// Rule 1: one counted reference per accepted, unfinished task, so shutdown can reach tasks that
+/// Rule T1: one counted reference per accepted, unfinished task, so shutdown can reach tasks that
 /// sit idle with their wakers held elsewhere, and a task is never freed while it runs.
 #[derive(Default)]
 struct Registry {
@@ -40,7 +40,7 @@ pub(crate) enum Turn {
 /// registry and the run loop's own bookkeeping.
 ///
 /// Named for what it holds rather than "core", which every scheduler has; it is one room
-/// because one claim (rule 9) guards all of it, and its methods are the only way in.
+/// because one claim (T9) guards all of it, and its methods are the only way in.
 #[derive(Default)]
 pub(crate) struct RunQueues {
     send_ready: RefCell<VecDeque<TaskRef<SchedulerState>>>,
@@ -48,7 +48,7 @@ pub(crate) struct RunQueues {
     registry: RefCell<Registry>,
     /// Whether `run_ready` is on the stack (it does not re-enter itself).
     polling: Cell<bool>,
-    /// The fair dispatcher's next turn, kept across `run_ready` calls (rule 10).
+    /// The fair dispatcher's next turn, kept across `run_ready` calls (T10).
     turn: Cell<Turn>,
     /// A reusable buffer for draining the injection queue.
     inbox: RefCell<VecDeque<TaskRef<SchedulerState>>>,
@@ -87,7 +87,7 @@ impl RunQueues {
         }
     }
 
-    /// Rule 10: the fair dispatcher's next turn.
+    /// Rule T10: the fair dispatcher's next turn.
     pub(crate) fn turn(&self) -> Turn {
         self.turn.get()
     }
@@ -105,7 +105,7 @@ impl RunQueues {
         *self.inbox.borrow_mut() = inbox;
     }
 
-    /// Rule 2 and 7: queue a notified task: `Send` tasks on the shared ready queue, local tasks
+    /// Rule T2 and T7: queue a notified task: `Send` tasks on the shared ready queue, local tasks
     /// on their owner thread's queue.
     pub(crate) fn push_ready(&self, task: TaskRef<SchedulerState>) {
         match task.header().owner {
@@ -124,7 +124,7 @@ impl RunQueues {
         }
     }
 
-    /// Fair dispatch: alternate between `Send` tasks and this thread's local tasks (rule 7: no
+    /// Fair dispatch: alternate between `Send` tasks and this thread's local tasks (rule T7: no
     /// other thread's local task is returned).
     pub(crate) fn pop_ready(
         &self,
@@ -162,7 +162,7 @@ impl RunQueues {
                 .any(|local| local.owner == here && !local.ready.is_empty())
     }
 
-    /// Rule 1: the registry takes a reference; a local task counts towards its owner's live
+    /// Rule T1: the registry takes a reference; a local task counts towards its owner's live
     /// local tasks.
     pub(crate) fn register(&self, task: TaskRef<SchedulerState>) {
         if let Some(owner) = task.header().owner {
@@ -192,7 +192,7 @@ impl RunQueues {
         task.header().slot.load(Ordering::Relaxed) != UNREGISTERED
     }
 
-    /// Rule 1: a finished task leaves the registry. The returned reference must be dropped by
+    /// Rule T1: a finished task leaves the registry. The returned reference must be dropped by
     /// the caller, outside any borrow of the queues.
     pub(crate) fn unregister(
         &self,
@@ -227,7 +227,7 @@ impl RunQueues {
             .map_or(0, |local| local.live)
     }
 
-    /// Rule 8: every registered task, for shutdown (they stay registered until finished).
+    /// Rule T8: every registered task, for shutdown (they stay registered until finished).
     pub(crate) fn registered(&self) -> Vec<TaskRef<SchedulerState>> {
         self.registry
             .borrow()
@@ -238,7 +238,7 @@ impl RunQueues {
             .collect()
     }
 
-    /// Rule 8: empties every run queue; the caller drops the entries outside the borrow.
+    /// Rule T8: empties every run queue; the caller drops the entries outside the borrow.
     pub(crate) fn take_queues(&self) -> Vec<TaskRef<SchedulerState>> {
         let mut taken: Vec<TaskRef<SchedulerState>> =
             self.send_ready.borrow_mut().drain(..).collect();

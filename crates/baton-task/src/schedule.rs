@@ -22,12 +22,12 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// again for the same task.
     const WAKER_VTABLE: &'static RawWakerVTable;
 
-    /// Rule 2: queues `task`, whose queue entry (this reference) the caller hands over: a wake
+    /// Rule T2: queues `task`, whose queue entry (this reference) the caller hands over: a wake
     /// or an abort that found the task idle. Reached through the task itself, so the
     /// implementation decides how to keep its state alive while the entry moves into a queue.
     fn schedule(task: TaskRef<Self>);
 
-    /// Rule 8: whether shutdown closed the scheduler; a task cancelled after that reports
+    /// Rule T8: whether shutdown closed the scheduler; a task cancelled after that reports
     /// [`CancelReason::RuntimeShutdown`](crate::CancelReason::RuntimeShutdown), before it
     /// [`CancelReason::Aborted`](crate::CancelReason::Aborted).
     fn is_closed(&self) -> bool;

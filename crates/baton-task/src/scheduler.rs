@@ -47,7 +47,7 @@ pub struct ShutdownReport {
 /// The task scheduler a worker owns.
 ///
 /// `Send` (it moves with the worker between threads) but not `Sync`. All methods act for the
-/// current thread: local tasks run only on the thread that spawned them (rule 7).
+/// current thread: local tasks run only on the thread that spawned them (T7).
 pub struct Scheduler {
     state: Arc<SchedulerState>,
     _not_sync: PhantomData<Cell<()>>,
@@ -75,7 +75,7 @@ impl Scheduler {
         Spawner::new(Arc::clone(&self.state))
     }
 
-    /// Installs this scheduler as the current thread's (rule 9) until the guard drops, so the
+    /// Installs this scheduler as the current thread's (T9) until the guard drops, so the
     /// free functions [`spawn`](crate::spawn) and [`spawn_local`](crate::spawn_local) work.
     /// Nestable; each guard restores the previous context, also during a panic.
     ///
@@ -112,7 +112,7 @@ impl Scheduler {
         spawn_send(&self.state, future).0
     }
 
-    /// Spawns a local (`!Send`) task owned by the current thread (rule 7). After shutdown the
+    /// Spawns a local (`!Send`) task owned by the current thread (T7). After shutdown the
     /// handle resolves to a cancelled [`JoinError`](crate::JoinError).
     pub fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
     where
@@ -123,7 +123,7 @@ impl Scheduler {
         spawn_local_on(&self.state, claim.queues(), future)
     }
 
-    /// Polls up to `budget` tasks that may run on this thread, fairly (rule 10).
+    /// Polls up to `budget` tasks that may run on this thread, fairly (T10).
     pub fn run_ready(&self, budget: usize) -> RunReport {
         // A worker turn usually runs inside a guard of this scheduler already: re-entering costs
         // nothing then. Otherwise enter for the duration of the call.
@@ -158,11 +158,11 @@ impl Scheduler {
                 continue;
             };
             let outcome = task.run();
-            // Rule 9: a task's poll cannot release the claim this loop relies on (guards are
+            // Rule T9: a task's poll cannot release the claim this loop relies on (guards are
             // dropped in reverse order; the caller's outlives this call).
             debug_assert!(
                 self.state.claim().here().is_some(),
-                "rule 9: the core claim was released during a task poll"
+                "rule T9: the core claim was released during a task poll"
             );
             match outcome {
                 RunOutcome::Stale => continue,
@@ -180,7 +180,7 @@ impl Scheduler {
     }
 
     /// The run queues, if this scheduler is installed on this thread and this thread holds its
-    /// claim (rule 9): some live guard of ours keeps both in place until the caller returns, so
+    /// claim (T9): some live guard of ours keeps both in place until the caller returns, so
     /// no new guard is needed.
     fn queues_if_entered(&self) -> Option<&RunQueues> {
         if context::is_current(&self.state) {
@@ -234,7 +234,7 @@ impl Scheduler {
         self.state.injector().refuses_spawns()
     }
 
-    /// Rule 8: refuses further spawns and cancels every task it may drop here: `Send` tasks
+    /// Rule T8: refuses further spawns and cancels every task it may drop here: `Send` tasks
     /// and the current thread's local tasks are dropped; local tasks owned by another thread
     /// are leaked on purpose (their future is never dropped on a foreign thread). Every
     /// outstanding `JoinHandle` resolves cancelled. Idempotent.
@@ -247,7 +247,7 @@ impl Scheduler {
 #[cfg(test)]
 impl Scheduler {
     /// How many references to the scheduler state exist: the scheduler's own plus one per task
-    /// allocation that was not freed (rule 1), and one per spawner or guard alive.
+    /// allocation that was not freed (T1), and one per spawner or guard alive.
     pub(crate) fn state_refs(&self) -> usize {
         Arc::strong_count(&self.state)
     }
@@ -267,7 +267,7 @@ impl Drop for Scheduler {
 fn drain_injected(state: &SchedulerState, queues: &RunQueues) -> usize {
     let injector = state.injector();
     if !injector.has_injected() {
-        // Rule 11: nothing injected since the last drain (a racing push unparks the worker).
+        // Rule T11: nothing injected since the last drain (a racing push unparks the worker).
         return 0;
     }
     let mut drained = queues.take_inbox();
@@ -283,7 +283,7 @@ fn drain_injected(state: &SchedulerState, queues: &RunQueues) -> usize {
     count
 }
 
-/// Rule 1: a finished task leaves the registry and is counted.
+/// Rule T1: a finished task leaves the registry and is counted.
 fn retire(
     state: &SchedulerState,
     queues: &RunQueues,
@@ -296,7 +296,7 @@ fn retire(
     drop(task);
 }
 
-/// Rule 8, run by the claim holder.
+/// Rule T8, run by the claim holder.
 fn shut_down_tasks(state: &SchedulerState, queues: &RunQueues) -> ShutdownReport {
     let injected = state.injector().close();
     for task in &injected {

@@ -11,7 +11,7 @@ use crate::raw::{self, TaskRef};
 use crate::schedule::Schedule;
 
 /// The state of one scheduler that every thread may reach: the core claim and the run queues
-/// behind it (rule 9), the injection queue (rules 2, 8, 11) and the task counters.
+/// behind it (T9), the injection queue (T2, T8, T11) and the task counters.
 ///
 /// Named for whose state it is, beside the scheduler's one-thread part ([`RunQueues`], behind
 /// the claim) and a task's own state word (`state::State`). The [`Scheduler`], its
@@ -37,12 +37,12 @@ impl SchedulerState {
         }
     }
 
-    /// Rule 9: the claim word and the run queues only its holder reaches.
+    /// Rule T9: the claim word and the run queues only its holder reaches.
     pub(crate) fn claim(&self) -> &ClaimCell {
         &self.claim
     }
 
-    /// Rules 2, 8, 11: the injection queue.
+    /// Rules T2, T8, T11: the injection queue.
     pub(crate) fn injector(&self) -> &Injector {
         &self.injector
     }
@@ -58,11 +58,11 @@ static WAKER_VTABLE: RawWakerVTable = raw::waker_vtable::<SchedulerState>();
 impl Schedule for SchedulerState {
     const WAKER_VTABLE: &'static RawWakerVTable = &WAKER_VTABLE;
 
-    /// Rule 2: onto the run queues when this thread holds the claim, otherwise onto the
+    /// Rule T2: onto the run queues when this thread holds the claim, otherwise onto the
     /// injection queue.
     fn schedule(task: TaskRef<SchedulerState>) {
         let state: *const SchedulerState = Arc::as_ptr(task.scheduler());
-        // SAFETY: `here` answers only on the thread holding the core claim (rule 9), and a claim
+        // SAFETY: `here` answers only on the thread holding the core claim (T9), and a claim
         // is held only by a live `ClaimGuard`, which owns an `Arc<SchedulerState>` until it
         // releases the claim (a leaked guard leaks its `Arc` too). Nothing here releases the
         // claim, so the state outlives the push even though `task`, and with it the task's own
@@ -72,7 +72,7 @@ impl Schedule for SchedulerState {
             queues.push_ready(task);
             return;
         }
-        // Rule 2, remote: the injection queue (unparking the worker). Our own `Arc` keeps the
+        // Rule T2, remote: the injection queue (unparking the worker). Our own `Arc` keeps the
         // state alive even if a closed queue drops the task.
         let state = Arc::clone(task.scheduler());
         let _ = state.injector.push_wake(task);

@@ -1,5 +1,5 @@
 //! The spawn path: how a new task is made and accepted, on the claim holder's thread or through
-//! the injection queue (rules 1, 2, 7 and 8).
+//! the injection queue (T1, T2, T7 and T8).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -50,14 +50,14 @@ where
     match accept_here(state, queues, task) {
         Injected::Queued => {}
         Injected::Closed => {
-            // Rule 7: we are on the owner thread, so dropping the future here is allowed.
+            // Rule T7: we are on the owner thread, so dropping the future here is allowed.
             handle.refuse();
         }
     }
     handle
 }
 
-/// Rules 1 and 8 on the claim holder's thread: a task is accepted (counted, registered and
+/// Rules T1 and T8 on the claim holder's thread: a task is accepted (counted, registered and
 /// queued) unless spawns are refused.
 fn accept_here(
     state: &SchedulerState,

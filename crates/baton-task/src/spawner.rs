@@ -1,4 +1,4 @@
-//! `Spawner`: spawn `Send` tasks from any thread through the injection queue (rules 2 and 8).
+//! `Spawner`: spawn `Send` tasks from any thread through the injection queue (T2 and T8).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -70,7 +70,7 @@ impl Spawner {
         }
     }
 
-    /// Rule 8: from now on every spawn is refused — from any thread, `Send` and local ones
+    /// Rule T8: from now on every spawn is refused — from any thread, `Send` and local ones
     /// alike — as after [`Scheduler::shutdown`](crate::Scheduler::shutdown): the future is
     /// dropped unpolled and the handle resolves to
     /// [`CancelReason::SpawnAfterShutdown`](crate::CancelReason::SpawnAfterShutdown). Tasks

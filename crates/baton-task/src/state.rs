@@ -1,7 +1,7 @@
-//! The task state word (rules 1–6 of the crate docs) and its transitions.
+//! The task state word (rules T1–T6 of the crate docs) and its transitions.
 //!
 //! One `AtomicUsize` per task holds every flag below and, above them, the task's reference
-//! count (rule 1). Each transition is a single atomic read-modify-write and returns a
+//! count (T1). Each transition is a single atomic read-modify-write and returns a
 //! `#[must_use]` enum naming what the caller must do next. Keeping the count in the same word
 //! lets a transition move or release a reference in the same instruction that changes a flag: a
 //! wake by value hands the waker's reference to the queue, and going idle releases the queue
@@ -9,19 +9,19 @@
 
 use crate::sync::{AtomicUsize, Ordering};
 
-/// In a run queue, or about to be pushed into one by whoever set this bit (rule 2).
+/// In a run queue, or about to be pushed into one by whoever set this bit (T2).
 const NOTIFIED: usize = 1 << 0;
-/// Being polled (or being claimed for cancellation) by the scheduler (rule 3).
+/// Being polled (or being claimed for cancellation) by the scheduler (T3).
 const RUNNING: usize = 1 << 1;
-/// Terminal: the future is gone and the result is published (rule 5).
+/// Terminal: the future is gone and the result is published (T5).
 const COMPLETE: usize = 1 << 2;
-/// Abort requested (by the `JoinHandle` or by shutdown) (rule 4).
+/// Abort requested (by the `JoinHandle` or by shutdown) (T4).
 const CANCELLED: usize = 1 << 3;
-/// The `JoinHandle` is alive and will take the output (rule 6).
+/// The `JoinHandle` is alive and will take the output (T6).
 const JOIN_INTEREST: usize = 1 << 4;
-/// The `JoinHandle` stored a waker that completion must wake (rule 6).
+/// The `JoinHandle` stored a waker that completion must wake (T6).
 const JOIN_WAKER: usize = 1 << 5;
-/// The future was leaked with its allocation instead of dropped (rule 7).
+/// The future was leaked with its allocation instead of dropped (T7).
 const LEAKED: usize = 1 << 6;
 
 /// One reference: the count occupies the bits above the flags.
@@ -54,14 +54,14 @@ pub(crate) enum RefsLeft {
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WakeOutcome {
-    /// Rule 2: the task was idle; a new reference was taken for the queue entry, which the
+    /// Rule T2: the task was idle; a new reference was taken for the queue entry, which the
     /// caller now owns and must push.
     Submit,
     /// The task is already queued; this wake merged into that entry.
     Coalesced,
-    /// Rule 3: the task is being polled; the poller requeues it when the poll returns.
+    /// Rule T3: the task is being polled; the poller requeues it when the poll returns.
     DuringPoll,
-    /// Rule 5: the task finished; the wake is ignored.
+    /// Rule T5: the task finished; the wake is ignored.
     Complete,
 }
 
@@ -69,7 +69,7 @@ pub(crate) enum WakeOutcome {
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WakeByValue {
-    /// Rule 2: the task was idle; the waker's reference became the queue entry's, which the
+    /// Rule T2: the task was idle; the waker's reference became the queue entry's, which the
     /// caller must push.
     Submit,
     /// Queued, running or complete: the wake merged or was ignored, and the waker's reference
@@ -83,7 +83,7 @@ pub(crate) enum WakeByValue {
 pub(crate) enum StartOutcome {
     /// Poll the future.
     Poll,
-    /// Rule 4: an abort won before this poll: drop the future without polling it.
+    /// Rule T4: an abort won before this poll: drop the future without polling it.
     Cancelled,
     /// The task finished while queued (shutdown claimed it): discard the entry.
     Stale,
@@ -96,10 +96,10 @@ pub(crate) enum IdleOutcome {
     /// Nobody woke it: it waits for a waker. The queue entry's reference was released in the
     /// same transition; the poller must not release it again.
     Parked(RefsLeft),
-    /// Rule 3: it was woken during the poll: the poller pushes it back into a queue, reusing
+    /// Rule T3: it was woken during the poll: the poller pushes it back into a queue, reusing
     /// the queue entry's reference.
     Requeue,
-    /// Rule 4: an abort arrived during the poll: the poller still holds `RUNNING` and drops it.
+    /// Rule T4: an abort arrived during the poll: the poller still holds `RUNNING` and drops it.
     Cancel,
 }
 
@@ -120,9 +120,9 @@ pub(crate) enum ShutdownClaim {
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Completed {
-    /// Rule 6: the `JoinHandle` is still alive and will take the output.
+    /// Rule T6: the `JoinHandle` is still alive and will take the output.
     pub(crate) join_interest: bool,
-    /// Rule 6: a join waker is stored and must be woken.
+    /// Rule T6: a join waker is stored and must be woken.
     pub(crate) join_waker: bool,
 }
 
@@ -171,7 +171,7 @@ fn is_idle(word: usize) -> bool {
 }
 
 impl State {
-    /// A new task holding `refs` references (rule 1: its first queue entry, its handle).
+    /// A new task holding `refs` references (rule T1: its first queue entry, its handle).
     pub(crate) fn new(refs: usize) -> State {
         State(AtomicUsize::new(INITIAL | (refs * REF_ONE)))
     }
@@ -180,7 +180,7 @@ impl State {
         Snapshot(self.0.load(Ordering::Acquire))
     }
 
-    /// Rule 1: one more reference. Relaxed, as for `Arc::clone`: the caller already holds a
+    /// Rule T1: one more reference. Relaxed, as for `Arc::clone`: the caller already holds a
     /// reference, so the task cannot be freed concurrently, and no data is published.
     pub(crate) fn ref_inc(&self) {
         let previous = self.0.fetch_add(REF_ONE, Ordering::Relaxed);
@@ -189,13 +189,13 @@ impl State {
         }
     }
 
-    /// Rule 1: one reference fewer. Release orders this holder's accesses before the free;
+    /// Rule T1: one reference fewer. Release orders this holder's accesses before the free;
     /// acquire makes every other holder's accesses visible to the one that frees.
     pub(crate) fn ref_dec(&self) -> RefsLeft {
         let previous = self.0.fetch_sub(REF_ONE, Ordering::AcqRel);
         debug_assert!(
             previous >= REF_ONE,
-            "rule 1: released more references than taken"
+            "rule T1: released more references than taken"
         );
         Self::release_of(previous)
     }
@@ -227,13 +227,13 @@ impl State {
         }
     }
 
-    /// Rule 2: a wake sets `NOTIFIED`; only the waker that found the task idle pushes it, with a
+    /// Rule T2: a wake sets `NOTIFIED`; only the waker that found the task idle pushes it, with a
     /// reference taken for the queue entry in the same transition.
     pub(crate) fn wake(&self) -> WakeOutcome {
         self.wake_setting(NOTIFIED)
     }
 
-    /// Rule 4: an abort is a wake that also sets `CANCELLED`.
+    /// Rule T4: an abort is a wake that also sets `CANCELLED`.
     pub(crate) fn abort(&self) -> WakeOutcome {
         self.wake_setting(NOTIFIED | CANCELLED)
     }
@@ -247,21 +247,21 @@ impl State {
             } else if current & RUNNING != 0 {
                 (Some(current | bits), WakeOutcome::DuringPoll)
             } else {
-                // Rule 2: only the waker that finds the task idle takes a reference here, so
+                // Rule T2: only the waker that finds the task idle takes a reference here, so
                 // at most one such reference is outstanding: the count cannot overflow.
                 (Some((current | bits) + REF_ONE), WakeOutcome::Submit)
             }
         })
     }
 
-    /// Rule 2 for a waker consumed by its wake: an idle task's queue entry takes over the
+    /// Rule T2 for a waker consumed by its wake: an idle task's queue entry takes over the
     /// waker's reference; otherwise the wake merges (or is ignored) and the reference goes.
     pub(crate) fn wake_by_value(&self) -> WakeByValue {
         self.transition(|current| {
             if is_idle(current) {
                 return (Some(current | NOTIFIED), WakeByValue::Submit);
             }
-            debug_assert!(current >= REF_ONE, "rule 1: a waker holds a reference");
+            debug_assert!(current >= REF_ONE, "rule T1: a waker holds a reference");
             let notified = if current & COMPLETE != 0 {
                 current
             } else {
@@ -272,15 +272,15 @@ impl State {
         })
     }
 
-    /// Rule 3: the queue entry is consumed (`NOTIFIED` cleared) and `RUNNING` taken. The entry's
+    /// Rule T3: the queue entry is consumed (`NOTIFIED` cleared) and `RUNNING` taken. The entry's
     /// reference stays with the poller.
     pub(crate) fn start(&self) -> StartOutcome {
         self.transition(|current| {
             if current & COMPLETE != 0 {
                 return (None, StartOutcome::Stale);
             }
-            debug_assert!(current & NOTIFIED != 0, "rule 2: a queued task is notified");
-            debug_assert!(current & RUNNING == 0, "rule 3: one poller at a time");
+            debug_assert!(current & NOTIFIED != 0, "T2: a queued task is notified");
+            debug_assert!(current & RUNNING == 0, "T3: one poller at a time");
             let next = (current & !NOTIFIED) | RUNNING;
             if current & CANCELLED != 0 {
                 (Some(next), StartOutcome::Cancelled)
@@ -290,11 +290,11 @@ impl State {
         })
     }
 
-    /// Rule 3: release `RUNNING` after a `Pending` poll, unless a wake or abort arrived. A
+    /// Rule T3: release `RUNNING` after a `Pending` poll, unless a wake or abort arrived. A
     /// task that goes to sleep gives up its queue entry's reference in the same transition.
     pub(crate) fn idle(&self) -> IdleOutcome {
         self.transition(|current| {
-            debug_assert!(current & RUNNING != 0, "rule 3: only the poller goes idle");
+            debug_assert!(current & RUNNING != 0, "rule T3: only the poller goes idle");
             if current & CANCELLED != 0 {
                 (None, IdleOutcome::Cancel)
             } else if current & NOTIFIED != 0 {
@@ -306,7 +306,7 @@ impl State {
         })
     }
 
-    /// Rule 8: shutdown takes `RUNNING` on any task that is not being polled.
+    /// Rule T8: shutdown takes `RUNNING` on any task that is not being polled.
     pub(crate) fn claim_for_shutdown(&self) -> ShutdownClaim {
         self.transition(|current| {
             if current & COMPLETE != 0 {
@@ -319,7 +319,7 @@ impl State {
         })
     }
 
-    /// Rule 5: the holder of `RUNNING` publishes completion (with `LEAKED` when rule 7 applied).
+    /// Rule T5: the holder of `RUNNING` publishes completion (with `LEAKED` when rule T7 applied).
     pub(crate) fn complete(&self, leaked: bool) -> Completed {
         let set = if leaked { COMPLETE | LEAKED } else { COMPLETE };
         let previous = self
@@ -328,14 +328,14 @@ impl State {
                 Some((current & !RUNNING) | set)
             })
             .unwrap_or_else(|unchanged| unchanged);
-        debug_assert!(previous & RUNNING != 0, "rule 5: only RUNNING completes");
+        debug_assert!(previous & RUNNING != 0, "rule T5: only RUNNING completes");
         Completed {
             join_interest: previous & JOIN_INTEREST != 0,
             join_waker: previous & JOIN_WAKER != 0,
         }
     }
 
-    /// Rule 6: the handle gives up its interest unless the output is already there.
+    /// Rule T6: the handle gives up its interest unless the output is already there.
     pub(crate) fn detach(&self) -> DetachOutcome {
         self.transition(|current| {
             if current & COMPLETE != 0 {
@@ -347,7 +347,7 @@ impl State {
         })
     }
 
-    /// Rule 6: published after the waker is stored, so completion either sees the bit or the
+    /// Rule T6: published after the waker is stored, so completion either sees the bit or the
     /// handle sees `COMPLETE`.
     pub(crate) fn set_join_waker(&self) -> JoinWakerOutcome {
         let previous = self.0.fetch_or(JOIN_WAKER, Ordering::AcqRel);

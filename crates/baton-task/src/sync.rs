@@ -2,7 +2,7 @@
 //!
 //! Every atomic, mutex and thread-local that the scheduler's protocols rely on comes from here,
 //! so the loom models check the shipped code rather than a copy, including a task's reference
-//! count, which lives in its state word (rule 1). The re-exports are globs, so no type can be
+//! count, which lives in its state word (T1). The re-exports are globs, so no type can be
 //! taken from `std` by mistake because the shim forgot to list it.
 //!
 //! `Arc` is the one exception the crate makes on purpose: it always uses `std::sync::Arc`

@@ -1,4 +1,4 @@
-//! The typed task cell: header, future and output in one allocation (rule 1), and the
+//! The typed task cell: header, future and output in one allocation (T1), and the
 //! vtable functions that reach them, for a task of any [`Schedule`] policy.
 
 use std::future::Future;
@@ -26,14 +26,14 @@ enum Stage<F: Future> {
 /// One spawned task: the allocation a [`TaskRef`] points to.
 ///
 /// Invariants (the crate docs' rules):
-/// * rule 1: `#[repr(C)]` with the header first, so a pointer to the header is a pointer to the
+/// * rule T1: `#[repr(C)]` with the header first, so a pointer to the header is a pointer to the
 ///   task; the allocation is a `Box` freed by `dealloc` when the last counted reference goes;
-/// * rule 3: `stage` holds the future while the task is unfinished; only the holder of the
+/// * rule T3: `stage` holds the future while the task is unfinished; only the holder of the
 ///   `RUNNING` bit touches it then, and the scheduler only polls or drops a local task's future
 ///   on its owner thread (checked in `run` and `drop_future`);
-/// * rule 5: after `COMPLETE`, `stage` is touched only by the `JoinHandle` (or, when the handle
+/// * rule T5: after `COMPLETE`, `stage` is touched only by the `JoinHandle` (or, when the handle
 ///   was already gone, once by the completer);
-/// * rule 7: a future that cannot be dropped (foreign owner thread, or the thread is unwinding)
+/// * rule T7: a future that cannot be dropped (foreign owner thread, or the thread is unwinding)
 ///   is leaked together with its allocation, which is then never freed (one reference is
 ///   never released), so its pinned memory stays valid forever.
 #[repr(C)]
@@ -66,7 +66,7 @@ where
     };
 
     /// A new task of `scheduler`, notified once (its first poll) and with join interest. It
-    /// starts with two references (rule 1): the returned queue entry's and the handle's.
+    /// starts with two references (T1): the returned queue entry's and the handle's.
     pub(crate) fn spawn(
         future: F,
         owner: Option<ThreadId>,
@@ -86,7 +86,7 @@ where
     ///
     /// `header` is the header of a live `Task<F, S>` (a reference to it is held for `'a`).
     unsafe fn from_header<'a>(header: NonNull<Header<S>>) -> &'a Task<F, S> {
-        // SAFETY: rule 1, the header is the first field of a `#[repr(C)]` `Task<F, S>`, which
+        // SAFETY: rule T1, the header is the first field of a `#[repr(C)]` `Task<F, S>`, which
         // the caller keeps alive.
         unsafe { header.cast::<Task<F, S>>().as_ref() }
     }
@@ -105,17 +105,17 @@ where
         }
     }
 
-    /// Rule 7: drops the future in place, or leaks it with the allocation when it must not be
+    /// Rule T7: drops the future in place, or leaks it with the allocation when it must not be
     /// dropped here. The caller holds `RUNNING`.
     fn drop_future(&self) -> FutureDrop {
         if !self.may_touch_future_here() || std::thread::panicking() {
-            // Rule 7: one reference that is never released keeps the allocation, and with it the
+            // Rule T7: one reference that is never released keeps the allocation, and with it the
             // pinned future, alive forever.
             self.header.state.ref_inc();
             return FutureDrop::Leaked;
         }
         self.stage.with_mut(|stage| {
-            // SAFETY: rule 3, the caller holds `RUNNING` and we are on a thread that may touch
+            // SAFETY: rule T3, the caller holds `RUNNING` and we are on a thread that may touch
             // the future, so this is the only access to `stage`. Dropping in place honours the
             // pin.
             let dropped = catch_unwind(AssertUnwindSafe(|| unsafe {
@@ -131,21 +131,21 @@ where
         FutureDrop::Dropped
     }
 
-    /// Rule 5: publishes the result. The caller holds `RUNNING` and has dropped or leaked the
+    /// Rule T5: publishes the result. The caller holds `RUNNING` and has dropped or leaked the
     /// future.
     fn finish(&self, result: Result<F::Output, JoinError>, future: FutureDrop) {
         let leaked = future == FutureDrop::Leaked;
         if leaked {
             drop_contained(result);
         } else {
-            // SAFETY: rule 3, we hold `RUNNING` and the future is gone, so this `with_mut` access
+            // SAFETY: rule T3, we hold `RUNNING` and the future is gone, so this `with_mut` access
             // is the only one to `stage`; the old `Consumed` value needs no drop.
             let publish = |stage| unsafe { std::ptr::write(stage, Stage::Finished(result)) };
             self.stage.with_mut(publish);
         }
         let completed = self.header.state.complete(leaked);
         if !completed.join_interest && !leaked {
-            // SAFETY: rule 6, the handle is gone, so after `COMPLETE` this `with_mut` access by
+            // SAFETY: rule T6, the handle is gone, so after `COMPLETE` this `with_mut` access by
             // the completer is the only one left to `stage`.
             let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
             drop_contained(self.stage.with_mut(take));
@@ -167,7 +167,7 @@ where
     fn poll_future(&self, cx: &mut Context<'_>) -> std::thread::Result<Poll<F::Output>> {
         self.stage.with_mut(|stage| {
             catch_unwind(AssertUnwindSafe(|| {
-                // SAFETY: rule 3, the caller holds `RUNNING` on a thread that may touch the
+                // SAFETY: rule T3, the caller holds `RUNNING` on a thread that may touch the
                 // future, so this is the only reference to `stage`.
                 let stage = unsafe { &mut *stage };
                 let future = match stage {
@@ -176,7 +176,7 @@ where
                     // is sound.
                     Stage::Running(future) => unsafe { Pin::new_unchecked(future) },
                     Stage::Finished(_) | Stage::Consumed => {
-                        unreachable!("rule 3: a RUNNING task that is not complete holds its future")
+                        unreachable!("T3: a RUNNING task that is not complete holds its future")
                     }
                 };
                 future.poll(cx)
@@ -189,7 +189,7 @@ where
         if leaked {
             return Err(JoinError::cancelled(CancelReason::RuntimeShutdown));
         }
-        // SAFETY: rule 5, after `COMPLETE` with join interest only the handle touches `stage`,
+        // SAFETY: rule T5, after `COMPLETE` with join interest only the handle touches `stage`,
         // and this `with_mut` access is the handle's.
         let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
         match self.stage.with_mut(take) {
@@ -211,7 +211,7 @@ where
         let this = unsafe { Self::from_header(task.as_raw()) };
         assert!(
             this.may_touch_future_here(),
-            "rule 7: a local task only runs on its owner thread"
+            "rule T7: a local task only runs on its owner thread"
         );
         match this.header.state.start() {
             StartOutcome::Stale => RunOutcome::Stale,
@@ -230,7 +230,7 @@ where
                     }
                     Ok(Poll::Pending) => match this.header.state.idle() {
                         IdleOutcome::Parked(left) => {
-                            // Rule 3: `idle` released the queue entry's reference already.
+                            // Rule T3: `idle` released the queue entry's reference already.
                             let header = task.into_raw();
                             if left == RefsLeft::Zero {
                                 // SAFETY: that was the last reference (only possible if the
@@ -255,7 +255,7 @@ where
         }
     }
 
-    /// Vtable `shut_down` (rule 8).
+    /// Vtable `shut_down` (T8).
     ///
     /// # Safety
     ///
@@ -273,7 +273,7 @@ where
         }
     }
 
-    /// Vtable `refuse`: rule 8 for a spawn refused after shutdown. The task is cancelled where
+    /// Vtable `refuse`: rule T8 for a spawn refused after shutdown. The task is cancelled where
     /// it was created and never enters a queue; only a `Send` future, or a local one on its
     /// owner thread, gets here, so dropping it here is allowed.
     ///
@@ -291,7 +291,7 @@ where
         }
     }
 
-    /// The `JoinHandle`'s poll (rule 6).
+    /// The `JoinHandle`'s poll (T6).
     ///
     /// # Safety
     ///
@@ -318,7 +318,7 @@ where
         match this.header.state.set_join_waker() {
             JoinWakerOutcome::Registered => Poll::Pending,
             JoinWakerOutcome::Complete => {
-                // Rule 6: the completer did not see our registration, so the waker is ours to
+                // Rule T6: the completer did not see our registration, so the waker is ours to
                 // release; a finished handle keeps no waker alive.
                 this.header.release_join_waker();
                 Poll::Ready(this.take_output(this.header.state.load().is_leaked()))
@@ -326,7 +326,7 @@ where
         }
     }
 
-    /// Vtable `detach`: the `JoinHandle` is dropped (rule 6). Its reference is released by the
+    /// Vtable `detach`: the `JoinHandle` is dropped (T6). Its reference is released by the
     /// caller afterwards.
     ///
     /// # Safety
@@ -336,14 +336,14 @@ where
         // SAFETY: the caller's guarantee.
         let this = unsafe { Self::from_header(header) };
         let outcome = this.header.state.detach();
-        // Rule 6: `detach` cleared `JOIN_WAKER`, so no completer takes the waker after this; it
+        // Rule T6: `detach` cleared `JOIN_WAKER`, so no completer takes the waker after this; it
         // is ours to release (a completer that saw the bit first may have taken it already).
         this.header.release_join_waker();
         match outcome {
             DetachOutcome::Detached => {}
             DetachOutcome::OutputIsOurs => {
                 if !this.header.state.load().is_leaked() {
-                    // SAFETY: rule 6, the task completed while we held join interest, so the
+                    // SAFETY: rule T6, the task completed while we held join interest, so the
                     // stored output is ours alone: this `with_mut` access is the only one.
                     let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
                     drop_contained(this.stage.with_mut(take));
@@ -358,11 +358,11 @@ where
     ///
     /// `header` is the header of a `Task<F, S>` whose last reference the caller released.
     unsafe fn dealloc(header: NonNull<Header<S>>) {
-        // SAFETY: rule 1, the allocation is a leaked `Box<Task<F, S>>` and nobody else can reach
+        // SAFETY: rule T1, the allocation is a leaked `Box<Task<F, S>>` and nobody else can reach
         // it any more.
         let Task { header, stage } =
             *unsafe { Box::from_raw(header.cast::<Task<F, S>>().as_ptr()) };
-        // Rules 5–7: the last reference only goes after the task finished (the registry holds
+        // Rules T5–T7: the last reference only goes after the task finished (the registry holds
         // one until then, and a leaked task keeps one forever) and after the completer or the
         // handle took the result, so the stage is empty and no `!Send` value is dropped on this
         // thread, whichever it is. It goes through `drop_contained` all the same; the header
@@ -371,7 +371,7 @@ where
         let stage = stage.into_inner();
         debug_assert!(
             matches!(stage, Stage::Consumed),
-            "rules 5-7: a task is freed only after its result was taken"
+            "rules T5-T7: a task is freed only after its result was taken"
         );
         drop_contained(stage);
         drop(header);

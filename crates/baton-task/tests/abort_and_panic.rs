@@ -1,4 +1,4 @@
-//! Abort, panic capture, panicking destructors (rules 4, 5, 7).
+//! Abort, panic capture, panicking destructors (T4, T5, T7).
 
 mod support;
 

@@ -1,5 +1,5 @@
 //! The `JoinHandle`'s stored waker is released, contained, as soon as the handle stops waiting
-//! (rule 5): on detach and when a poll finds the task complete. A user waker whose destructor
+//! (T5): on detach and when a poll finds the task complete. A user waker whose destructor
 //! panics never escapes the scheduler or the handle, and is not kept alive by a finished task.
 
 mod support;

@@ -1,4 +1,4 @@
-//! Local tasks stay on their owner thread while the worker migrates (rule 7).
+//! Local tasks stay on their owner thread while the worker migrates (T7).
 
 mod support;
 

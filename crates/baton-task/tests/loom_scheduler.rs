@@ -35,7 +35,7 @@ impl Future for FlagWait {
     }
 }
 
-/// Proves rule 3 (and 2): a wake from a foreign thread racing the task's poll is never lost.
+/// Proves rule T3 (and 2): a wake from a foreign thread racing the task's poll is never lost.
 /// Whether the wake lands before the poll, during it (the poller must requeue), or after it
 /// (the waker must push onto the injection queue and unpark), once the waking thread is joined
 /// the task is either finished or reported ready, and running the scheduler finishes it.
@@ -75,7 +75,7 @@ fn loom_remote_wake_racing_poll_is_never_lost() {
     });
 }
 
-/// Proves rule 8: a spawn from a foreign thread racing `run_ready` + `shutdown` is either run
+/// Proves rule T8: a spawn from a foreign thread racing `run_ready` + `shutdown` is either run
 /// (its handle returns the output) or refused/cancelled (its future never ran), never both and
 /// never lost: after both threads finish, the handle is always resolved and the counters add up.
 #[test]
@@ -107,7 +107,7 @@ fn loom_spawn_racing_shutdown_runs_or_cancels() {
     });
 }
 
-/// Proves rule 8's refusal: a spawn from one foreign thread racing `refuse_spawns` from
+/// Proves rule T8's refusal: a spawn from one foreign thread racing `refuse_spawns` from
 /// another is either accepted (queued, then run) or refused (its handle says
 /// `SpawnAfterShutdown`, its future never ran), never lost; and the remote wake of a task
 /// accepted before, sent after or during the refusal, still reaches the scheduler: that task
@@ -166,7 +166,7 @@ fn loom_spawn_racing_refusal_is_kept_or_refused() {
     });
 }
 
-/// Proves rule 4: an abort from a foreign thread racing the task's first poll either lets the
+/// Proves rule T4: an abort from a foreign thread racing the task's first poll either lets the
 /// poll finish first (output returned) or drops the future without it ever completing; the
 /// future is dropped exactly once and the handle always resolves.
 #[test]
@@ -203,7 +203,7 @@ fn loom_abort_racing_poll_drops_exactly_once() {
     });
 }
 
-/// Proves rule 9 with rule 2: the worker migrating to another thread (the core claim released
+/// Proves rule T9 with rule T2: the worker migrating to another thread (the core claim released
 /// here, taken there) while this thread wakes the task never loses the wake, and the wake from a
 /// thread that no longer holds the claim goes through the injection queue.
 #[test]
@@ -237,7 +237,7 @@ fn loom_wake_while_worker_migrates_is_never_lost() {
     });
 }
 
-/// Proves rule 11: the lock-free "injected" flag never hides queued work. Two spawns from a
+/// Proves rule T11: the lock-free "injected" flag never hides queued work. Two spawns from a
 /// foreign thread race a `run_ready` (whose drain may empty the queue between them); once the
 /// spawner is joined, the next `run_ready` sees the flag and runs everything still queued, and
 /// each push that found the queue empty unparked the worker. Fails if the drain clears the flag

@@ -1,4 +1,4 @@
-//! Shutdown (rule 8) and the thread context (rule 9).
+//! Shutdown (T8) and the thread context (T9).
 
 mod support;
 
@@ -74,7 +74,7 @@ fn spawn_after_shutdown_is_a_clean_error() {
     assert_eq!(unpark.count(), 0, "nothing was queued");
 }
 
-/// Rule 8: refusing spawns from another thread refuses every later spawn (remote, on the
+/// Rule T8: refusing spawns from another thread refuses every later spawn (remote, on the
 /// scheduler's thread, local, and from inside a task), but keeps what was queued before: it
 /// still runs, and what has not finished by the shutdown is cancelled then.
 #[test]

@@ -1,17 +1,21 @@
 //! Durability permits: syncs of one file run one at a time, and a sync of a clean file completes
 //! as soon as it holds the permit.
 //!
-//! Rules (cited from `state/` as "durability rule N"):
+//! Rules (cited from `state/` as D1 ... D4):
 //!
-//! 1. A file is identified by its `Arc<OwnedFd>` allocation, checked through a `Weak` so a
+//! D1. A file is identified by its `Arc<OwnedFd>` allocation, checked through a `Weak` so a
 //!    reused address is never mistaken for the old file.
-//! 2. At most one sync per file holds the permit; others wait in arrival order.
-//! 3. A file becomes *clean* when a sync that started at write epoch `e` succeeds and no write
+//!
+//! D2. At most one sync per file holds the permit; others wait in arrival order.
+//!
+//! D3. A file becomes *clean* when a sync that started at write epoch `e` succeeds and no write
 //!    to the file completed through this driver since (epoch still `e`). Every completed write
 //!    bumps the epoch and makes the file dirty. A file the driver never synced is dirty.
-//!    Writes made outside this driver (or through another `Arc` of the same file) are not
-//!    seen: sync those through a fresh `Arc` or issue the `fsync` yourself.
-//! 4. Granting the permit to a sync of a clean file completes that sync at once (no SQE) and
+//!    A truncate through the driver counts as a write. Writes made outside this driver (or
+//!    through another `Arc` of the same file) are not seen unless reported with
+//!    `DriverHandle::note_write`: report them, sync them through a fresh `Arc`, or issue the
+//!    `fsync` yourself.
+//! D4. Granting the permit to a sync of a clean file completes that sync at once (no SQE) and
 //!    passes the permit on.
 
 use std::collections::{HashMap, VecDeque};
@@ -41,9 +45,9 @@ struct FileSync {
 pub(crate) enum Grant {
     /// The sync holds the permit and the file has unsynced writes: submit it.
     Dirty,
-    /// The sync holds the permit and the file is clean: complete it now (rule 4).
+    /// The sync holds the permit and the file is clean: complete it now (D4).
     Clean,
-    /// Another sync holds the permit: wait (rule 2).
+    /// Another sync holds the permit: wait (D2).
     Wait,
 }
 
@@ -99,7 +103,7 @@ impl Durability {
         })
     }
 
-    /// Asks for `fd`'s permit on behalf of the sync `key` (rules 2 and 4).
+    /// Asks for `fd`'s permit on behalf of the sync `key` (D2 and D4).
     pub(crate) fn acquire(&mut self, fd: &Arc<OwnedFd>, key: RequestKey) -> Grant {
         let file = self.entry(fd);
         if file.holder.is_some() {
@@ -121,7 +125,7 @@ impl Durability {
         }
     }
 
-    /// A write to `fd` completed (rule 3).
+    /// A write to `fd` completed (D3).
     pub(crate) fn write_completed(&mut self, fd: &Arc<OwnedFd>) {
         if let Some(file) = self.files.get_mut(&file_key(fd))
             && std::ptr::eq(file.file.as_ptr(), Arc::as_ptr(fd))

@@ -1,26 +1,32 @@
 //! The forwarding one-shot: how a result reaches a handle polled away from its driver, and how a
 //! detached sync's receiver gets its result.
 //!
-//! Forwarding rules (also drawn in `docs/protocols/uring.md`, cited as "forward rule N"):
+//! Forwarding rules (also drawn in `docs/protocols/uring.md`, cited as "forward rule F1" ... F7):
 //!
-//! 1. A handle polled on a thread where its driver is not entered creates one cell, stores its
+//! F1. A handle polled on a thread where its driver is not entered creates one cell, stores its
 //!    waker there and sends `Forward { key, cell }` (or `Register { .., cell }` when it was never
 //!    registered) to the driver's mailbox. The cell, once created, is where the handle looks for
 //!    its result from then on, on any thread.
-//! 2. The driver, processing `Forward`, attaches the cell only if the key still names a live,
+//!
+//! F2. The driver, processing `Forward`, attaches the cell only if the key still names a live,
 //!    attached slot; a stale key (the slot was retired by a local drop that overtook the message,
-//!    rule 5) is ignored, so a reused slot never sees the old handle's cell.
-//! 3. Delivery moves the outcome and the request's buffers into the cell, retires the slot and
+//!    rule F5) is ignored, so a reused slot never sees the old handle's cell.
+//!
+//! F3. Delivery moves the outcome and the request's buffers into the cell, retires the slot and
 //!    wakes the stored waker after the cell's lock is released.
-//! 4. Dropping the handle marks the cell `abandoned` under its lock and reads the key under the
+//!
+//! F4. Dropping the handle marks the cell `abandoned` under its lock and reads the key under the
 //!    same lock: if the key is known, a `Drop { key }` message (or a direct local drop) follows;
 //!    if not, the driver sees `abandoned` when it processes the `Register` and treats the request
 //!    as dropped at birth (retained writes still run).
-//! 5. A local drop acts on the slot at once, overtaking any queued `Forward`.
-//! 6. Closure settles every waiting cell with `Closed`; a handle whose mailbox refuses a message
+//!
+//! F5. A local drop acts on the slot at once, overtaking any queued `Forward`.
+//!
+//! F6. Closure settles every waiting cell with `Closed`; a handle whose mailbox refuses a message
 //!    resolves to `Closed`.
-//! 7. A handle bound to a stash leaves its ticket in the cell when it abandons a cell still
-//!    waiting (stash rule 2); whoever disposes of the result for the driver — the settle that
+//!
+//! F7. A handle bound to a stash leaves its ticket in the cell when it abandons a cell still
+//!    waiting (stash rule S2); whoever disposes of the result for the driver — the settle that
 //!    finds the cell abandoned, or the detach that retires its slot — takes the ticket with it.
 
 use std::task::{Context, Poll, Waker};
@@ -47,10 +53,10 @@ pub(crate) enum CellSlot {
 pub(crate) struct CellState {
     /// The slot key, once the driver registered the request.
     pub(crate) key: Option<RequestKey>,
-    /// The handle is gone (forward rule 4).
+    /// The handle is gone (forward rule F4).
     pub(crate) abandoned: bool,
     pub(crate) slot: CellSlot,
-    /// The abandoned handle's stash ticket, for whoever disposes of the result (rule 7).
+    /// The abandoned handle's stash ticket, for whoever disposes of the result (F7).
     pub(crate) ticket: Option<StashTicket>,
 }
 
@@ -67,7 +73,7 @@ pub(crate) enum Delivery {
     /// Stored; wake this waker (if any) after releasing every internal borrow.
     Stored(Option<Waker>),
     /// The handle is gone; the outcome and data come back to be disposed of, with the
-    /// handle's stash ticket if it left one (rule 7).
+    /// handle's stash ticket if it left one (F7).
     Abandoned(Outcome, Option<Request>, Option<StashTicket>),
 }
 
@@ -87,7 +93,7 @@ impl ForwardCell {
         lock(&self.state)
     }
 
-    /// Stores a result (forward rule 3). The caller wakes the returned waker later.
+    /// Stores a result (forward rule F3). The caller wakes the returned waker later.
     pub(crate) fn settle(&self, outcome: Outcome, data: Option<Request>) -> Delivery {
         let mut state = self.lock();
         if state.abandoned {
@@ -104,14 +110,14 @@ impl ForwardCell {
         }
     }
 
-    /// Settles with `Closed` (forward rule 6).
+    /// Settles with `Closed` (forward rule F6).
     pub(crate) fn close(&self) -> Delivery {
         self.settle(Err(Failure::Runtime(Error::Closed)), None)
     }
 
     /// Marks the handle gone and returns the key, if known, plus any unconsumed result to drop
-    /// outside the lock (forward rule 4). A `ticket` stays in the cell while the result is
-    /// still to come (rule 7); it comes back when the result is already here, for the handle
+    /// outside the lock (forward rule F4). A `ticket` stays in the cell while the result is
+    /// still to come (F7); it comes back when the result is already here, for the handle
     /// to deposit.
     pub(crate) fn abandon(
         &self,
@@ -130,7 +136,7 @@ impl ForwardCell {
         (state.key, slot, ticket)
     }
 
-    /// The abandoned handle's ticket, for the detach that retires its slot (rule 7).
+    /// The abandoned handle's ticket, for the detach that retires its slot (F7).
     pub(crate) fn take_ticket(&self) -> Option<StashTicket> {
         self.lock().ticket.take()
     }

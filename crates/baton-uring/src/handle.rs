@@ -59,6 +59,22 @@ impl DriverHandle {
         Unparker::new(self.shared.clone())
     }
 
+    /// Tells the driver that `fd` was written outside it — by a system call on another thread,
+    /// say — so the file's next sync through the driver really syncs instead of finding the
+    /// file clean (durability rule D3). From any thread; on a closed driver it does nothing.
+    /// Call it after the write completed.
+    pub fn note_write(&self, fd: &StdArc<OwnedFd>) {
+        if let Some(entered) = context::current_for(self.shared.id) {
+            with_core(entered.inner(), |core| core.note_write(fd));
+        } else {
+            let written = Msg::Written {
+                file: StdArc::downgrade(fd),
+            };
+            // A closed driver runs no later sync either: nothing to tell.
+            drop(self.shared.send(written));
+        }
+    }
+
     /// Starts a detached `fsync` (`datasync`: `fdatasync`) and returns its receiver at once, even
     /// with a full ring, without cloning any waker. Dropping the receiver leaves the sync
     /// running. Syncs of one file serialize through its durability permit.

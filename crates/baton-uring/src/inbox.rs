@@ -1,16 +1,18 @@
-//! The completion inbox (SPEC §4, "the completion inbox"): how executors hand external
+//! The completion inbox: how executors hand external
 //! completions to the worker.
 //!
-//! # Rules (cited as "inbox rule N")
+//! # Rules (cited as "inbox rule I1" ... I3)
 //!
-//! 1. **Accept or refuse, atomically with closure.** [`InboxSender::deliver`] pushes under the
+//! I1. **Accept or refuse, atomically with closure.** [`InboxSender::deliver`] pushes under the
 //!    inbox lock only while the inbox is open; closing takes the channel's only sender under the
 //!    same lock. So every completion reported `Delivered` is in the channel before closure
 //!    completes, and the worker's final drain sees it; every later one is refused with
 //!    `InboxClosed` and dropped by the sender (outside the lock, contained).
-//! 2. **Wake after pushing.** An accepted completion unparks the worker after the push, so a
+//!
+//! I2. **Wake after pushing.** An accepted completion unparks the worker after the push, so a
 //!    worker that checked the inbox and then parked is woken (the driver's unpark is a token).
-//! 3. **No user code under the lock.** Payload destructors run after the lock is released.
+//!
+//! I3. **No user code under the lock.** Payload destructors run after the lock is released.
 
 use std::fmt;
 use std::sync::Arc;
@@ -107,7 +109,7 @@ mod queue {
 
 /// The executors' side of a worker's inbox: a [`CompletionSender`] (`Send + Sync`).
 pub struct InboxSender {
-    /// `Some` while the inbox is open (inbox rule 1).
+    /// `Some` while the inbox is open (inbox rule I1).
     tx: Mutex<Option<Sender<ExternalCompletion>>>,
     unparker: Unparker,
     accepted: AtomicU64,
@@ -142,7 +144,7 @@ pub(crate) fn inbox(unparker: Unparker) -> (Arc<InboxSender>, InboxReceiver) {
 }
 
 impl InboxSender {
-    /// Inbox rule 1: refuses every later delivery. Completions accepted before stay in the
+    /// Inbox rule I1: refuses every later delivery. Completions accepted before stay in the
     /// channel for the worker's final drain. Idempotent.
     pub(crate) fn close(&self) {
         let tx = lock(&self.tx).take();
@@ -178,13 +180,13 @@ impl CompletionSender for InboxSender {
         match refused {
             None => {
                 self.accepted.fetch_add(1, Ordering::Relaxed);
-                // Inbox rule 2: wake after the push.
+                // Inbox rule I2: wake after the push.
                 self.unparker.unpark();
                 DeliveryOutcome::Delivered
             }
             Some(completion) => {
                 self.refused.fetch_add(1, Ordering::Relaxed);
-                // Inbox rule 3: the payload's destructor runs outside the lock, contained.
+                // Inbox rule I3: the payload's destructor runs outside the lock, contained.
                 let _ = ContainedDrop::drop_value(completion);
                 DeliveryOutcome::InboxClosed
             }

@@ -1,4 +1,4 @@
-//! The io_uring worker driver of Baton (SPEC §4).
+//! The io_uring worker driver of Baton.
 //!
 //! A [`Driver`] owns one ring, a slab of requests keyed by index + generation
 //! ([`RequestKey`]), a submission queue for requests that do not fit in the ring yet, a cancel
@@ -20,8 +20,10 @@
 //! * Dropped reads are cancelled, dropped writes and syncs finish, late-created fds are closed.
 //! * After closure every pending operation resolves to [`Error::Closed`].
 //!
-//! The rules are numbered in the docs of `state/` (request lifecycle), `forward.rs`
-//! (forwarding) and `durability.rs` (permits), and drawn in `docs/protocols/uring.md`.
+//! The rules are numbered in the docs of `state/` (request lifecycle, U1 ... U9), `forward.rs`
+//! (forwarding, F1 ... F7), `stash.rs` (cancel-safe receives, S1 ... S4), `durability.rs`
+//! (permits, D1 ... D4), `inbox.rs` (I1 ... I3) and `worker/` (W1 ... W11), and drawn in
+//! `docs/protocols/uring.md`.
 //!
 //! # The migrating worker
 //!

@@ -22,19 +22,22 @@ pub(crate) enum Msg {
         deadline: Option<Instant>,
         cell: Arc<ForwardCell>,
     },
-    /// Forward the result of `key` through `cell` (forward rule 1).
+    /// Forward the result of `key` through `cell` (forward rule F1).
     Forward {
         key: RequestKey,
         cell: Arc<ForwardCell>,
     },
     /// The handle of `key` was dropped on a foreign thread, with its stash ticket if it was
-    /// bound to a stash (stash rule 2).
+    /// bound to a stash (stash rule S2).
     Drop {
         key: RequestKey,
         ticket: Option<StashTicket>,
     },
     /// The handle of `key` asked for an async cancel, keeping its result.
     Cancel { key: RequestKey },
+    /// The file was written outside the driver (durability rule D3). Weak, so the message
+    /// never keeps the file open.
+    Written { file: std::sync::Weak<OwnedFd> },
 }
 
 #[derive(Debug, Default)]
@@ -57,7 +60,7 @@ pub(crate) struct Mailbox {
     notified: AtomicBool,
     eventfd: Option<OwnedFd>,
     /// Told after every message's unpark: set once by the owner of a driver that may sit idle
-    /// where nobody waits on the ring (worker rule 11).
+    /// where nobody waits on the ring (worker rule W11).
     message_hook: OnceLock<MessageHook>,
 }
 

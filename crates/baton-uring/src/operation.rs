@@ -69,13 +69,13 @@ enum State<'h> {
 /// Building it does nothing; the first poll registers it with the driver entered on the
 /// polling thread (or the driver it was bound to). It is `Send`: it may be polled or dropped on
 /// any thread. Dropping it cancels a read-like request and lets a retained one (write, sync,
-/// close, shutdown) finish.
+/// close, shutdown, a path change such as mkdir or rename) finish.
 #[must_use = "operations do nothing until polled"]
 pub struct Operation<'h, T> {
     state: State<'h>,
     deadline: Option<Instant>,
     decode: Decode<T>,
-    /// Where a result that completes after this operation is dropped goes (stash rule 1).
+    /// Where a result that completes after this operation is dropped goes (stash rule S1).
     stash: Option<&'h StdArc<Stash>>,
 }
 
@@ -234,7 +234,7 @@ impl<'h, T> Operation<'h, T> {
             (None, None) => return Some(self.fail(Error::NoDriver, Some(data))),
         };
         if let Some(entered) = current.filter(|e| e.id == shared.id) {
-            // Lifecycle rule 1 refuses without cloning the waker: asked first, under a shared
+            // Lifecycle rule U1 refuses without cloning the waker: asked first, under a shared
             // borrow that runs no user code.
             let now = self.deadline.map(|_| Instant::now());
             let refused = entered
@@ -345,7 +345,7 @@ impl<T> Future for Operation<'_, T> {
                             Poll::Pending => Poll::Pending,
                         };
                     }
-                    // Forward rule 1: ask the owner to forward the result.
+                    // Forward rule F1: ask the owner to forward the result.
                     let cell = Arc::new(ForwardCell::new(Some(key)));
                     let State::Local { shared, .. } =
                         std::mem::replace(&mut this.state, State::Done)
@@ -387,14 +387,14 @@ impl<T> Drop for Operation<'_, T> {
         match std::mem::replace(&mut self.state, State::Done) {
             State::Unregistered { .. } | State::Invalid { .. } | State::Done => {}
             State::Local { key, shared } => {
-                // Stash rule 1: counted as outstanding before the driver hears of the drop.
+                // Stash rule S1: counted as outstanding before the driver hears of the drop.
                 detach(&shared, key, stash.map(Stash::ticket));
             }
             State::Forwarded { cell, shared } => {
-                // Forward rules 4 and 7.
+                // Forward rules F4 and F7.
                 let (key, slot, ticket) = cell.abandon(stash.map(Stash::ticket));
                 match (slot, ticket) {
-                    // Stash rule 1: the result already reached this handle; keep it.
+                    // Stash rule S1: the result already reached this handle; keep it.
                     (CellSlot::Ready(outcome, data), Some(ticket)) => ticket.deposit(outcome, data),
                     (CellSlot::Ready(Ok(fd), Some(data)), None) if data.creates_fd() => {
                         close_orphan_fd(fd);
@@ -411,7 +411,7 @@ impl<T> Drop for Operation<'_, T> {
 
 fn detach(shared: &Mailbox, key: RequestKey, ticket: Option<StashTicket>) {
     match context::current_for(shared.id) {
-        // Forward rule 5: a local drop acts at once.
+        // Forward rule F5: a local drop acts at once.
         Some(entered) => with_core(entered.inner(), |core| core.detach(key, ticket)),
         None => drop(shared.send(Msg::Drop { key, ticket })),
     }

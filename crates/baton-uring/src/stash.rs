@@ -1,20 +1,23 @@
 //! Cancel-safe receives and accepts: the [`Stash`] where a result that completes after its
 //! future is gone waits for the socket's next receive or accept.
 //!
-//! Stash rules (also drawn in `docs/protocols/uring.md`, cited as "stash rule N"):
+//! Stash rules (also drawn in `docs/protocols/uring.md`, cited as "stash rule S1" ... S4):
 //!
-//! 1. An operation bound to a stash ([`Operation::stash_late_result`](crate::Operation)) that is
+//! S1. An operation bound to a stash ([`Operation::stash_late_result`](crate::Operation)) that is
 //!    dropped while the kernel may still complete it takes a *ticket* from the stash first, so
 //!    the stash counts the result as outstanding before the handle lets go. A handle dropped
 //!    after its result already reached it deposits that result itself, without a ticket.
-//! 2. The ticket travels with the request's detachment — into the slot at a local drop, into the
+//!
+//! S2. The ticket travels with the request's detachment — into the slot at a local drop, into the
 //!    forwarding cell (under its lock) when the handle was forwarded — and ends exactly once:
 //!    with the request's final result deposited (bytes received, a connection accepted), or
 //!    with nothing (cancelled in time, failed, end of stream, never submitted). Dropping a
 //!    ticket ends it with nothing.
-//! 3. The driver never touches a stash while its state is borrowed: a ticket it ends or a
+//!
+//! S3. The driver never touches a stash while its state is borrowed: a ticket it ends or a
 //!    result it deposits goes to the deferred release, as wakers do.
-//! 4. A receive or accept on a socket whose stash is not idle does not go to the kernel: it
+//!
+//! S4. A receive or accept on a socket whose stash is not idle does not go to the kernel: it
 //!    waits until no ticket is outstanding, then takes the stashed results first, in the order
 //!    the kernel completed them. So bytes come back in order and nothing received is discarded.
 //!
@@ -38,7 +41,7 @@ use std::sync::Arc;
 /// An accepted connection: its socket and, for IP sockets, the peer's address.
 pub type Accepted = (OwnedFd, Option<SocketAddr>);
 
-/// A result kept for the next call (stash rule 4).
+/// A result kept for the next call (stash rule S4).
 #[derive(Debug)]
 enum Stashed {
     /// Bytes received: the first `len` bytes of `buf`, of which `start..len` are still to be
@@ -61,7 +64,7 @@ enum Stashed {
 
 #[derive(Debug, Default)]
 struct StashState {
-    /// Tickets not yet ended (stash rule 2).
+    /// Tickets not yet ended (stash rule S2).
     outstanding: usize,
     stashed: VecDeque<Stashed>,
     /// Callers waiting for the outstanding tickets to end.
@@ -123,12 +126,12 @@ impl Stash {
     }
 
     /// Nothing is outstanding or stashed: the next receive or accept may go to the kernel
-    /// (stash rule 4). One atomic load.
+    /// (stash rule S4). One atomic load.
     pub fn is_idle(&self) -> bool {
         self.pending.load(Ordering::Acquire) == 0
     }
 
-    /// Stash rule 4 for receives: waits while tickets are outstanding, then copies stashed
+    /// Stash rule S4 for receives: waits while tickets are outstanding, then copies stashed
     /// bytes into `buf` as a receive would (from its beginning, up to its capacity; its
     /// initialized length becomes the count) and returns how many; `Ready(None)` when nothing
     /// is stashed (receive from the kernel then). A buffer with no capacity takes nothing.
@@ -192,7 +195,7 @@ impl Stash {
         .map(|taken| taken.map(|(n, _)| n))
     }
 
-    /// Stash rule 4 for datagram receives: waits while tickets are outstanding, then copies
+    /// Stash rule S4 for datagram receives: waits while tickets are outstanding, then copies
     /// the oldest stashed datagram into `buf` as a receive would (truncated to its capacity,
     /// the rest discarded) and returns the count and sender; a `peek` leaves the datagram
     /// stashed. `Ready(None)` when no datagram is stashed (receive from the kernel then). A
@@ -227,7 +230,7 @@ impl Stash {
         .map(|taken| taken.map(|(n, _)| (n, sender)))
     }
 
-    /// Stash rule 4 for accepts: waits while tickets are outstanding, then returns the oldest
+    /// Stash rule S4 for accepts: waits while tickets are outstanding, then returns the oldest
     /// stashed connection; `Ready(None)` when none is stashed.
     pub fn poll_take_connection(&self, cx: &mut Context<'_>) -> Poll<Option<Accepted>> {
         self.poll_take(cx, |stashed| match stashed {
@@ -240,7 +243,7 @@ impl Stash {
         })
     }
 
-    /// The shared waiting and taking of rule 4: `take` looks at the oldest stashed result and
+    /// The shared waiting and taking of rule S4: `take` looks at the oldest stashed result and
     /// says how much it took and whether that result is used up (it is then removed and
     /// returned).
     fn poll_take(
@@ -279,7 +282,7 @@ impl Stash {
         Poll::Ready(Some((n, removed)))
     }
 
-    /// Stash rule 1: counts one more outstanding result; the ticket ends it (rule 2).
+    /// Stash rule S1: counts one more outstanding result; the ticket ends it (S2).
     pub(crate) fn ticket(self: &Arc<Self>) -> StashTicket {
         let mut state = lock(&self.state);
         state.outstanding += 1;
@@ -316,7 +319,7 @@ enum Take {
     Leave,
 }
 
-/// One outstanding late result (stash rule 2): ends exactly once, by [`deposit`]
+/// One outstanding late result (stash rule S2): ends exactly once, by [`deposit`]
 /// (`StashTicket::deposit`) or by being dropped.
 pub(crate) struct StashTicket {
     /// `None` once ended.
@@ -334,7 +337,7 @@ impl fmt::Debug for StashTicket {
 impl StashTicket {
     /// Ends the ticket with the request's final result: bytes received or a connection
     /// accepted are kept; anything else (an error, zero bytes, another kind of request) ends it
-    /// with nothing. Called outside the driver's borrow (stash rule 3).
+    /// with nothing. Called outside the driver's borrow (stash rule S3).
     pub(crate) fn deposit(mut self, outcome: Outcome, data: Option<Request>) {
         if let Some(stash) = self.stash.take() {
             let kept = stashed(outcome, data, stash.datagrams);

@@ -1,4 +1,4 @@
-//! Operations polled and dropped on foreign threads (forward rules 1–6).
+//! Operations polled and dropped on foreign threads (forward rules F1–F6).
 
 mod support;
 

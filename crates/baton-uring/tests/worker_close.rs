@@ -1,4 +1,4 @@
-//! Closing a worker without waiting (worker rule 8, `Worker::close`): what a `block_on` caller
+//! Closing a worker without waiting (worker rule W8, `Worker::close`): what a `block_on` caller
 //! holding the worker does when the runtime shuts down from another thread. Pending polls fail
 //! with `Closed` and are woken, tasks are cancelled, writes keep going, and the later shutdown
 //! drains and reports both steps.

@@ -385,7 +385,7 @@ fn a_panicking_waker_of_a_settled_wait_is_contained_after_every_completion_settl
     panicking_waker_of_a_settled_wait(WakerPanics::Contain);
 }
 
-/// Worker rule 2: a waker panicking when its wait settles; every other settled wait's waker
+/// Worker rule W2: a waker panicking when its wait settles; every other settled wait's waker
 /// still runs, and the panic reaches the runner only under `Propagate`.
 fn panicking_waker_of_a_settled_wait(policy: WakerPanics) {
     let _serial = serial();

@@ -1,4 +1,4 @@
-//! Property test of the inbox routing (worker rules 5 and 6): for random sequences of
+//! Property test of the inbox routing (worker rules W5 and W6): for random sequences of
 //! register / run / cancel / discard / foreign delivery / turn / poll on a real worker, every
 //! wait yields only its own job's decoded value (or `Cancelled`), and every accepted
 //! completion is counted exactly once as settled, stale or foreign.

@@ -1,4 +1,4 @@
-//! Shutdown (worker rule 8): in-flight operations, live tasks and waits are cancelled and
+//! Shutdown (worker rule W8): in-flight operations, live tasks and waits are cancelled and
 //! reported, descriptors and `Arc`s come back, spawns afterwards are refused, and a dropped
 //! worker cleans up the same way. Also: bad configurations are refused with a clear error.
 
@@ -153,7 +153,7 @@ fn a_write_in_flight_at_shutdown_still_lands() {
 }
 
 /// The facade's report: with a 4-entry ring, writes registered by tasks and then dropped sit
-/// in the driver's userspace queue at shutdown; every one must still land (lifecycle rule 9).
+/// in the driver's userspace queue at shutdown; every one must still land (lifecycle rule U9).
 #[test]
 fn dropped_writes_queued_behind_a_four_entry_ring_all_land_at_shutdown() {
     const WRITES: usize = 512;

@@ -133,7 +133,7 @@ fn a_self_waking_task_does_not_starve_a_sleep_or_an_injected_task() {
     while !(slept.load(Ordering::Acquire) && injected.load(Ordering::Acquire)) {
         assert!(Instant::now() < deadline, "starved after {turns} turns");
         let turn = worker.turn(Park::Poll);
-        // Worker rule 1: a turn polls at most its budget before I/O and timers get a look
+        // Worker rule W1: a turn polls at most its budget before I/O and timers get a look
         // (twice the budget when the turn parks and polls again).
         assert!(
             turn.tasks_polled <= 2 * budget,

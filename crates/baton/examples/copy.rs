@@ -34,7 +34,7 @@ fn main() -> io::Result<()> {
 async fn copy(source: &Path, destination: &Path) -> io::Result<()> {
     let started = Instant::now();
     let input = File::open(source).await?;
-    let total = input.metadata()?.len();
+    let total = input.metadata().await?.len();
     let output = Arc::new(File::create(destination).await?);
     let mut offset = 0u64;
     let (res, mut chunk) = input.read_at(vec![0; CHUNK], 0).await;

@@ -34,6 +34,9 @@ fn main() -> io::Result<()> {
     report.time("file: write, sync, read back", || {
         rt.block_on(file_round_trip())
     })?;
+    report.time("fs: build, walk and remove a tree", || {
+        rt.block_on(directory_walk())
+    })?;
     report.time("tcp: loopback echo", || rt.block_on(tcp_echo()))?;
     report.time("udp: datagram exchange", || rt.block_on(udp_exchange()))?;
     report.time("blocking: jobs, one cancelled", || {
@@ -119,6 +122,52 @@ async fn file_round_trip() -> io::Result<String> {
         ));
     }
     Ok(format!("{} MiB, byte-for-byte equal", FILE_BYTES >> 20))
+}
+
+/// baton-uring + the blocking pool: a small tree made with ring `mkdirat`s and writes, walked
+/// with `read_dir` (batches from the pool) and `statx` on the ring, then removed.
+async fn directory_walk() -> io::Result<String> {
+    let root = std::env::temp_dir().join(format!("baton-tour-tree-{}", std::process::id()));
+    for branch in ["src/net", "src/fs", "docs"] {
+        baton::fs::create_dir_all(root.join(branch)).await?;
+    }
+    for (i, file) in [
+        "src/lib.rs",
+        "src/net/tcp.rs",
+        "src/fs/dir.rs",
+        "docs/io.md",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        baton::fs::write(root.join(file), vec![b'x'; 1024 << i]).await?;
+    }
+    baton::fs::symlink("src/lib.rs", root.join("lib.rs")).await?;
+    let (mut dirs, mut files, mut links, mut bytes) = (0, 0, 0, 0);
+    let mut pending = vec![root.clone()];
+    while let Some(dir) = pending.pop() {
+        dirs += 1;
+        let mut entries = baton::fs::read_dir(&dir).await?;
+        while let Some(entry) = entries.next_entry().await? {
+            let kind = entry.file_type().await?;
+            if kind.is_dir() {
+                pending.push(entry.path());
+            } else if kind.is_symlink() {
+                links += 1;
+            } else {
+                files += 1;
+                bytes += baton::fs::metadata(entry.path()).await?.len();
+            }
+        }
+    }
+    baton::fs::remove_dir_all(&root).await?;
+    if baton::fs::try_exists(&root).await? {
+        return Err(io::Error::other("remove_dir_all left the tree behind"));
+    }
+    Ok(format!(
+        "{dirs} dirs, {files} files ({} KiB), {links} symlink, removed",
+        bytes >> 10
+    ))
 }
 
 /// baton-task + baton-uring: a loopback echo server and 64 concurrent clients.

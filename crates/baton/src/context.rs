@@ -10,12 +10,13 @@
 //!
 //! # Rules
 //!
-//! 1. An entry carries a worker pointer only while the adapter that pushed it holds that
+//! X1. An entry carries a worker pointer only while the adapter that pushed it holds that
 //!    worker, boxed and in place, on this thread (between its `enter` and `leave`, or for the
 //!    span of a turn); the adapter pops the entry before the worker can move or drop.
-//! 2. The pointer is used only on this thread and only through shared references: the worker's
+//!
+//! X2. The pointer is used only on this thread and only through shared references: the worker's
 //!    own methods that are allowed while a turn runs further up the stack (metrics, the
-//!    driver-only turn of worker rule 10).
+//!    driver-only turn of worker rule W10).
 
 use std::cell::RefCell;
 use std::io;
@@ -30,7 +31,7 @@ use crate::handle::Handle;
 /// One frame of this thread's context.
 struct Entry {
     handle: Handle,
-    /// Rule 1: valid while this entry is on the stack.
+    /// Rule X1: valid while this entry is on the stack.
     worker: Option<NonNull<Worker>>,
 }
 
@@ -52,7 +53,7 @@ pub(crate) fn enter(handle: Handle) {
 ///
 /// # Safety
 ///
-/// Rule 1: `worker` stays alive and in place, on this thread, until the matching [`leave`].
+/// Rule X1: `worker` stays alive and in place, on this thread, until the matching [`leave`].
 pub(crate) unsafe fn enter_with_worker(handle: Handle, worker: &Worker) {
     let worker = Some(NonNull::from(worker));
     CURRENT.with(|stack| stack.borrow_mut().push(Entry { handle, worker }));
@@ -81,9 +82,9 @@ pub(crate) fn with_worker<R>(runtime: RuntimeId, f: impl FnOnce(&Worker) -> R) -
             .filter(|entry| entry.handle.shared.runtime_id() == runtime)
             .find_map(|entry| entry.worker)
     })?;
-    // SAFETY: rule 1 — the entry holding this pointer is still on this thread's stack (only
+    // SAFETY: rule X1 — the entry holding this pointer is still on this thread's stack (only
     // frames above it may have been pushed since), so the worker is alive, in place and on this
-    // thread; rule 2 — only a shared reference is made, and `Worker` is built for shared use
+    // thread; rule X2 — only a shared reference is made, and `Worker` is built for shared use
     // on its thread (interior mutability, re-entrancy checked by the worker itself).
     let worker = unsafe { worker.as_ref() };
     Some(f(worker))

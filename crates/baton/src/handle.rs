@@ -156,6 +156,14 @@ impl Handle {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
 
+    /// The runtime's signal hub, made with `make` by its first listener.
+    pub(crate) fn signal_hub(
+        &self,
+        make: impl FnOnce() -> std::io::Result<std::sync::Arc<crate::signal::Hub>>,
+    ) -> std::io::Result<std::sync::Arc<crate::signal::Hub>> {
+        self.shared.signal_hub(make)
+    }
+
     /// The runtime's resolver (run it on the blocking pool).
     pub(crate) fn resolver(&self) -> crate::net::Resolver {
         self.shared.resolver().clone()

@@ -1,5 +1,5 @@
 //! Baton: a completion-based io_uring async runtime for Linux — the facade applications depend
-//! on (SPEC §6).
+//! on.
 //!
 //! ```no_run
 //! use baton::net::{TcpListener, TcpStream};
@@ -43,10 +43,12 @@
 //!   the worker and polls its root in place (no `Send`, no `'static`), nesting to any depth.
 //!   The adapter implementing the loan driver's worker trait for the uring worker lives here
 //!   (`worker_adapter.rs`).
-//! * [`spawn`], [`spawn_local`], [`task::yield_now`], [`JoinHandle`] come from the scheduler;
+//! * [`spawn`], [`spawn_local`], [`task::yield_now`], [`JoinHandle`] come from the scheduler,
+//!   and [`task::JoinSet`] joins many of them in completion order;
 //!   [`time`] from the driver's timers; [`fs`] and [`net`] are ring requests with owned
-//!   buffers ([`io`]: the buffer and stream traits); [`blocking`] goes through the completion registrar, the pool and the worker's
-//!   inbox.
+//!   buffers ([`io`]: the buffer and stream traits) — `fs` runs `std` on the blocking pool
+//!   where the ring has no request or the kernel lacks the opcode; [`blocking`] goes through
+//!   the completion registrar, the pool and the worker's inbox.
 //!
 //! # Guarantees
 //!
@@ -103,13 +105,21 @@
 //!
 //! # How it is tested
 //!
-//! Every public type, every free function and the methods SPEC §6 names have a doc example
+//! Every public type, every free function and the main methods have a doc example
 //! that runs as a doc test (builder setters, `OpenOptions` flags and socket accessors are
 //! covered by their type's example); unit tests sit next to the code
-//! (errors, open flags, buffers); `tests/reexports.rs` checks the re-exports resolve; the
+//! (errors, open flags, buffers), and `src/tests/` drives the file-system calls' blocking-pool
+//! fallback through a `cfg(test)` knob; `tests/reexports.rs` checks the re-exports resolve; the
 //! workspace `tests/` crate runs end-to-end scenarios (`e2e_*`: thousands of tasks, files larger
 //! than the ring's buffers, 64 concurrent loopback echoes, shutdown with writes in flight, use
-//! after shutdown, fd leaks); `examples/tour.rs` exercises every crate on real work.
+//! after shutdown, fd leaks, `e2e_fs_*`: every file-system call on real files against `std`);
+//! `examples/tour.rs` exercises every crate on real work.
+//!
+//! # Features
+//!
+//! * `macros` (off by default): the attributes `#[baton::main]` and `#[baton::test]`, from
+//!   `baton-macros` (`examples/main_macro.rs` uses them).
+//! * `bytes` (off by default): the buffer traits for `bytes::Bytes` and `bytes::BytesMut`.
 
 pub mod blocking;
 mod builder;
@@ -121,9 +131,13 @@ pub mod io;
 mod metrics;
 mod nested_drive;
 pub mod net;
+pub mod process;
 mod runtime;
 mod shared;
+pub mod signal;
 pub mod task;
+#[cfg(test)]
+mod tests;
 pub mod time;
 mod worker_adapter;
 
@@ -133,6 +147,41 @@ pub use handle::Handle;
 pub use metrics::RuntimeMetrics;
 pub use runtime::{Runtime, ShutdownReport};
 pub use task::{JoinError, JoinHandle, TaskCounts, spawn, spawn_local};
+
+/// Runs an `async fn main` on a new runtime (feature `macros`): the function becomes a
+/// synchronous `main` that builds a runtime with [`Builder`] (the arguments `ring_entries`,
+/// `blocking_threads` and `workers = 1` set it up) and runs the body with
+/// [`Runtime::block_on`].
+///
+/// ```
+/// #[baton::main(ring_entries = 64)]
+/// async fn main() -> std::io::Result<()> {
+///     let (a, b) = baton::net::UnixStream::pair()?;
+///     let (res, _sent) = a.write_all(b"hello".to_vec()).await;
+///     res?;
+///     let (res, got) = b.read(Vec::with_capacity(8)).await;
+///     assert_eq!(&got[..res?], b"hello");
+///     Ok(())
+/// }
+/// ```
+#[cfg(feature = "macros")]
+pub use baton_macros::main;
+
+/// Runs an `async fn` test on a new runtime and marks it `#[test]` (feature `macros`); same
+/// arguments as [`main`](macro@main), and `#[should_panic]` and `Result` return types work as
+/// on a plain test.
+///
+/// ```
+/// #[baton::test(blocking_threads = 2)]
+/// async fn a_blocking_job_runs() -> Result<(), baton::BlockingError> {
+///     let answer = baton::blocking::spawn_blocking(|| 6 * 7).await?;
+///     assert_eq!(answer, 42);
+///     Ok(())
+/// }
+/// # fn main() {}
+/// ```
+#[cfg(feature = "macros")]
+pub use baton_macros::test;
 
 /// The blocking executor's counters ([`RuntimeMetrics::blocking`], [`ShutdownReport::blocking`]).
 pub use baton_completion::ExecutorSnapshot;

@@ -6,7 +6,7 @@
 //! back counts as one), at shutdown, and on request — [`Runtime::metrics`](crate::Runtime::metrics)
 //! asks for a fresh copy, unparks the worker and waits briefly for the next turn to publish it.
 //! Called on the thread that runs the worker (inside `block_on` or a task), it reads the worker
-//! directly instead (worker adapter rule 4), without waiting.
+//! directly instead (worker adapter rule A4), without waiting.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -64,7 +64,7 @@ pub struct RuntimeMetrics {
     pub blocking: ExecutorSnapshot,
     /// `block_on` calls running right now (on any thread, with or without the worker).
     pub active_block_ons: usize,
-    /// `block_on` roots driven on the worker right now: each counts as a live task (SPEC §5),
+    /// `block_on` roots driven on the worker right now: each counts as a live task,
     /// so a runtime with one is not [quiescent](RuntimeMetrics::is_quiescent).
     pub roots_active: usize,
     /// Wakers that panicked when the worker woke or dropped them (a foreign executor's waker

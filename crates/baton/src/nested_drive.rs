@@ -4,11 +4,13 @@
 //!
 //! # Rules
 //!
-//! 1. The nested future is polled in place whenever its waker fired (initially once).
-//! 2. Between polls, the caller runs driver-only turns of the worker it is already running
-//!    (worker rule 10): settle the inbox, reap the ring, fire timers, park in the ring wait
+//! N1. The nested future is polled in place whenever its waker fired (initially once).
+//!
+//! N2. Between polls, the caller runs driver-only turns of the worker it is already running
+//!    (worker rule W10): settle the inbox, reap the ring, fire timers, park in the ring wait
 //!    until a completion, a timer or an unpark. It never polls another task re-entrantly.
-//! 3. The nested future's waker sets its flag *then* unparks the worker, whose unpark is a token,
+//!
+//! N3. The nested future's waker sets its flag *then* unparks the worker, whose unpark is a token,
 //!    so a wake between the flag check and the park ends the park at once (no lost wake-up).
 //!
 //! Limit: a nested future that waits for *another task of the same runtime* (a `JoinHandle`, a
@@ -23,7 +25,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use baton_uring::{Park, Worker, WorkerHandle};
 
-/// The nested future's waker (rule 3).
+/// The nested future's waker (N3).
 struct NestedWake {
     woken: AtomicBool,
     worker: WorkerHandle,
@@ -43,7 +45,7 @@ impl Wake for NestedWake {
     }
 }
 
-/// Drives `future` to completion on this thread with `worker`'s driver only (rules 1–3).
+/// Drives `future` to completion on this thread with `worker`'s driver only (N1–N3).
 pub(crate) fn block_on_driver_only<F: Future>(worker: &Worker, future: F) -> F::Output {
     let wake = Arc::new(NestedWake {
         woken: AtomicBool::new(true),
@@ -54,12 +56,12 @@ pub(crate) fn block_on_driver_only<F: Future>(worker: &Worker, future: F) -> F::
     let mut future = pin!(future);
     loop {
         if wake.woken.swap(false, Ordering::AcqRel) {
-            // Rule 1.
+            // Rule N1.
             if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
                 return output;
             }
         } else {
-            // Rule 2: ends on a completion, a timer, or the waker's unpark (rule 3).
+            // Rule N2: ends on a completion, a timer, or the waker's unpark (N3).
             let _turn = worker.turn_driver_only(Park::Wait(None));
         }
     }

@@ -285,7 +285,7 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     // borrowed): it must not wait for the worker, which is busy running this very call.
     let inside = context::runs_worker(shared.runtime_id());
     if inside {
-        // From here on nothing new runs, although the caller's turn goes on (baton-task rule 8:
+        // From here on nothing new runs, although the caller's turn goes on (baton-task rule T8:
         // refused from any thread, without the scheduler).
         let _refused: RefuseSpawns = shared.worker().spawner().refuse_spawns();
     }
@@ -294,7 +294,7 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     // so a long job cannot eat the time the kernel needs to finish writes.
     let cancelled_queued = shared.stop_executor();
     // Steps 2 and 3 run where the worker is dropped (the worker adapter's `Drop`); from inside,
-    // when the caller's turn or root returns (loan rule 8: the background thread or the
+    // when the caller's turn or root returns (loan rule L8: the background thread or the
     // borrower sees the slot closed there).
     shared.set_shutdown_deadline(deadline);
     let _first = shared.begin_shutdown();
@@ -302,7 +302,7 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     let worker_on_loan = !inside && loan.worker == WorkerDisposal::DroppedOnReturn;
     let worker = if worker_on_loan {
         // The borrower closes the worker at its next dispatch boundary (worker adapter rule
-        // 7) and drops it when its `block_on` returns, which publishes the report.
+        // A7) and drops it when its `block_on` returns, which publishes the report.
         shared.wait_worker_report(deadline)
     } else {
         shared.take_worker_report()

@@ -15,6 +15,7 @@ use web_time::Instant;
 
 use crate::metrics::MetricsCell;
 use crate::net::Resolver;
+use crate::signal::Hub;
 
 /// The runtime's lifecycle, as its handles see it.
 const RUNNING: u8 = 0;
@@ -38,18 +39,20 @@ pub(crate) struct Shared {
     /// Until when the worker's shutdown may wait for the kernel; set before the loan closes.
     shutdown_deadline: Mutex<Option<Instant>>,
     /// What the worker's shutdown reported, stored by whoever dropped the worker (worker
-    /// adapter rule 3).
+    /// adapter rule A3).
     worker_report: Mutex<Option<WorkerShutdownReport>>,
     /// Notified when `worker_report` is stored: a shutdown whose worker is on loan waits for it.
     worker_reported: Condvar,
-    /// The worker was closed where a `block_on` had it on loan (worker adapter rule 7).
+    /// The worker was closed where a `block_on` had it on loan (worker adapter rule A7).
     closed_on_loan: AtomicBool,
     /// The worker's counters, as last published by the worker adapter.
     metrics: MetricsCell,
-    /// `block_on` roots being driven on the worker right now (worker adapter rule 5).
+    /// `block_on` roots being driven on the worker right now (worker adapter rule A5).
     roots_active: AtomicUsize,
     /// Resolves host names for `net` (on the blocking pool).
     resolver: Resolver,
+    /// Where this runtime's signal listeners are woken, made by the first one.
+    signal_hub: Mutex<Option<Arc<Hub>>>,
 }
 
 impl Shared {
@@ -77,7 +80,26 @@ impl Shared {
             metrics: MetricsCell::default(),
             roots_active: AtomicUsize::new(0),
             resolver,
+            signal_hub: Mutex::new(None),
         }
+    }
+
+    /// The runtime's signal hub, made with `make` by the first listener (or after the last
+    /// one closed at shutdown, when `make` then fails to spawn its reader).
+    pub(crate) fn signal_hub(
+        &self,
+        make: impl FnOnce() -> std::io::Result<Arc<Hub>>,
+    ) -> std::io::Result<Arc<Hub>> {
+        let mut hub = self
+            .signal_hub
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(live) = hub.as_ref().filter(|h| !h.is_closed()) {
+            return Ok(Arc::clone(live));
+        }
+        let made = make()?;
+        *hub = Some(Arc::clone(&made));
+        Ok(made)
     }
 
     pub(crate) fn resolver(&self) -> &Resolver {
@@ -111,12 +133,12 @@ impl Shared {
         &self.metrics
     }
 
-    /// Worker adapter rule 5: a `block_on` root starts being driven on the worker.
+    /// Worker adapter rule A5: a `block_on` root starts being driven on the worker.
     pub(crate) fn root_started(&self) {
         self.roots_active.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Worker adapter rule 5: that root was dropped.
+    /// Worker adapter rule A5: that root was dropped.
     pub(crate) fn root_finished(&self) {
         self.roots_active.fetch_sub(1, Ordering::AcqRel);
     }
@@ -168,7 +190,7 @@ impl Shared {
         self.state.swap(SHUTTING_DOWN, Ordering::AcqRel) == RUNNING
     }
 
-    /// Worker adapter rule 3: stores the worker's shutdown report and wakes a shutdown waiting
+    /// Worker adapter rule A3: stores the worker's shutdown report and wakes a shutdown waiting
     /// for it.
     pub(crate) fn publish_worker_report(&self, report: WorkerShutdownReport) {
         *lock(&self.worker_report) = Some(report);
@@ -200,12 +222,12 @@ impl Shared {
         }
     }
 
-    /// Worker adapter rule 7: the worker was closed where a `block_on` had it on loan.
+    /// Worker adapter rule A7: the worker was closed where a `block_on` had it on loan.
     pub(crate) fn note_closed_on_loan(&self) {
         self.closed_on_loan.store(true, Ordering::Release);
     }
 
-    /// Whether the worker was closed on loan (worker adapter rule 7).
+    /// Whether the worker was closed on loan (worker adapter rule A7).
     pub(crate) fn was_closed_on_loan(&self) -> bool {
         self.closed_on_loan.load(Ordering::Acquire)
     }

@@ -4,33 +4,39 @@
 //!
 //! # Rules
 //!
-//! 1. `enter` installs the worker's context (driver, scheduler, wait table) *and* the facade's
+//! A1. `enter` installs the worker's context (driver, scheduler, wait table) *and* the facade's
 //!    [`Handle`] on the calling thread; `leave` removes the most recent pair. The loan driver
 //!    pairs them like a stack on one thread (its `LoanWorker` contract), so the guards held
 //!    here never cross threads.
-//! 2. `turn` and `run_until` install the same context for their duration, because the
+//!
+//! A2. `turn` and `run_until` install the same context for their duration, because the
 //!    background thread runs the worker without calling `enter`.
-//! 3. The worker is shut down, not merely dropped, when the loan driver drops the adapter: it
+//!
+//! A3. The worker is shut down, not merely dropped, when the loan driver drops the adapter: it
 //!    waits for the kernel until the deadline the runtime published, and the report is stored
 //!    where `Runtime::shutdown_timeout` reads it.
-//! 4. Both `enter` and the turn's installation record the worker in the facade's thread
-//!    context (context rule 1), so code running under them on this thread — a `block_on`
+//!
+//! A4. Both `enter` and the turn's installation record the worker in the facade's thread
+//!    context (context rule X1), so code running under them on this thread — a `block_on`
 //!    inside a task poll, `Runtime::metrics` — can reach the worker without the loan driver.
-//! 5. `root_started` / `root_finished` count the roots driven on the worker (SPEC §5: the root
-//!    is a real task for accounting); the count is `RuntimeMetrics::roots_active`, and a
+//!
+//! A5. `root_started` / `root_finished` count the roots driven on the worker (the root is a real
+//!    task for accounting); the count is `RuntimeMetrics::roots_active`, and a
 //!    runtime with a live root is not quiescent.
-//! 6. The loan driver's rest waker is the worker's wake listener (worker rule 11): remote
+//!
+//! A6. The loan driver's rest waker is the worker's wake listener (worker rule W11): remote
 //!    spawns and wakes, [`WorkerHandle::unpark`] and operation messages from foreign threads
 //!    end a rest in the slot, and `is_quiescent` counts each of them until it is applied. So
 //!    `pending` reports nothing only for a quiescent worker whose listener is this rest
 //!    waker, and not while the runtime shuts down. [`WakeWorker`], the loan driver's own unpark (requests,
 //!    root wakes, closure), unparks the driver alone: the loan driver handles its own events.
-//! 7. `close_on_loan` (the runtime shut down while a `block_on` has the worker on loan) closes
+//!
+//! A7. `close_on_loan` (the runtime shut down while a `block_on` has the worker on loan) closes
 //!    the worker where it is, without waiting ([`Worker::close`]: inbox closed, tasks
 //!    cancelled, waits discarded, driver closed — pending polls fail with `Closed`, in-flight
 //!    reads are cancelled, writes and syncs keep going), and records it for the runtime's
 //!    shutdown report. The borrower's root then observes the closure; when its `block_on`
-//!    returns, the loan driver drops the adapter there and rule 3 drains what is left.
+//!    returns, the loan driver drops the adapter there and rule A3 drains what is left.
 
 use std::fmt;
 use std::sync::Arc;
@@ -50,18 +56,18 @@ pub(crate) const DROP_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 ///
 /// Invariants: `worker` is boxed and neither moved nor dropped while `guards` is non-empty
 /// (each guard borrows it, with its lifetime erased to `'static`); `guards` is non-empty only
-/// between an `enter` and its `leave`, which happen on one thread (rule 1).
+/// between an `enter` and its `leave`, which happen on one thread (A1).
 pub(crate) struct WorkerAdapter {
     /// Declared before `worker`, so the guards would drop first even on an unexpected path.
     guards: Vec<WorkerGuard<'static>>,
     worker: Option<Box<Worker>>,
     handle: Handle,
-    /// Whether the loan driver's rest waker is the worker's wake listener (rule 6).
+    /// Whether the loan driver's rest waker is the worker's wake listener (A6).
     rest_waker_installed: bool,
 }
 
 // SAFETY: the `!Send` parts are the guards, which exist only between `enter` and `leave` on one
-// thread (type invariant, rule 1); the loan driver never moves the adapter to another thread
+// thread (type invariant, rule A1); the loan driver never moves the adapter to another thread
 // in between (its frames keep an entered worker in the thread's own stack). Outside that window
 // the adapter holds a `Worker` (which is `Send`) and a `Handle` (`Send + Sync`).
 unsafe impl Send for WorkerAdapter {}
@@ -75,13 +81,13 @@ impl fmt::Debug for WorkerAdapter {
     }
 }
 
-/// Rule 2: keeps the facade handle installed for a turn, also when a task's panic unwinds.
+/// Rule A2: keeps the facade handle installed for a turn, also when a task's panic unwinds.
 struct Installed;
 
 impl Installed {
-    /// Rule 4: records `worker` too; the adapter holds it for the guard's whole life.
+    /// Rule A4: records `worker` too; the adapter holds it for the guard's whole life.
     fn new(handle: &Handle, worker: &Worker) -> Installed {
-        // SAFETY: context rule 1 — `worker` is the adapter's boxed worker, borrowed for the
+        // SAFETY: context rule X1 — `worker` is the adapter's boxed worker, borrowed for the
         // whole turn that this guard spans; the guard is dropped (popping the entry) before
         // the turn returns, on this thread.
         unsafe { context::enter_with_worker(handle.clone(), worker) };
@@ -163,7 +169,7 @@ impl LoanWorker for WorkerAdapter {
         // lifetime only lets the guard live in this struct next to the box it borrows.
         let guard = unsafe { std::mem::transmute::<WorkerGuard<'_>, WorkerGuard<'static>>(guard) };
         self.guards.push(guard);
-        // SAFETY: context rule 1 — the boxed worker stays in place and alive until the
+        // SAFETY: context rule X1 — the boxed worker stays in place and alive until the
         // matching `leave` pops this entry (type invariant: guards and entries pair up, and
         // `Drop` pops leftovers before the worker goes).
         unsafe { context::enter_with_worker(self.handle.clone(), self.worker()) };
@@ -176,7 +182,7 @@ impl LoanWorker for WorkerAdapter {
             .metrics_cell()
             .publish_if_due(self.worker());
         let guard = self.guards.pop();
-        debug_assert!(guard.is_some(), "rule 1: leave pairs with an earlier enter");
+        debug_assert!(guard.is_some(), "A1: leave pairs with an earlier enter");
         drop(guard);
     }
 
@@ -185,23 +191,23 @@ impl LoanWorker for WorkerAdapter {
     }
 
     fn root_started(&mut self) {
-        // Rule 5.
+        // Rule A5.
         self.handle.shared.root_started();
     }
 
     fn root_finished(&mut self) {
-        // Rule 5.
+        // Rule A5.
         self.handle.shared.root_finished();
     }
 
     fn close_on_loan(&mut self) {
-        // Rule 7: the loan driver calls this once, at the borrower's dispatch boundary.
+        // Rule A7: the loan driver calls this once, at the borrower's dispatch boundary.
         let _closed: WorkerClose = self.worker().close();
         self.handle.shared.note_closed_on_loan();
     }
 
     fn pending(&self) -> Pending {
-        // Rule 6: only a quiescent worker whose wakes reach the rest waker may rest.
+        // Rule A6: only a quiescent worker whose wakes reach the rest waker may rest.
         if self.rest_waker_installed && !self.is_shutting_down() && self.worker().is_quiescent() {
             Pending::Nothing
         } else {
@@ -210,13 +216,13 @@ impl LoanWorker for WorkerAdapter {
     }
 
     fn install_rest_waker(&mut self, rest_waker: Arc<dyn Unpark>) {
-        // Rule 6: a listener installed before (never, by the builder) keeps `pending` at work.
+        // Rule A6: a listener installed before (never, by the builder) keeps `pending` at work.
         let listener = Arc::new(EndRest(rest_waker));
         self.rest_waker_installed = self.worker().set_wake_listener(listener).is_ok();
     }
 }
 
-/// Rule 6: the worker's wake listener, ending the loan driver's rest.
+/// Rule A6: the worker's wake listener, ending the loan driver's rest.
 struct EndRest(Arc<dyn Unpark>);
 
 impl baton_task::Unpark for EndRest {
@@ -227,7 +233,7 @@ impl baton_task::Unpark for EndRest {
 
 impl Drop for WorkerAdapter {
     fn drop(&mut self) {
-        // Type invariant: no guard, and no context entry naming the worker (rule 4), may
+        // Type invariant: no guard, and no context entry naming the worker (A4), may
         // outlive the worker it borrows.
         while let Some(guard) = self.guards.pop() {
             context::leave();
@@ -236,7 +242,7 @@ impl Drop for WorkerAdapter {
         let Some(worker) = self.worker.take() else {
             return;
         };
-        // Rule 3: shut down with the runtime's deadline, and publish the report.
+        // Rule A3: shut down with the runtime's deadline, and publish the report.
         let shared = &self.handle.shared;
         shared.metrics_cell().publish(&worker);
         let deadline = shared
@@ -248,7 +254,7 @@ impl Drop for WorkerAdapter {
 }
 
 /// The loan driver's [`Unpark`]: the worker's unpark token, usable from any thread. It skips
-/// the wake listener (rule 6): a root wake during a loan must not count as outside work.
+/// the wake listener (A6): a root wake during a loan must not count as outside work.
 #[derive(Debug)]
 pub(crate) struct WakeWorker(pub(crate) WorkerHandle);
 
@@ -263,7 +269,7 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
-    /// Rule 6: back-to-back roots leave the idle worker resting in the loan slot; a spawn from
+    /// Rule A6: back-to-back roots leave the idle worker resting in the loan slot; a spawn from
     /// another thread still reaches it (through the wake listener) and runs without a
     /// `block_on`.
     #[test]
@@ -280,7 +286,7 @@ mod tests {
         assert_eq!(received.recv_timeout(Duration::from_secs(30)), Ok(7));
     }
 
-    /// Rule 6: a live task keeps the worker with the background thread after the root: it runs
+    /// Rule A6: a live task keeps the worker with the background thread after the root: it runs
     /// to completion while nobody calls `block_on`.
     #[test]
     fn task_left_running_by_a_root_finishes_on_the_background_thread() {
@@ -295,7 +301,7 @@ mod tests {
         assert_eq!(received.recv_timeout(Duration::from_secs(30)), Ok(8));
     }
 
-    /// Rule 6: the metrics asked from outside after a root are fresh (the unpark that asks for
+    /// Rule A6: the metrics asked from outside after a root are fresh (the unpark that asks for
     /// them ends the worker's rest, so the background thread publishes).
     #[test]
     fn metrics_asked_from_outside_after_a_root_are_fresh() {

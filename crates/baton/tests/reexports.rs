@@ -103,6 +103,31 @@ fn spec_surface_names_resolve() {
     let _ = |p: String| baton::fs::read(p);
     let _ = |p: String| baton::fs::write(p, b"");
     let _ = |p: String| baton::fs::remove_file(p);
+    // SPEC §11's file-system surface.
+    let _ = |p: String| baton::fs::create_dir(p);
+    let _ = |p: String| baton::fs::create_dir_all(p);
+    let _ = |p: String| baton::fs::remove_dir(p);
+    let _ = |p: String| baton::fs::remove_dir_all(p);
+    let _ = |a: String, b: String| baton::fs::rename(a, b);
+    let _ = |p: String| baton::fs::metadata(p);
+    let _ = |p: String| baton::fs::symlink_metadata(p);
+    let _ = |p: String| baton::fs::read_dir(p);
+    let _ = |a: String, b: String| baton::fs::copy(a, b);
+    let _ = |a: String, b: String| baton::fs::hard_link(a, b);
+    let _ = |a: String, b: String| baton::fs::symlink(a, b);
+    let _ = |p: String| baton::fs::canonicalize(p);
+    let _ = |p: String| baton::fs::read_to_string(p);
+    let _ = |p: String| baton::fs::try_exists(p);
+    let _ = |d: &mut baton::fs::ReadDir| {
+        drop(d.next_entry());
+    };
+    let _: fn(&baton::fs::DirEntry) -> std::path::PathBuf = baton::fs::DirEntry::path;
+    let _: fn(&baton::fs::Metadata) -> baton::fs::FileType = baton::fs::Metadata::file_type;
+    let _ = |f: &baton::fs::File| {
+        drop(f.metadata());
+        drop(f.set_len(0));
+        drop(f.sync_range(0, 0));
+    };
     let _ = |a: &str| baton::net::TcpListener::bind(a);
     let _ = |l: &baton::net::TcpListener| {
         drop(l.accept());
@@ -185,4 +210,36 @@ fn runtime_only_functions_fail_clearly_outside_a_runtime() {
 fn handle_is_clone_send_sync() {
     fn check<T: Clone + Send + Sync + 'static>() {}
     check::<baton::Handle>();
+}
+
+#[test]
+fn join_set_api_resolves() {
+    use baton::task::JoinSet;
+    use std::future::Ready;
+    // One line per method (SPEC §10, tokio's shape): stops compiling if one goes missing or
+    // changes shape.
+    let _: fn() -> JoinSet<u8> = JoinSet::new;
+    let _: fn(&mut JoinSet<u8>, Ready<u8>) = JoinSet::spawn;
+    let _: fn(&mut JoinSet<u8>, Ready<u8>, &baton::Handle) = JoinSet::spawn_on;
+    let _: fn(&mut JoinSet<u8>, Ready<u8>) = JoinSet::spawn_local;
+    async fn join_next(set: &mut JoinSet<u8>) -> Option<Result<u8, baton::JoinError>> {
+        set.join_next().await
+    }
+    let _ = join_next;
+    let _: fn(&mut JoinSet<u8>) -> Option<Result<u8, baton::JoinError>> = JoinSet::try_join_next;
+    let _: fn(&mut JoinSet<u8>) = JoinSet::abort_all;
+    let _: fn(&mut JoinSet<u8>) = JoinSet::detach_all;
+    let _ = |set: &mut JoinSet<u8>| drop(set.shutdown());
+    let _: fn(&JoinSet<u8>) -> usize = JoinSet::len;
+    let _: fn(&JoinSet<u8>) -> bool = JoinSet::is_empty;
+    fn check<T: Send + Sync + Default + std::fmt::Debug>() {}
+    check::<JoinSet<u8>>();
+}
+
+/// `baton::test` and `baton::main` resolve to baton-macros' attributes and expand to code
+/// that reaches the facade as `::baton` (this test crate depends on it under that name).
+#[cfg(feature = "macros")]
+#[baton::test(ring_entries = 16, blocking_threads = 1, workers = 1)]
+async fn macros_resolve_and_expand() {
+    assert!(baton::Handle::try_current().is_ok());
 }

@@ -1,4 +1,4 @@
-//! The idle worker's rest in the loan slot (loan rule 7) never strands work announced from
+//! The idle worker's rest in the loan slot (loan rule L7) never strands work announced from
 //! other threads: foreign operations and late blocking outputs are driven while other threads
 //! keep borrowing the worker.
 use std::sync::Arc;

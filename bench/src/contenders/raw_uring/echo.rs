@@ -1,7 +1,7 @@
 //! The raw ring's TCP echo server: accept, receive and send as SQEs, one request in flight per
 //! connection plus one accept until every expected connection has arrived.
 //!
-//! `user_data` layout (rule 2 of the parent module): bits 0–1 are the operation
+//! `user_data` layout (rule R2 of the parent module): bits 0–1 are the operation
 //! ([`ACCEPT`], [`RECV`], [`SEND`]), the remaining bits the connection's index in `conns`.
 //! A connection has at most one request in flight, so its buffer is never shared by two.
 
@@ -42,7 +42,7 @@ pub(super) fn serve(ring: &mut IoUring, job: &EchoJob) -> Outcome {
     match run(ring, &listener, job.connections, &mut conns) {
         Ok(()) => client.join(),
         Err(e) => {
-            // The client fails on its own once the server's sockets close (rule 5 of the client).
+            // The client fails on its own once the server's sockets close (rule G5 of the client).
             drop(conns);
             // Joining also makes sure no client thread outlives a failed run.
             let _ = client.join();
@@ -93,7 +93,7 @@ fn run(
                 entry: &squeue::Entry,
                 failure: &mut Option<io::Error>,
                 in_flight: &mut usize| {
-        // SAFETY: rule 1 of the parent module — every buffer an SQE points at belongs to a
+        // SAFETY: rule R1 of the parent module — every buffer an SQE points at belongs to a
         // `Conn` in `conns`, whose heap buffer neither moves nor drops until this function
         // returns, and it returns only once `in_flight` is zero; the accept SQE points at no
         // memory. A connection's socket is closed only after its last completion.
@@ -110,7 +110,7 @@ fn run(
     while in_flight > 0 {
         sq.sync();
         if let Err(e) = submit_and_wait(&submitter, 1) {
-            // Buffers may still be in the kernel's hands: leak them (rule 1).
+            // Buffers may still be in the kernel's hands: leak them (R1).
             std::mem::forget(std::mem::take(conns));
             return Err(e);
         }

@@ -1,4 +1,4 @@
-//! Unit tests of containment (crate rule 6).
+//! Unit tests of containment (crate rule C6).
 
 use super::support::PanicOnDrop;
 use crate::sync::mpsc;

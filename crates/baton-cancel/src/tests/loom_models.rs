@@ -1,10 +1,10 @@
-//! The loom model of queue control (crate rules 1–3).
+//! The loom model of queue control (crate rules C1–C3).
 
 use super::support::assert_one_winner;
 use crate::sync::thread;
 use crate::{QueueState, queue_control};
 
-/// Proves rules 1–3 under every interleaving: when a cancel and a claim race on a queued
+/// Proves rules C1–C3 under every interleaving: when a cancel and a claim race on a queued
 /// cell, exactly one wins, and both sides agree which (cancel won ⇔ claim sees
 /// `CompleteCancelled`; claim won ⇔ cancel sees `AlreadyRunning`).
 #[test]

@@ -1,4 +1,4 @@
-//! Unit and property tests of queue control (crate rules 1–3).
+//! Unit and property tests of queue control (crate rules C1–C3).
 
 use super::support::assert_one_winner;
 use crate::sync::thread;
@@ -67,7 +67,7 @@ fn racing_threads_agree_on_one_winner() {
 }
 
 proptest! {
-    /// Any sequence of cancels and claims matches the three-state model of rules 1–3.
+    /// Any sequence of cancels and claims matches the three-state model of rules C1–C3.
     #[test]
     fn prop_queue_control_matches_model(ops in proptest::collection::vec(any::<bool>(), 0..16)) {
         let (cancel, start) = queue_control();

@@ -1,4 +1,4 @@
-//! Unit tests of resource classes (crate rules 4–6).
+//! Unit tests of resource classes (crate rules C4–C6).
 
 use super::support::PanicOnDrop;
 use crate::{CancelHook, HookError, HookOutcome, Interruptible, QuarantineBound, ResourceClass};

@@ -13,7 +13,7 @@ impl Drop for PanicOnDrop {
     }
 }
 
-/// Rules 1–3 seen from both sides of one race: exactly one of the cancel and the claim won,
+/// Rules C1–C3 seen from both sides of one race: exactly one of the cancel and the claim won,
 /// and each side agrees which (cancel won ⇔ the claim saw `CompleteCancelled`; claim won ⇔
 /// the cancel saw `AlreadyRunning`). Only one cancel may have been issued.
 pub(super) fn assert_one_winner(cancelled: CancelBeforeStart, claimed: ClaimForRun) {

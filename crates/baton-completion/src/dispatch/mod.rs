@@ -1,4 +1,4 @@
-//! Exactly-once dispatch (crate rules 5–8).
+//! Exactly-once dispatch (crate rules E5–E8).
 //!
 //! ```text
 //!  Submission --arm--> Dispatch --run/poll--> delivered once (result | Cancelled | WorkerPanic)
@@ -66,8 +66,8 @@ pub struct RunReport {
 
 /// The `Send` half of a binding: identity, completion sink, start token and job.
 ///
-/// Dropping an unarmed submission delivers nothing (rule 5); its `UnarmedJob` destroys the
-/// job through [`ContainedDrop`] (rule 7).
+/// Dropping an unarmed submission delivers nothing (E5); its `UnarmedJob` destroys the
+/// job through [`ContainedDrop`] (E7).
 pub struct Submission {
     identity: CompletionIdentity,
     sink: StdArc<dyn CompletionSender>,
@@ -108,7 +108,7 @@ impl Submission {
         self.job.is_async()
     }
 
-    /// Arms the submission: from now on exactly one completion is delivered (rule 6).
+    /// Arms the submission: from now on exactly one completion is delivered (E6).
     pub fn arm(self) -> Dispatch {
         let Submission {
             identity,
@@ -132,7 +132,7 @@ impl Submission {
         }
     }
 
-    /// Destroys the job without delivering anything (rule 5): the rollback of a rejected
+    /// Destroys the job without delivering anything (E5): the rollback of a rejected
     /// submission. Reports whether the job's destructor panicked.
     pub fn rollback(self) -> ContainedDrop {
         self.job.destroy()
@@ -149,7 +149,7 @@ impl fmt::Debug for Submission {
     }
 }
 
-/// An armed submission: delivers exactly one completion, whatever happens (rule 6).
+/// An armed submission: delivers exactly one completion, whatever happens (E6).
 #[derive(Debug)]
 pub enum Dispatch {
     /// A blocking job: call [`BlockingDispatch::run`].
@@ -171,7 +171,7 @@ impl Dispatch {
 /// An armed blocking job.
 ///
 /// Invariant: `delivery` is `Some` until the one delivery; `job` is dropped (contained) only
-/// after it, so the result is delivered before the job's destructor runs (rule 7).
+/// after it, so the result is delivered before the job's destructor runs (E7).
 pub struct BlockingDispatch {
     delivery: Option<PendingDelivery>,
     start: StartToken,
@@ -213,11 +213,11 @@ impl BlockingDispatch {
 impl Drop for BlockingDispatch {
     fn drop(&mut self) {
         if let Some(delivery) = self.delivery.take() {
-            // Rule 6: an armed dispatch dropped unfinished delivers `Cancelled`.
+            // Rule E6: an armed dispatch dropped unfinished delivers `Cancelled`.
             let _ = delivery.deliver(Err(CompletionFailure::Cancelled));
         }
         if let Some(job) = self.job.take() {
-            // Rule 7: after the delivery, contained.
+            // Rule E7: after the delivery, contained.
             let _ = ContainedDrop::drop_value(job);
         }
     }
@@ -255,7 +255,7 @@ impl AsyncDispatch {
             .take()
             .expect("a dispatch finishes once: run and cancel consume it");
         let delivery = delivery.deliver(result);
-        // Rule 7: the future or constructor is destroyed after the delivery, contained.
+        // Rule E7: the future or constructor is destroyed after the delivery, contained.
         self.drop_state();
         RunReport { class, delivery }
     }
@@ -317,8 +317,8 @@ impl Future for AsyncDispatch {
 impl Drop for AsyncDispatch {
     fn drop(&mut self) {
         if let Some(delivery) = self.delivery.take() {
-            // Rule 6: dropped before start or while in flight: `Cancelled`, before the future
-            // is destroyed (rule 7).
+            // Rule E6: dropped before start or while in flight: `Cancelled`, before the future
+            // is destroyed (E7).
             let _ = delivery.deliver(Err(CompletionFailure::Cancelled));
         }
         self.drop_state();

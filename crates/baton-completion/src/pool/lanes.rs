@@ -1,5 +1,5 @@
 //! The pool's shared state: two lanes (interruptible, quarantine), their bounded queues, their
-//! threads and the counters, all under one lock (pool rules 1–6 in `pool/mod.rs`).
+//! threads and the counters, all under one lock (pool rules P1–P6 in `pool/mod.rs`).
 
 use crate::completion::DeliveryOutcome;
 use crate::dispatch::{Dispatch, RunReport, TerminalClass};
@@ -31,7 +31,7 @@ pub(crate) struct LaneLimits {
 /// for the thread their submitter is starting and are not accepted yet, so the snapshot's
 /// `queued` leaves them out; `running <= threads <= max_threads`, where `threads` counts
 /// threads being spawned too; `threads == 0` implies no accepted job waits in this lane
-/// (rule 4), which [`Lanes::enqueue`] and [`Lanes::spawn_failed`] uphold.
+/// (P4), which [`Lanes::enqueue`] and [`Lanes::spawn_failed`] uphold.
 #[derive(Debug)]
 struct Lane {
     limits: LaneLimits,
@@ -102,7 +102,7 @@ pub(crate) enum FailedSpawn {
     Replacement,
 }
 
-/// What to do after a lane lost a thread or a thread could not start (rule 4).
+/// What to do after a lane lost a thread or a thread could not start (P4).
 #[must_use = "queued work without a thread must get one or be cancelled"]
 #[derive(Debug)]
 pub(crate) enum Recovery {
@@ -126,7 +126,7 @@ pub(crate) enum Enqueue {
     /// [`Lanes::cancelled_queued`].
     Closed(Dispatch),
     /// The lane lost its last thread and could not start another after the reservation
-    /// (rule 4): cancel it and report through [`Lanes::cancelled_queued`].
+    /// (P4): cancel it and report through [`Lanes::cancelled_queued`].
     Stranded(Dispatch),
 }
 
@@ -201,7 +201,7 @@ impl Lanes {
         self.lock().rejected += 1;
     }
 
-    /// Reserves one unit of `lane` capacity for `runtime` (rule 1: reserve first; rule 2: the
+    /// Reserves one unit of `lane` capacity for `runtime` (rule P1: reserve first; rule P2: the
     /// job counts as accepted and queued from here on, or once its thread started).
     pub(crate) fn reserve(&self, lane: LaneId, runtime: RuntimeId) -> Reservation {
         let mut state = self.lock();
@@ -220,19 +220,19 @@ impl Lanes {
         }
         let lane_state = &mut state.lanes[lane as usize];
         lane_state.queued += 1;
-        // Rule 4: make sure a thread exists for every reserved job, up to the lane's maximum.
+        // Rule P4: make sure a thread exists for every reserved job, up to the lane's maximum.
         if lane_state.lacks_thread() {
             lane_state.threads += 1;
             lane_state.spawning += 1;
             return Reservation::SpawnFirst;
         }
-        // Rule 2: count at acceptance, not at dequeue.
+        // Rule P2: count at acceptance, not at dequeue.
         state.accepted += 1;
         Reservation::Accepted
     }
 
     /// The thread a [`Reservation::SpawnFirst`] asked for started: accept the job, unless the
-    /// pool closed meanwhile (rule 5: the new thread sees the close and leaves).
+    /// pool closed meanwhile (rule P5: the new thread sees the close and leaves).
     pub(crate) fn spawn_confirmed(&self, lane: LaneId) -> SpawnConfirmed {
         let mut state = self.lock();
         let closed = state.closed;
@@ -246,7 +246,7 @@ impl Lanes {
         SpawnConfirmed::Accepted
     }
 
-    /// A lane thread could not start (rule 4). The failed thread is uncounted (and for
+    /// A lane thread could not start (P4). The failed thread is uncounted (and for
     /// [`FailedSpawn::ForReservation`] its reservation released: that submission is
     /// rejected). Other jobs may have been accepted relying on that thread, so if queued work
     /// now lacks a thread one more is counted for the caller to spawn; after a failed
@@ -269,7 +269,7 @@ impl Lanes {
 
     /// A lane thread is unwinding (a panic escaped a job's containment, see
     /// `worker::LaneThread`): counts the job it ran, if any, uncounts the thread and says how
-    /// to cover the lane's queued work (rule 4).
+    /// to cover the lane's queued work (P4).
     pub(crate) fn thread_lost(&self, lane: LaneId, running: Option<RunReport>) -> Recovery {
         let mut state = self.lock();
         if let Some(report) = running {
@@ -295,7 +295,7 @@ impl Lanes {
         self.lock().lanes[lane as usize].threads -= 1;
     }
 
-    /// Enqueues an armed dispatch under an existing reservation (rule 1).
+    /// Enqueues an armed dispatch under an existing reservation (P1).
     pub(crate) fn enqueue(&self, lane: LaneId, dispatch: Dispatch) -> Enqueue {
         let mut state = self.lock();
         if state.closed {
@@ -303,7 +303,7 @@ impl Lanes {
         }
         let lane_state = &mut state.lanes[lane as usize];
         if lane_state.threads == 0 {
-            // Rule 4: the lane lost its last thread and none could start; never orphan a job.
+            // Rule P4: the lane lost its last thread and none could start; never orphan a job.
             return Enqueue::Stranded(dispatch);
         }
         lane_state.queue.push_back(dispatch);
@@ -315,7 +315,7 @@ impl Lanes {
         Enqueue::Queued
     }
 
-    /// Counts a queued job that was cancelled without running (rule 5).
+    /// Counts a queued job that was cancelled without running (P5).
     pub(crate) fn cancelled_queued(&self, lane: LaneId, report: RunReport) {
         let mut state = self.lock();
         state.lanes[lane as usize].queued -= 1;
@@ -324,7 +324,7 @@ impl Lanes {
         self.progress.notify_all();
     }
 
-    /// Blocks a lane thread until there is a job to run or it should exit (rules 3–4).
+    /// Blocks a lane thread until there is a job to run or it should exit (P3–P4).
     pub(crate) fn next(&self, lane: LaneId) -> Next {
         let index = lane as usize;
         let mut state = self.lock();
@@ -356,7 +356,7 @@ impl Lanes {
             };
             let lane_state = &mut state.lanes[index];
             lane_state.idle -= 1;
-            // Rule 4: an idle elastic thread leaves only if the remaining free threads still
+            // Rule P4: an idle elastic thread leaves only if the remaining free threads still
             // cover every reserved job.
             let spare = (lane_state.threads as u64 - 1).saturating_sub(lane_state.running);
             if timed_out
@@ -376,7 +376,7 @@ impl Lanes {
         Next::Exit
     }
 
-    /// Counts a job a lane thread finished (rule 6).
+    /// Counts a job a lane thread finished (P6).
     pub(crate) fn finished(&self, lane: LaneId, report: RunReport) {
         let mut state = self.lock();
         state.lanes[lane as usize].running -= 1;
@@ -390,7 +390,7 @@ impl Lanes {
         }
     }
 
-    /// Closes the pool (rule 5): refuses new work and takes every queued dispatch out for the
+    /// Closes the pool (P5): refuses new work and takes every queued dispatch out for the
     /// caller to cancel. Lane threads exit once their queue is empty.
     pub(crate) fn close(&self) -> Vec<(LaneId, Dispatch)> {
         let mut state = self.lock();
@@ -410,7 +410,7 @@ impl Lanes {
         taken
     }
 
-    /// Waits until nothing is outstanding or `deadline` passes (rule 5).
+    /// Waits until nothing is outstanding or `deadline` passes (P5).
     pub(crate) fn wait_drained(&self, deadline: Instant) -> ShutdownReport {
         let mut state = self.lock();
         loop {
@@ -442,13 +442,13 @@ impl Lanes {
 
 impl Lane {
     /// Whether an accepted job would wait without a thread that could start it now, while the
-    /// lane may still start one (rule 4).
+    /// lane may still start one (P4).
     fn lacks_thread(&self) -> bool {
         let free = (self.threads as u64).saturating_sub(self.running);
         self.queued > free && self.threads < self.limits.max_threads
     }
 
-    /// Rule 4 after a lost or failed thread: respawn when queued work lacks a thread (if
+    /// Rule P4 after a lost or failed thread: respawn when queued work lacks a thread (if
     /// `may_respawn`), else hand back the queue of a lane without any thread.
     fn recover(&mut self, closed: bool, may_respawn: bool) -> Recovery {
         if closed {
@@ -482,7 +482,7 @@ impl Synced {
         let [interruptible, quarantine] = &self.lanes;
         ExecutorSnapshot {
             accepted: self.accepted,
-            // Rule 2: reservations still waiting for their thread are not accepted yet.
+            // Rule P2: reservations still waiting for their thread are not accepted yet.
             queued: interruptible.queued - interruptible.spawning + quarantine.queued
                 - quarantine.spawning,
             running_interruptible: interruptible.running,

@@ -1,17 +1,20 @@
-//! The reference blocking pool, an [`IoExecutor`] (SPEC §3).
+//! The reference blocking pool, an [`IoExecutor`].
 //!
 //! # Rules
 //!
-//! 1. `submit` reserves capacity first (refusing another runtime's submission, a detached
+//! P1. `submit` reserves capacity first (refusing another runtime's submission, a detached
 //!    lease, a closed pool and a full lane), then arms the submission, then enqueues it. A refusal hands the submission back
 //!    unarmed: nothing is delivered.
-//! 2. A job is counted as accepted and queued the moment it is accepted — when its
+//!
+//! P2. A job is counted as accepted and queued the moment it is accepted — when its
 //!    reservation succeeds, or, for a job that needs a new thread, when that thread started —
 //!    never when a thread dequeues it, so `queued` covers accepted jobs that are not in the
 //!    queue yet and a shutdown cannot report *drained* while an accepted job is on its way.
-//! 3. Two lanes, each with its own bounded queue and threads: interruptible jobs (blocking and
+//!
+//! P3. Two lanes, each with its own bounded queue and threads: interruptible jobs (blocking and
 //!    async) and quarantined jobs. Runaway quarantined work cannot starve interruptible work.
-//! 4. A lane starts a thread when its reserved jobs outnumber its free threads, up to its
+//!
+//! P4. A lane starts a thread when its reserved jobs outnumber its free threads, up to its
 //!    maximum; such a job is accepted only once its thread started. If the OS refuses the
 //!    thread, the reservation is released and the submission is rejected with `SpawnFailed`.
 //!    Other jobs accepted relying on that thread are never orphaned: the lane spawns a
@@ -19,11 +22,13 @@
 //!    cancelled (each delivers `Cancelled`, counted). A lane thread that dies unwinding is
 //!    accounted the same way (its job counts as `WorkerPanic`). An idle elastic thread leaves
 //!    after its keep-alive only if the remaining free threads cover every reserved job.
-//! 5. `shutdown` closes the pool (new submissions and attaches are refused), cancels every
+//!
+//! P5. `shutdown` closes the pool (new submissions and attaches are refused), cancels every
 //!    queued job (each delivers `Cancelled`), then waits for running jobs until the deadline
 //!    and reports `Drained` or `DeadlineExceeded`. A reservation that finds the pool closed at
 //!    enqueue time is cancelled by its submitter and counted the same way.
-//! 6. The counters add up at every instant ([`ExecutorSnapshot::adds_up`]) and never go
+//!
+//! P6. The counters add up at every instant ([`ExecutorSnapshot::adds_up`]) and never go
 //!    down: `accepted` counts a job once, when it is accepted for good; every rejection
 //!    (foreign runtime, detached lease, closed pool, full lane, refused thread) counts once in
 //!    `rejected`.
@@ -52,7 +57,7 @@ use web_time::Instant;
 /// Starts the pool's threads. Replace it in the builder to name, pin or limit threads, or to
 /// inject a spawn failure in tests.
 pub trait ThreadSpawner: Send + Sync + fmt::Debug {
-    /// Starts a thread running `body`. An `Err` is reported to the submitter (rule 4).
+    /// Starts a thread running `body`. An `Err` is reported to the submitter (P4).
     fn spawn(&self, name: String, body: Box<dyn FnOnce() + Send + 'static>) -> std::io::Result<()>;
 }
 
@@ -91,7 +96,7 @@ impl PoolShared {
     }
 
     /// Follows a [`Recovery`] until every accepted job of `lane` has a thread or was cancelled
-    /// (rule 4): spawns a replacement thread when asked, and cancels stranded dispatches,
+    /// (P4): spawns a replacement thread when asked, and cancels stranded dispatches,
     /// each delivering `Cancelled` and counted.
     fn recover(this: &Arc<Self>, lane: LaneId, mut recovery: Recovery) {
         loop {
@@ -165,7 +170,7 @@ impl IoExecutor for BlockingPool {
     }
 
     fn shutdown(&self, deadline: Instant) -> ShutdownReport {
-        // Rule 5: close, cancel what is queued, then wait for what runs.
+        // Rule P5: close, cancel what is queued, then wait for what runs.
         for (lane, dispatch) in self.shared.lanes.close() {
             let report = dispatch.cancel();
             self.shared.lanes.cancelled_queued(lane, report);
@@ -197,7 +202,7 @@ impl ExecutorLease for PoolLease {
     }
 
     fn submit(&self, submission: Submission) -> Result<(), Rejected> {
-        // Rule 1: every refusal hands the submission back unarmed, and is counted here once.
+        // Rule P1: every refusal hands the submission back unarmed, and is counted here once.
         let reject = |reason, submission| {
             self.shared.lanes.rejected();
             Err(Rejected {
@@ -223,7 +228,7 @@ impl ExecutorLease for PoolLease {
             WorkClass::Quarantined(_) => LaneId::Quarantine,
         };
         let lanes = &self.shared.lanes;
-        // Rule 1: reserve first.
+        // Rule P1: reserve first.
         match lanes.reserve(lane, self.runtime) {
             Reservation::Refused(reason) => return reject(reason, submission),
             Reservation::Accepted => {}
@@ -233,7 +238,7 @@ impl ExecutorLease for PoolLease {
                     SpawnConfirmed::Refused(reason) => return reject(reason, submission),
                 },
                 Err(error) => {
-                    // Rule 4: this submission comes back unarmed; jobs accepted relying on
+                    // Rule P4: this submission comes back unarmed; jobs accepted relying on
                     // the thread get another one or are cancelled, never orphaned.
                     let recovery = lanes.spawn_failed(lane, FailedSpawn::ForReservation);
                     PoolShared::recover(&self.shared, lane, recovery);
@@ -242,10 +247,10 @@ impl ExecutorLease for PoolLease {
                 }
             },
         }
-        // Rule 1: then arm and enqueue.
+        // Rule P1: then arm and enqueue.
         match lanes.enqueue(lane, submission.arm()) {
             Enqueue::Queued => {}
-            // Rule 5: accepted before the close, so it delivers `Cancelled`; rule 4: a lane
+            // Rule P5: accepted before the close, so it delivers `Cancelled`; rule P4: a lane
             // left without threads cancels it rather than orphaning it.
             Enqueue::Closed(dispatch) | Enqueue::Stranded(dispatch) => {
                 let report = dispatch.cancel();

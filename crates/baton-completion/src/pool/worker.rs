@@ -3,7 +3,7 @@
 //!
 //! Dispatches contain every panic of user code (jobs, futures, destructors, the completion
 //! sink's `deliver`), so a lane thread should never unwind. If one does anyway, its
-//! [`LaneThread`] guard accounts for it (pool rule 4): the job it ran counts as `WorkerPanic`,
+//! [`LaneThread`] guard accounts for it (pool rule P4): the job it ran counts as `WorkerPanic`,
 //! the thread is uncounted, and the lane's queued work gets a replacement thread or is
 //! cancelled.
 
@@ -16,7 +16,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Wake, Waker};
 
-/// The body of every lane thread (pool rule 3).
+/// The body of every lane thread (pool rule P3).
 pub(crate) fn run_lane(shared: Arc<PoolShared>, lane: LaneId) {
     let mut guard = LaneThread::new(shared, lane);
     while let Some(dispatch) = guard.next() {
@@ -39,7 +39,7 @@ enum ThreadState {
     Exited,
 }
 
-/// Accounts for a lane thread that unwinds (pool rule 4): its `Drop` runs on every exit path,
+/// Accounts for a lane thread that unwinds (pool rule P4): its `Drop` runs on every exit path,
 /// and unless the thread left through [`Next::Exit`] it reports the running job (if any) as
 /// `WorkerPanic` — with `InboxClosed`, since its delivery cannot be known — uncounts the thread
 /// and covers the lane's queued work with a replacement thread or cancels it.

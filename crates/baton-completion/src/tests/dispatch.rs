@@ -1,4 +1,4 @@
-//! Unit tests of exactly-once dispatch (crate rules 5–8).
+//! Unit tests of exactly-once dispatch (crate rules E5–E8).
 
 use super::support::{
     DropFlag, PanicOnDrop, RecordingSink, bind_split, blocking_op, interruptible, kind,

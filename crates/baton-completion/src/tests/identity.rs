@@ -1,4 +1,4 @@
-//! Unit and property tests of completion identities (crate rules 1–2).
+//! Unit and property tests of completion identities (crate rules E1–E2).
 
 use crate::identity::{
     CompletionKind, IdentityAllocator, IdentityError, KindError, OperationId, RuntimeId, WaitSlot,

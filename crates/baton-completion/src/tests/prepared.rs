@@ -1,4 +1,4 @@
-//! Unit tests of decoders (crate rule 3).
+//! Unit tests of decoders (crate rule E3).
 
 use crate::completion::Payload;
 use crate::prepared::{DecodeError, Decoder};

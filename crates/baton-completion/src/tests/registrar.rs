@@ -1,4 +1,4 @@
-//! Unit tests of the registrar (crate rules 2–4).
+//! Unit tests of the registrar (crate rules E2–E4).
 
 use super::support::{DropFlag, PanicOnDrop, interruptible, kind, registrar};
 use crate::prepared::{Decoder, PreparedOperation, from_fn};

@@ -1,4 +1,4 @@
-//! Quarantine bounds (rule 13): a quarantined wait still pending after its deadline bound is
+//! Quarantine bounds (E13): a quarantined wait still pending after its deadline bound is
 //! settled with `BoundExceeded` and counted, against an `Instant` the caller passes in.
 
 use super::{WaitError, WaitState, WaitTable};
@@ -18,7 +18,7 @@ pub struct BoundCheck {
 
 impl WaitTable {
     /// Settles every pending quarantined wait whose bound has passed at `now` with
-    /// `BoundExceeded` and counts it (rule 13). Tests pass an injected clock.
+    /// `BoundExceeded` and counts it (E13). Tests pass an injected clock.
     pub fn check_bounds(&mut self, now: Instant) -> BoundCheck {
         let mut check = BoundCheck::default();
         for entry in self.entries.values_mut() {

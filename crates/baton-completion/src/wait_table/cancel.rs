@@ -1,4 +1,4 @@
-//! Cancelling a wait through the cancel state machine (rule 12): cancel before start, interrupt
+//! Cancelling a wait through the cancel state machine (E12): cancel before start, interrupt
 //! a started interruptible job once and reap it as often as needed, report a quarantined job's
 //! bound; and discarding a wait whatever its state.
 
@@ -7,7 +7,7 @@ use baton_cancel::{CancelBeforeStart, ContainedDrop, HookResult, QuarantineBound
 use std::fmt;
 use std::task::Waker;
 
-/// What [`WaitTable::cancel`] did (rule 12).
+/// What [`WaitTable::cancel`] did (E12).
 #[must_use = "a cancelled wait's waker must be woken"]
 #[derive(Debug)]
 pub enum CancelOutcome {
@@ -42,7 +42,7 @@ pub enum Discarded {
     Removed {
         /// The attempt to cancel the job before it starts.
         cancel: Option<CancelBeforeStart>,
-        /// The job was already running and interruptible: its hook was called (rule 12) and
+        /// The job was already running and interruptible: its hook was called (E12) and
         /// this holds the result and the resource to reap until `Reaped`.
         interrupted: Option<InterruptedJob>,
     },
@@ -51,8 +51,8 @@ pub enum Discarded {
 }
 
 /// A running interruptible job whose wait was discarded: its hook was called once, and it
-/// stays reapable here (rule 12: cancel once, reap as often as needed). Dropping it drops
-/// the hook contained (rule 7 of the crate).
+/// stays reapable here (rule E12: cancel once, reap as often as needed). Dropping it drops
+/// the hook contained (rule E7 of the crate).
 ///
 /// Invariant: `resource` is `Some` until the drop.
 pub struct InterruptedJob {
@@ -101,7 +101,7 @@ impl fmt::Debug for InterruptedJob {
 }
 
 impl WaitTable {
-    /// Cancels a wait through the cancel state machine (rule 12).
+    /// Cancels a wait through the cancel state machine (E12).
     pub fn cancel(&mut self, key: WaitKey) -> CancelOutcome {
         let Some(entry) = self.pending_entry(key) else {
             return CancelOutcome::Unknown;
@@ -138,7 +138,7 @@ impl WaitTable {
     }
 
     /// Removes a wait whatever its state, trying to cancel its job before it starts; a job
-    /// already running and interruptible gets its hook called (rule 12) and comes back in
+    /// already running and interruptible gets its hook called (E12) and comes back in
     /// `Discarded::Removed { interrupted }` for reaping. A completion arriving later is counted
     /// as stale.
     pub fn discard(&mut self, key: WaitKey) -> Discarded {
@@ -157,7 +157,7 @@ impl WaitTable {
         if cancel == Some(CancelBeforeStart::AlreadyRunning)
             && let Some(mut resource) = entry.resource.take()
         {
-            // Rule 12: a started interruptible job is interrupted once, then reapable.
+            // Rule E12: a started interruptible job is interrupted once, then reapable.
             match resource.cancel() {
                 Some(first) => {
                     interrupted = Some(InterruptedJob {

@@ -1,5 +1,5 @@
 //! Internal waits (a timer, a wake-up): registered and settled by the runtime itself, drawing
-//! their identities from the same allocator as external operations (rule 10).
+//! their identities from the same allocator as external operations (E10).
 
 use super::{SettleOutcome, WaitEntry, WaitKey, WaitState, WaitTable};
 use crate::identity::IdentityError;
@@ -28,7 +28,7 @@ impl WaitTable {
         Ok(key)
     }
 
-    /// Settles an internal wait with `value` (rule 10).
+    /// Settles an internal wait with `value` (E10).
     pub fn complete_internal(&mut self, key: WaitKey, value: Box<dyn Any>) -> SettleOutcome {
         match self.pending_entry(key) {
             Some(entry)

@@ -1,9 +1,9 @@
-//! The runtime-side wait table (crate rules 10–13): waits keyed by their full identity, settled
+//! The runtime-side wait table (crate rules E10–E13): waits keyed by their full identity, settled
 //! by completions, polled by tasks, cancelled through the cancel state machine.
 //!
 //! The table is single-threaded (`!Send`: decoders and hooks may hold `Rc`). It never wakes a
 //! waker itself: [`WaitTable::settle`], [`WaitTable::cancel`] and [`WaitTable::check_bounds`]
-//! hand the waker back so the caller wakes it outside its own borrows (rule 11).
+//! hand the waker back so the caller wakes it outside its own borrows (E11).
 //!
 //! ```text
 //!  register ──> Pending ──settle / cancel won / bound exceeded──> Ready ──poll──> removed
@@ -253,7 +253,7 @@ impl WaitTable {
         };
         Poll::Ready(result.and_then(|value| {
             value.downcast::<T>().map(|value| *value).map_err(|value| {
-                // Rule 7: the value is user data; destroy it contained.
+                // Rule E7: the value is user data; destroy it contained.
                 let _ = ContainedDrop::drop_value(value);
                 WaitError::ValueType {
                     expected: std::any::type_name::<T>(),

@@ -1,11 +1,11 @@
-//! Routing a completion to its wait by the full identity (rule 10), without waking (rule 11).
+//! Routing a completion to its wait by the full identity (E10), without waking (E11).
 
 use super::{WaitError, WaitState, WaitTable};
 use crate::completion::ExternalCompletion;
 use baton_cancel::ContainedDrop;
 use std::task::Waker;
 
-/// What [`WaitTable::settle`] did with a completion (rule 10).
+/// What [`WaitTable::settle`] did with a completion (E10).
 #[must_use = "a settled wait's waker must be woken"]
 #[derive(Debug)]
 pub enum SettleOutcome {
@@ -22,8 +22,8 @@ pub enum SettleOutcome {
 }
 
 impl WaitTable {
-    /// Settles the wait a completion addresses (rule 10): checks the full identity, runs the
-    /// decoder on this thread and returns the waker to wake instead of waking it (rule 11).
+    /// Settles the wait a completion addresses (E10): checks the full identity, runs the
+    /// decoder on this thread and returns the waker to wake instead of waking it (E11).
     pub fn settle(&mut self, completion: ExternalCompletion) -> SettleOutcome {
         if completion.runtime_id != self.runtime_id() {
             self.counters.foreign += 1;

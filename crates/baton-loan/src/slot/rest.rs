@@ -1,4 +1,4 @@
-//! The rest (rule 7): a worker given back with nothing pending stays in the slot, and what ends
+//! The rest (L7): a worker given back with nothing pending stays in the slot, and what ends
 //! that rest: the rest waker, the background thread's second look one grace period later, or a
 //! returned worker it takes back. The phase changes here are the slot's, under its one lock.
 
@@ -10,7 +10,7 @@ use crate::sync::{self, MutexGuard};
 use crate::worker::Unpark;
 
 /// How long the background thread waits before it looks at a lent or resting worker again
-/// (rule 7). A worker found resting at two looks in a row with no borrow in between goes back to
+/// (L7). A worker found resting at two looks in a row with no borrow in between goes back to
 /// the background thread. This is a backstop, not a bound: a stream of borrows postpones the
 /// second look, so the worker's `pending` must report every event its rest waker announces.
 const REST_GRACE: Duration = Duration::from_millis(1);
@@ -28,7 +28,7 @@ pub(super) enum BackgroundWait {
 }
 
 impl Slot {
-    /// The rest waker (rule 7): work became runnable from another thread. A resting worker is
+    /// The rest waker (L7): work became runnable from another thread. A resting worker is
     /// handed to the background thread; a worker away from it otherwise (requested, offered,
     /// lent, returned) is marked so that no give-back rests before the background thread has
     /// taken it back.
@@ -58,7 +58,7 @@ impl Slot {
     /// [`Slot::answer`]): wait for it to come back, returned or rested a grace period, and take
     /// it back.
     pub(super) fn reclaim(&self, mut state: MutexGuard<'_, SlotState>) -> Answer {
-        // Rule 7: wait for the worker to come back. `seen` is the ticket count at the previous
+        // Rule L7: wait for the worker to come back. `seen` is the ticket count at the previous
         // look (unchanged: nobody borrowed the worker since); `rested_at` the ticket count at
         // the previous look if that look found the worker resting.
         let mut seen: Option<Ticket> = None;
@@ -87,19 +87,19 @@ impl Slot {
                     }
                 }
                 Phase::Background | Phase::Requested(_) | Phase::Refused(_) => {
-                    debug_assert!(false, "rule 1: the background thread lent the worker");
+                    debug_assert!(false, "rule L1: the background thread lent the worker");
                     BackgroundWait::Untimed
                 }
             };
             if wait == BackgroundWait::No {
-                // Rule 7: returned, or rested a whole grace period untouched: take it back and
+                // Rule L7: returned, or rested a whole grace period untouched: take it back and
                 // resume. Its turns see whatever a rouse announced, so the mark is spent.
                 state.phase = Phase::Background;
                 state.roused_while_away = false;
                 let worker = state
                     .parked
                     .take()
-                    .expect("rule 1: Returned and Resting keep the worker");
+                    .expect("rule L1: Returned and Resting keep the worker");
                 return Answer::Run(worker);
             }
             state.background_wait = wait;
@@ -112,7 +112,7 @@ impl Slot {
     }
 }
 
-/// The worker's rest waker (rule 7): handed to the worker once, at start, and triggered by it
+/// The worker's rest waker (L7): handed to the worker once, at start, and triggered by it
 /// whenever work becomes runnable from another thread. It holds the slot weakly: the worker
 /// holds it, and the slot holds the worker's unpark handle, so a strong reference would make a
 /// cycle that keeps both alive.

@@ -1,6 +1,6 @@
 //! `block_on` on the calling thread (SPEC §5): the root polled in place and interleaved with
-//! worker turns (rule 10), work between calls on the background thread, the bounded drain after
-//! the root (rule 12), the root waker (rule 14), root accounting (rule 15) and `drain_until`.
+//! worker turns (L10), work between calls on the background thread, the bounded drain after
+//! the root (L12), the root waker (L14), root accounting (L15) and `drain_until`.
 //! Timing bounds only guard against hangs.
 
 use std::cell::Cell;

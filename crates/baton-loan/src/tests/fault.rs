@@ -1,6 +1,6 @@
 //! Fault injection into the loan driver: a worker whose `enter`, `leave` or dispatch turn
 //! panics, root destructors that panic and nest, worker destructors that re-enter shutdown
-//! (rules 8, 13), and the root accounting hooks (rule 15).
+//! (L8, L13), and the root accounting hooks (L15).
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Weak};
@@ -180,7 +180,7 @@ fn assert_reentered_shutdown(
     assert_eq!(inner.background, BackgroundExit::NotJoined);
 }
 
-/// Pins the worker to the background thread (rule 5: it refuses to lend it, also to
+/// Pins the worker to the background thread (rule L5: it refuses to lend it, also to
 /// `shutdown`), so the background thread is the one that drops it.
 fn keep_worker_on_background(handle: &TestHandle) {
     let local = handle.clone();
@@ -214,7 +214,7 @@ fn worker_destructor_reenters_shutdown_when_dropped_on_return() {
     assert_eq!(handle.drops(), 1);
 }
 
-/// Rule 8: a shutdown from outside borrows the worker and drops it on its own thread; the
+/// Rule L8: a shutdown from outside borrows the worker and drops it on its own thread; the
 /// destructor's call finds the slot closed and the join claimed, and returns at once.
 #[test]
 fn worker_destructor_reenters_shutdown_when_dropped_now() {

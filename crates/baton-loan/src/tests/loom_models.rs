@@ -16,8 +16,8 @@ fn request(loan: &Arc<Loan>) -> thread::JoinHandle<ThreadRole> {
 /// The slot protocol with the background thread, two requesters and a concurrent shutdown:
 /// every requester returns (no deadlock), each either borrowed the worker (`Root`) or fell back
 /// (`Outside`), no requester ever sees an answer meant for another ticket (the slot's
-/// debug assertions, rules 3–5), and the worker is dropped exactly once wherever it was when the
-/// shutdown happened (no lost worker, rule 8).
+/// debug assertions, rules L3–L5), and the worker is dropped exactly once wherever it was when the
+/// shutdown happened (no lost worker, rule L8).
 #[test]
 fn loom_slot_two_requesters_and_shutdown() {
     loom::model(|| {
@@ -38,7 +38,7 @@ fn loom_slot_two_requesters_and_shutdown() {
 }
 
 /// Two requesters racing the background thread without shutdown: whoever is not served falls
-/// back, an offer is only ever taken by its own ticket (a foreign take trips the slot's rule 4
+/// back, an offer is only ever taken by its own ticket (a foreign take trips the slot's rule L4
 /// assertion in the waiting requester), and after both return the worker is back with the
 /// background thread: a third `block_on` borrows it.
 #[test]
@@ -62,7 +62,7 @@ fn loom_two_requesters_take_only_their_own_offer() {
 
 /// While the background thread holds local tasks, both requesters are refused or contended and
 /// return (a refused requester is never left waiting); only the refused ticket acknowledges its
-/// refusal (another requester clearing it trips the rule 5 assertion or deadlocks).
+/// refusal (another requester clearing it trips the rule L5 assertion or deadlocks).
 #[test]
 fn loom_refused_requesters_return() {
     loom::model(|| {
@@ -112,7 +112,7 @@ fn loom_fallback_wake_against_park() {
     });
 }
 
-/// Rule 7, give-back against a wake from outside: a `block_on` gives the worker back with
+/// Rule L7, give-back against a wake from outside: a `block_on` gives the worker back with
 /// nothing pending while another thread spawns a task (the test worker's spawn triggers the
 /// rest waker, as the real worker's remote spawns and wakes do). Whatever the order — spawn
 /// before the request, while the worker is offered or on loan (before or after the borrower
@@ -142,11 +142,11 @@ fn loom_rest_against_outside_wake() {
     });
 }
 
-/// Rule 6 and 7, a rest against the next `block_on` and the background thread: two `block_on`s
+/// Rule L6 and L7, a rest against the next `block_on` and the background thread: two `block_on`s
 /// in a row on one thread, while another thread spawns a task. Both borrow the worker (the
 /// second from the rest, from `Returned` after the rest waker fired, or through a request once
 /// the background thread took it back); no offer or return is ever seen in the wrong phase (the
-/// slot's rule 1 and rule 4 assertions); the task's output arrives without borrowing; the
+/// slot's rule L1 and rule L4 assertions); the task's output arrives without borrowing; the
 /// worker is dropped exactly once.
 ///
 /// Planted bug it caught: the fast path not taking a `Resting` worker (treated as contended):
@@ -172,7 +172,7 @@ fn loom_rest_against_next_block_on_and_wake() {
     });
 }
 
-/// Rules 7 and 8, a rest against a requester on another thread and a shutdown: after a
+/// Rules L7 and L8, a rest against a requester on another thread and a shutdown: after a
 /// `block_on` rested the worker, another thread's `block_on` races `shutdown`. The requester
 /// borrows (from the rest) or falls back, never waits forever; the worker is dropped exactly
 /// once, by `shutdown` (it was resting), by the requester (on loan when the slot closed), or by
@@ -196,7 +196,7 @@ fn loom_rest_against_requester_and_shutdown() {
     });
 }
 
-/// Rule 8, shutdown from outside while the background thread runs the worker (a live task keeps
+/// Rule L8, shutdown from outside while the background thread runs the worker (a live task keeps
 /// it there): whether the request finds the background thread in a turn or parked, shutdown
 /// borrows the worker and drops it on its own thread, the background thread is joined, and the
 /// worker is dropped exactly once.
@@ -219,7 +219,7 @@ fn loom_shutdown_from_outside_takes_the_worker_home() {
     });
 }
 
-/// Rule 8 with rules 2 and 4, shutdown from outside racing another thread's `block_on`: the
+/// Rule L8 with rules L2 and L4, shutdown from outside racing another thread's `block_on`: the
 /// shutdown borrows the worker, or finds the other request or loan in progress and only closes.
 /// Either way the requester returns, the worker is dropped exactly once, and the report names
 /// the thread that dropped it: the shutdown's (`DroppedNow`), the requester's
@@ -253,7 +253,7 @@ fn loom_shutdown_from_outside_against_a_requester() {
     });
 }
 
-/// Rule 8, shutdown from outside against a borrower whose root only the worker's closure can
+/// Rule L8, shutdown from outside against a borrower whose root only the worker's closure can
 /// end: another thread's `block_on` waits on a join that `close_on_loan` completes. Whether
 /// the shutdown comes before the borrower's request (it then falls back, and the shutdown
 /// thread completes the join itself), during it, or during the loan while the borrower turns

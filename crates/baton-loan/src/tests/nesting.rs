@@ -1,4 +1,4 @@
-//! Nesting and fallback (rules 11 and 12): nested `block_on`s of one runtime or of distinct
+//! Nesting and fallback (L11 and L12): nested `block_on`s of one runtime or of distinct
 //! runtimes drive the borrowed worker at every depth, a root's destructor may nest, and a
 //! `block_on` that cannot borrow (inside a task, on the background thread, on a refusing or
 //! contended slot) polls its future directly.

@@ -1,5 +1,5 @@
-//! Panics of the root's poll and destructor (rule 13: caught, the worker returned, the original
-//! payload re-raised, the poll's winning) and of the background thread (rule 9: the protocol
+//! Panics of the root's poll and destructor (rule L13: caught, the worker returned, the original
+//! payload re-raised, the poll's winning) and of the background thread (rule L9: the protocol
 //! closes, callers fall back).
 
 use std::panic::{self, AssertUnwindSafe};

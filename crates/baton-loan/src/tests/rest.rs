@@ -1,4 +1,4 @@
-//! The rest (rule 7): a worker given back with nothing pending stays in the slot for the next
+//! The rest (L7): a worker given back with nothing pending stays in the slot for the next
 //! `block_on` without waking the background thread, and still goes back to the background
 //! thread as soon as it has work: announced through the rest waker, marked during a loan, or
 //! unannounced and picked up after the grace period.

@@ -1,4 +1,4 @@
-//! Shutdown (rule 8) from every place a caller can be: between calls, from the root holding the
+//! Shutdown (L8) from every place a caller can be: between calls, from the root holding the
 //! worker, from a thread outside the runtime with the worker on the background thread, in the
 //! slot, or on loan to another thread's `block_on`; and the worker retiring itself.
 
@@ -55,7 +55,7 @@ fn worker_retiring_itself_closes_protocol() {
     assert_eq!(loan.block_on(async { 8 }), 8);
 }
 
-/// Rule 8: a shutdown called from a thread outside the runtime, while the background thread
+/// Rule L8: a shutdown called from a thread outside the runtime, while the background thread
 /// runs the worker (a live task keeps it there), borrows the worker and drops it on the calling
 /// thread, so the local tasks that thread owns are dropped at home instead of leaked.
 #[test]
@@ -72,7 +72,7 @@ fn shutdown_from_an_outside_thread_drops_the_worker_on_that_thread() {
     assert_eq!(handle.drops(), 1);
 }
 
-/// Rule 8 with rule 5: a background thread holding its own live local tasks refuses the
+/// Rule L8 with rule L5: a background thread holding its own live local tasks refuses the
 /// shutdown's borrow; shutdown then closes, and the background thread drops the worker (its
 /// local tasks are at home there).
 #[test]
@@ -118,7 +118,7 @@ fn borrower<T: Send + 'static>(
     thread
 }
 
-/// Rule 8: a shutdown from another thread while a `block_on` has the worker on loan closes the
+/// Rule L8: a shutdown from another thread while a `block_on` has the worker on loan closes the
 /// worker there, at the borrower's next dispatch boundary (here: its park, which the closure
 /// ends), so a root waiting on the worker learns of it; the borrower drops the worker when its
 /// root completes.
@@ -142,7 +142,7 @@ fn shutdown_from_another_thread_closes_a_borrowed_worker_on_its_borrower() {
     assert_eq!(drop_thread(&dropped_on), borrower_id);
 }
 
-/// Rule 8: after closing the worker on loan, every root on the borrowing thread is polled once
+/// Rule L8: after closing the worker on loan, every root on the borrowing thread is polled once
 /// more (a closure may drop wakers instead of waking them), and the worker is closed once even
 /// though two frames — a nested `block_on` and its outer root — see the closure.
 #[test]
@@ -185,7 +185,7 @@ fn closure_on_loan_polls_every_root_again_and_closes_the_worker_once() {
     assert_eq!(handle.drops(), 1);
 }
 
-/// Rule 8: a `drain_until` notices the closure at its next boundary too, closes the worker on
+/// Rule L8: a `drain_until` notices the closure at its next boundary too, closes the worker on
 /// loan, and keeps running it until its predicate holds.
 #[test]
 fn drain_until_closes_the_worker_on_loan_when_the_slot_closes() {

@@ -1,4 +1,4 @@
-//! The root waker's per-thread spare (rule 14): a finished `block_on`'s waker is reused reset,
+//! The root waker's per-thread spare (L14): a finished `block_on`'s waker is reused reset,
 //! never while someone else holds it, and never by two nested `block_on`s at once.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The slot's phase changes in windows the public API cannot reach on its own (rules 4 and 7).
+//! The slot's phase changes in windows the public API cannot reach on its own (L4 and L7).
 
 use std::sync::Arc;
 
@@ -7,7 +7,7 @@ use crate::tests::support::test_worker;
 use crate::worker::Pending;
 
 /// An outside event announced while the worker is `Offered` must keep its give-back from
-/// resting (rule 7: "during Offered/Loaned it marks the loan").
+/// resting (rule L7: "during Offered/Loaned it marks the loan").
 #[test]
 fn rouse_during_the_offer_is_not_forgotten() {
     let (worker, unpark, _handle) = test_worker();

@@ -1,4 +1,4 @@
-//! Loom models of the reference count in the task state word (rule 1) racing wakes, aborts,
+//! Loom models of the reference count in the task state word (T1) racing wakes, aborts,
 //! shutdown and completion on other threads.
 
 use std::future::Future;
@@ -74,14 +74,14 @@ fn first_poll_waker(scheduler: &Scheduler, probe: &Probe) -> Waker {
         .expect("the first poll stored its waker")
 }
 
-/// Rule 1: the future was dropped once and the task freed, once: only the references the
+/// Rule T1: the future was dropped once and the task freed, once: only the references the
 /// scheduler had before the spawn are left.
 fn assert_dropped_and_freed_once(scheduler: &Scheduler, base: usize, probe: &Probe) {
     assert_eq!(probe.drops.load(Ordering::SeqCst), 1);
     assert_eq!(scheduler.state_refs(), base, "freed, and only once");
 }
 
-/// Proves rule 1 with rules 2 and 5: a foreign wake by value may land while the task is
+/// Proves rule T1 with rules T2 and T5: a foreign wake by value may land while the task is
 /// queued, being polled to completion, or already complete (with its handle and every
 /// other reference gone, so the waking thread frees it). In every interleaving the task is
 /// polled to completion once, its future dropped once, and its allocation freed exactly
@@ -106,7 +106,7 @@ fn loom_wake_by_value_racing_completion_frees_exactly_once() {
     });
 }
 
-/// Proves rules 1 and 3: a foreign wake by value racing the first poll either merges into
+/// Proves rules T1 and T3: a foreign wake by value racing the first poll either merges into
 /// it (the poller requeues the task with the queue entry's reference) or finds the task
 /// idle after `idle` released that reference (the waker's own becomes the new entry's).
 /// Either way the task runs again, finishes, and is freed exactly once.
@@ -135,7 +135,7 @@ fn loom_wake_by_value_racing_idle_hands_over_one_reference() {
     });
 }
 
-/// Proves rules 1 and 4: a foreign abort racing the first poll either lands before `start`
+/// Proves rules T1 and T4: a foreign abort racing the first poll either lands before `start`
 /// (never polled), during the poll (the poller's `idle` sees `CANCELLED`, keeps the queue
 /// entry's reference and cancels), or after `idle` released that reference (the abort takes
 /// a new one for its queue entry). The future is dropped once and the task freed once.
@@ -164,7 +164,7 @@ fn loom_abort_racing_idle_frees_exactly_once() {
     });
 }
 
-/// Proves rules 1 and 8: a foreign wake by value racing shutdown pushes its queue entry
+/// Proves rules T1 and T8: a foreign wake by value racing shutdown pushes its queue entry
 /// before the injection queue closes (shutdown drains and drops it), or is refused by the
 /// closed queue (the refused entry's reference is dropped), or finds the task already
 /// finished (the waker's reference is released, perhaps the last). The task is cancelled
@@ -183,7 +183,7 @@ fn loom_wake_by_value_racing_shutdown_frees_exactly_once() {
     });
 }
 
-/// Proves rules 1 and 6: the handle dropped on a foreign thread racing the task's
+/// Proves rules T1 and T6: the handle dropped on a foreign thread racing the task's
 /// completion either detaches first (the completer drops the output) or finds the output
 /// published (the handle drops it); whichever side releases the last reference frees the
 /// task, once.

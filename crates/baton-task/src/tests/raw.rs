@@ -1,4 +1,4 @@
-//! Rule 1 end to end: every way a task ends frees its allocation exactly once, observed through
+//! Rule T1 end to end: every way a task ends frees its allocation exactly once, observed through
 //! the count of the scheduler state its header holds.
 
 use std::future::Future;
@@ -56,7 +56,7 @@ fn take_waker(wakers: &Mutex<Vec<Waker>>) -> Waker {
         .expect("the task stored a waker")
 }
 
-/// Rule 1: wakes by reference and by value (handing over, merging) move or release exactly
+/// Rule T1: wakes by reference and by value (handing over, merging) move or release exactly
 /// the references they should: the task lives while any waker does and is freed by the
 /// last one, after it finished.
 #[test]
@@ -87,7 +87,7 @@ fn wakes_by_value_and_by_reference_free_the_task_with_its_last_waker() {
     assert_eq!(scheduler.state_refs(), base, "the last waker freed it");
 }
 
-/// Rule 1 on the other ways a task ends: aborted while idle, detached, panicked, shut down
+/// Rule T1 on the other ways a task ends: aborted while idle, detached, panicked, shut down
 /// with a waker still out, and refused after shutdown. Every one is freed once its last
 /// reference goes, and every future is dropped exactly once.
 #[test]
@@ -120,7 +120,7 @@ fn every_way_a_task_ends_frees_it() {
     assert_eq!(scheduler.state_refs(), base);
 }
 
-/// Rule 7: a local task shut down on a foreign thread is leaked with its allocation, which
+/// Rule T7: a local task shut down on a foreign thread is leaked with its allocation, which
 /// stays allocated after its handle is gone.
 #[test]
 fn leaked_local_task_keeps_its_allocation() {
@@ -144,7 +144,7 @@ fn leaked_local_task_keeps_its_allocation() {
     assert_eq!(scheduler.state_refs(), base + 1, "never freed");
 }
 
-/// Rule 1 while unwinding: a finished task whose last reference goes during a panic (its
+/// Rule T1 while unwinding: a finished task whose last reference goes during a panic (its
 /// handle dropped by the unwinding) is still freed, and releases the scheduler's
 /// state with it; only its stage (empty by then) is handled as a value that must not panic.
 #[test]

@@ -1,4 +1,4 @@
-//! The task state word alone (rules 1–6): every transition's outcome, and the reference count
+//! The task state word alone (T1–T6): every transition's outcome, and the reference count
 //! each one moves.
 
 use crate::state::{
@@ -111,7 +111,7 @@ fn shutdown_claims_idle_task_but_not_running_one() {
     assert_eq!(running.idle(), IdleOutcome::Cancel);
 }
 
-/// Rule 1: the registry's reference (taken at registration) on top of the queue entry's and
+/// Rule T1: the registry's reference (taken at registration) on top of the queue entry's and
 /// the handle's.
 fn registered() -> State {
     let state = State::new(2);

@@ -1,8 +1,8 @@
-//! The task state machine alone (rules 1–6), against a scheduler that only records what it is
+//! The task state machine alone (T1–T6), against a scheduler that only records what it is
 //! asked to queue: wake, poll, abort, join and drop, without run queues, registry or claim.
 //!
 //! The test holds what the real scheduler would: the queue entries the recorder collected, and
-//! a "registry" reference per task until it finished (rule 1), so a task is never freed
+//! a "registry" reference per task until it finished (T1), so a task is never freed
 //! unfinished. Freeing is observed through the count of the recorder's `Arc`, which every task
 //! header holds.
 
@@ -54,7 +54,7 @@ impl Recorder {
 
 /// One spawned task as the test holds it.
 struct Spawned<T> {
-    /// Its first queue entry (rule 1), to run.
+    /// Its first queue entry (T1), to run.
     queued: TaskRef<Recorder>,
     /// The reference the real scheduler's registry would hold until the task finished.
     registered: TaskRef<Recorder>,
@@ -175,7 +175,7 @@ fn join_error<T>(join: &mut Join<T, Recorder>) -> JoinError {
     }
 }
 
-/// Rule 1: every task of `recorder` was freed, once: each task header holds one count of the
+/// Rule T1: every task of `recorder` was freed, once: each task header holds one count of the
 /// recorder's `Arc` until it is freed.
 fn assert_all_freed(recorder: &Arc<Recorder>) {
     assert_eq!(Arc::strong_count(recorder), 1, "freed, and only once");
@@ -200,7 +200,7 @@ fn expect_parked(outcome: RunOutcome<Recorder>) {
     );
 }
 
-/// Rules 1–3: a parked task is queued by the first wake only, with one new reference; further
+/// Rules T1–T3: a parked task is queued by the first wake only, with one new reference; further
 /// wakes merge into that entry; running it polls it again; a wake by value hands the waker's
 /// reference to the queue. The stored waker recognises the next poll's (one waker vtable per
 /// scheduler type).
@@ -239,7 +239,7 @@ fn wakes_of_a_parked_task_queue_it_once_and_poll_it_again() {
     assert_all_freed(&recorder);
 }
 
-/// Rule 3: a wake during the poll only sets `NOTIFIED`; the poller gets the task back with the
+/// Rule T3: a wake during the poll only sets `NOTIFIED`; the poller gets the task back with the
 /// same reference to requeue, and nothing reaches the scheduler.
 #[test]
 fn wake_during_poll_requeues_without_scheduling() {
@@ -258,7 +258,7 @@ fn wake_during_poll_requeues_without_scheduling() {
     assert_all_freed(&recorder);
 }
 
-/// Rule 4: an abort before the first poll merges into the first queue entry; running it drops
+/// Rule T4: an abort before the first poll merges into the first queue entry; running it drops
 /// the future unpolled and the handle resolves cancelled (aborted).
 #[test]
 fn abort_before_first_run_cancels_without_polling() {
@@ -278,7 +278,7 @@ fn abort_before_first_run_cancels_without_polling() {
     assert_all_freed(&recorder);
 }
 
-/// Rule 4: aborting a parked task queues it like a wake; running the entry cancels it. Once the
+/// Rule T4: aborting a parked task queues it like a wake; running the entry cancels it. Once the
 /// scheduler is closed, the cancellation reports the shutdown instead.
 #[test]
 fn abort_of_a_parked_task_queues_it_and_cancels_it() {
@@ -304,7 +304,7 @@ fn abort_of_a_parked_task_queues_it_and_cancels_it() {
     }
 }
 
-/// Rules 5 and 6: a handle that registered its waker is woken by the completion, once, and then
+/// Rules T5 and T6: a handle that registered its waker is woken by the completion, once, and then
 /// reads the output; an abort after completion changes nothing.
 #[test]
 fn completion_wakes_the_registered_join_waker() {
@@ -334,7 +334,7 @@ fn completion_wakes_the_registered_join_waker() {
     assert_all_freed(&recorder);
 }
 
-/// Rule 6: a handle dropped before completion leaves the output to the completer, which drops
+/// Rule T6: a handle dropped before completion leaves the output to the completer, which drops
 /// it when the task finishes.
 #[test]
 fn detached_task_drops_its_own_output() {
@@ -368,7 +368,7 @@ fn panicking_poll_finishes_as_panicked() {
     assert_all_freed(&recorder);
 }
 
-/// Rule 8: shutdown claims a parked task and cancels it; a queue entry left behind is then
+/// Rule T8: shutdown claims a parked task and cancels it; a queue entry left behind is then
 /// stale, and a second shutdown finds the task complete.
 #[test]
 fn shutdown_claims_a_parked_task_and_leaves_its_entries_stale() {
@@ -388,7 +388,7 @@ fn shutdown_claims_a_parked_task_and_leaves_its_entries_stale() {
     assert_all_freed(&recorder);
 }
 
-/// Rule 8: a refused spawn is cancelled where it was made, never polled, and reports why.
+/// Rule T8: a refused spawn is cancelled where it was made, never polled, and reports why.
 #[test]
 fn refused_spawn_is_cancelled_unpolled() {
     let recorder = Arc::new(Recorder::default());
@@ -403,7 +403,7 @@ fn refused_spawn_is_cancelled_unpolled() {
     assert_all_freed(&recorder);
 }
 
-/// Rule 1: a finished task lives while any reference does, whichever goes last: the handle, a
+/// Rule T1: a finished task lives while any reference does, whichever goes last: the handle, a
 /// waker, or a queue entry that is stale by now.
 #[test]
 fn finished_task_is_freed_by_whichever_reference_goes_last() {

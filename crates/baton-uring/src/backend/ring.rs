@@ -1,6 +1,6 @@
 //! The real kernel ring.
 //!
-//! Set-up flags (SPEC §4, timers): a pinned driver tries `SINGLE_ISSUER | DEFER_TASKRUN` (they
+//! Set-up flags: a pinned driver tries `SINGLE_ISSUER | DEFER_TASKRUN` (they
 //! bind the ring to one submitting thread, so a migrating worker must not use them); every driver
 //! tries `COOP_TASKRUN | TASKRUN_FLAG`. Each combination is tried in turn and falls back on
 //! `EINVAL`, and [`RingFlags`] records what took effect.
@@ -99,7 +99,7 @@ impl RingBackend {
             });
         }
         // Requests that wait on a peer are not held back by the in-flight limit (lifecycle
-        // rule 2), so more of them may complete at once than the completion queue holds: the
+        // rule U2), so more of them may complete at once than the completion queue holds: the
         // kernel must keep the overflow rather than drop it.
         if !ring.params().is_feature_nodrop() {
             return Err(SetupError::MissingFeature {

@@ -1,6 +1,6 @@
 //! Owned buffers: what an operation takes by value and hands back with its result, so the
 //! kernel may use the memory until the request's final completion whatever happens to the
-//! future (SPEC §4, §9).
+//! future.
 //!
 //! * [`IoBuf`] — a buffer the kernel may *read*: a stable pointer to its bytes, how many are
 //!   initialized, and how many it can hold. Writes and sends take one.

@@ -9,7 +9,7 @@ use crate::error::SetupError;
 /// runs, so the operation retires as usual.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum WakerPanics {
-    /// Count it ([`DriverMetrics::waker_panics`]), report the first one on stderr, and keep
+    /// Count it ([`DriverMetrics::waker_panics`](crate::DriverMetrics::waker_panics)), report the first one on stderr, and keep
     /// running: one executor's broken waker must not stop the runtime. The default.
     #[default]
     Contain,

@@ -336,17 +336,17 @@ impl Driver {
         with_core(&self.inner, |core| core.is_idle())
     }
 
-    /// Closes the driver (lifecycle rule 7): new registrations and messages are refused with
+    /// Closes the driver (lifecycle rule U7): new registrations and messages are refused with
     /// `Closed`, pending polls fail with `Closed`, in-flight non-retained requests are cancelled,
     /// queued non-retained requests are retired, and queued writes and syncs stay queued and are
-    /// submitted as slots free (rule 9).
+    /// submitted as slots free (U9).
     /// Turn afterwards (or call [`shutdown`](Self::shutdown)) to drain the kernel's completions.
     pub fn close(&self) {
         self.check_thread();
         let leftovers = self.inner.shared.close();
         with_core(&self.inner, |core| {
             // Messages sent before the mailbox closed are applied first, so a write registered
-            // from another thread before closure is retained like a local one (rule 9).
+            // from another thread before closure is retained like a local one (U9).
             for msg in leftovers {
                 core.apply(msg);
             }
@@ -357,7 +357,7 @@ impl Driver {
     }
 
     /// Closes, then submits the retained requests still queued and waits for every outstanding
-    /// completion until `deadline` (lifecycle rules 8 and 9). Memory the kernel may still write
+    /// completion until `deadline` (lifecycle rules U8 and U9). Memory the kernel may still write
     /// when the deadline passes is leaked on purpose; the report counts it, and the retained
     /// requests that never reached the kernel, as not drained.
     pub fn shutdown(mut self, deadline: Option<Instant>) -> DriverShutdownReport {
@@ -366,7 +366,7 @@ impl Driver {
 
     /// Shutdown's steps. A panic from any step (a waker woken by closure or a turn, or dropped
     /// when a slot retires) is contained so the remaining steps still run — the drain, and the
-    /// leak of whatever the kernel may still write (lifecycle rule 8) — and the first payload is
+    /// leak of whatever the kernel may still write (lifecycle rule U8) — and the first payload is
     /// re-raised afterwards, unless the thread is already unwinding.
     fn finish(&mut self, deadline: Option<Instant>) -> DriverShutdownReport {
         self.finished = true;

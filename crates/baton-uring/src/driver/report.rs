@@ -57,7 +57,7 @@ pub struct DriverMetrics {
     /// The errno of the last failed submit to the ring, if any.
     pub last_submit_error: Option<i32>,
     /// Wakers that panicked when the driver (or its worker) woke or dropped them; contained
-    /// under [`WakerPanics::Contain`].
+    /// under [`WakerPanics::Contain`](crate::WakerPanics::Contain).
     pub waker_panics: u64,
 }
 

@@ -1,12 +1,13 @@
-//! File operations.
+//! File operations: positional and vectored I/O, syncs, open and close, `statx`, and the
+//! size and writeback requests (`ftruncate`, `sync_file_range`).
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::path::{PATH_HAS_NUL, path_cstring};
 use super::{
     decode_filled, decode_filled_vectored, decode_sent, decode_sent_vectored, io_result, unit,
 };
@@ -151,16 +152,12 @@ fn decode_fd(outcome: Outcome, _data: Option<Request>) -> io::Result<OwnedFd> {
     io_result(outcome).map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn path_cstring(path: &Path) -> Option<CString> {
-    CString::new(path.as_os_str().as_bytes()).ok()
-}
-
 /// `openat(AT_FDCWD, path, flags | O_CLOEXEC, mode)`. If the future is dropped and the open
 /// completes anyway, the driver closes the new descriptor.
 pub fn open(path: impl AsRef<Path>, flags: i32, mode: u32) -> Op<io::Result<OwnedFd>> {
     match path_cstring(path.as_ref()) {
         Some(path) => Op::new(Request::Open { path, flags, mode }, decode_fd),
-        None => Op::invalid(Request::Nop, "path contains a NUL byte", decode_fd),
+        None => Op::invalid(Request::Nop, PATH_HAS_NUL, decode_fd),
     }
 }
 
@@ -177,17 +174,77 @@ fn decode_statx(outcome: Outcome, data: Option<Request>) -> io::Result<libc::sta
     }
 }
 
-/// `statx(AT_FDCWD, path, 0, STATX_ALL)`.
-pub fn statx(path: impl AsRef<Path>) -> Op<io::Result<libc::statx>> {
-    match path_cstring(path.as_ref()) {
-        Some(path) => Op::new(
-            Request::Statx {
-                path,
-                // SAFETY: statx is plain old data; all-zero is a valid value.
-                buf: Box::new(unsafe { std::mem::zeroed() }),
-            },
-            decode_statx,
-        ),
-        None => Op::invalid(Request::Nop, "path contains a NUL byte", decode_statx),
+/// A `statx` request for `STATX_ALL` (the basic fields and the birth time, what
+/// `std::fs::metadata` asks for) on `path` relative to `dirfd` (`None`: the current
+/// directory).
+fn statx_request(dirfd: Option<Arc<OwnedFd>>, path: CString, flags: i32) -> Request {
+    Request::Statx {
+        dirfd,
+        path,
+        flags,
+        // SAFETY: statx is plain old data; all-zero is a valid value.
+        buf: Box::new(unsafe { std::mem::zeroed() }),
     }
+}
+
+fn statx_path(path: &Path, flags: i32) -> Op<io::Result<libc::statx>> {
+    match path_cstring(path) {
+        Some(path) => Op::new(statx_request(None, path, flags), decode_statx),
+        None => Op::invalid(Request::Nop, PATH_HAS_NUL, decode_statx),
+    }
+}
+
+/// `statx(AT_FDCWD, path, 0, STATX_ALL)`: follows a final symlink, as `stat(2)` does.
+pub fn statx(path: impl AsRef<Path>) -> Op<io::Result<libc::statx>> {
+    statx_path(path.as_ref(), 0)
+}
+
+/// `statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_ALL)`: a final symlink is described
+/// itself, as `lstat(2)` does.
+pub fn statx_nofollow(path: impl AsRef<Path>) -> Op<io::Result<libc::statx>> {
+    statx_path(path.as_ref(), libc::AT_SYMLINK_NOFOLLOW)
+}
+
+/// `statx(fd, "", AT_EMPTY_PATH, STATX_ALL)`: the open file itself, as `fstat(2)` does.
+pub fn statx_fd(fd: Arc<OwnedFd>) -> Op<io::Result<libc::statx>> {
+    Op::new(
+        statx_request(Some(fd), CString::default(), libc::AT_EMPTY_PATH),
+        decode_statx,
+    )
+}
+
+const LEN_TOO_LARGE: &str =
+    "the length is above i64::MAX, which no file can have: pass a length of at most i64::MAX";
+
+/// `ftruncate(fd, len)` (`IORING_OP_FTRUNCATE`, Linux 6.9+): cuts the file to `len` bytes or
+/// extends it with zeroes. Retained, and counted as a write of the file for its durability
+/// permit (the next sync really syncs). A `len` above `i64::MAX` is `InvalidInput`, refused
+/// before anything is submitted.
+pub fn ftruncate(fd: Arc<OwnedFd>, len: u64) -> Op<io::Result<()>> {
+    Op::new_unless(
+        len > MAX_OFFSET,
+        Request::Ftruncate { fd, len },
+        LEN_TOO_LARGE,
+        unit,
+    )
+}
+
+/// `sync_file_range(fd, offset, len, flags)` (`len` 0: to the end of the file): starts
+/// writeback of the range's dirty pages and, with the `SYNC_FILE_RANGE_WAIT_*` flags, waits
+/// for it. It flushes neither metadata nor the device's cache, so it is no durability
+/// guarantee: it does not take the file's durability permit and never marks the file clean.
+/// Retained. An `offset` above `i64::MAX` is `InvalidInput`, refused before anything is
+/// submitted.
+pub fn sync_file_range(fd: Arc<OwnedFd>, offset: u64, len: u32, flags: u32) -> Op<io::Result<()>> {
+    positional(
+        Request::SyncRange {
+            fd,
+            offset,
+            len,
+            flags,
+        },
+        offset,
+        None,
+        unit,
+    )
 }

@@ -2,12 +2,11 @@
 //! [`Op`](crate::Op) that hands the buffers back with the result. Nothing happens until the
 //! operation is first polled.
 //!
-//! Buffers are any [`IoBuf`](crate::IoBuf) (writes, sends) or [`IoBufMut`](crate::IoBufMut)
-//! (reads, receives), vectored ones any [`IoVecBuf`](crate::IoVecBuf) /
-//! [`IoVecBufMut`](crate::IoVecBufMut). A read fills the buffer **from its beginning**, up to its
+//! Buffers are any [`IoBuf`] (writes, sends) or [`IoBufMut`] (reads, receives), vectored ones
+//! any [`IoVecBuf`] / [`IoVecBufMut`]. A read fills the buffer **from its beginning**, up to its
 //! capacity, and sets its initialized length to exactly the count (so `Vec::with_capacity(n)`
 //! needs no zero-fill, and `buf.len()` is the count afterwards); slice a buffer
-//! ([`IoBuf::slice`](crate::IoBuf::slice)) to read into part of it. A buffer with no capacity
+//! ([`IoBuf::slice`]) to read into part of it. A buffer with no capacity
 //! is refused with `InvalidInput`, as is an empty write. A vectored read fills its buffers in
 //! order.
 //!
@@ -18,14 +17,19 @@
 mod datagram;
 mod fs;
 mod net;
+mod path;
+mod poll;
 mod time;
 
 pub use datagram::{Received, peek_from, recv_from, send_to};
 pub use fs::{close, fdatasync, fsync, open, read_at, readv_at, statx, write_at, writev_at};
+pub use fs::{ftruncate, statx_fd, statx_nofollow, sync_file_range};
 pub(crate) use net::to_socket_addr;
 pub use net::{
     ConnectTo, accept, connect, recv, recv_vectored, send, send_vectored, shutdown, socket,
 };
+pub use path::{linkat, mkdirat, renameat, symlinkat, unlinkat};
+pub use poll::poll_readable;
 pub use time::{nop, sleep, sleep_until};
 
 use std::io;

@@ -11,8 +11,10 @@ use std::sync::Arc;
 use io_uring::{opcode, squeue, types};
 
 mod message;
+mod path;
 
 pub(crate) use message::Message;
+pub(crate) use path::PathRequest;
 
 use crate::buf::RawBuf;
 use crate::durability::SyncStart;
@@ -157,8 +159,12 @@ pub(crate) enum Request {
     Close {
         fd: Option<OwnedFd>,
     },
+    /// `statx` of `path` relative to `dirfd` (`None`: the current directory); with
+    /// `AT_EMPTY_PATH` and an empty path, of `dirfd` itself.
     Statx {
+        dirfd: Option<Arc<OwnedFd>>,
         path: CString,
+        flags: i32,
         buf: Box<libc::statx>,
     },
     Socket {
@@ -197,6 +203,24 @@ pub(crate) enum Request {
         fd: Arc<OwnedFd>,
         how: i32,
     },
+    /// Waits until `fd` is readable (`POLLIN`), once: a pidfd when its process exits.
+    PollReadable {
+        fd: Arc<OwnedFd>,
+    },
+    /// A namespace request (mkdir, rename, unlink, link, symlink) on paths it owns.
+    Path(PathRequest),
+    /// `ftruncate(fd, len)`; a write of the file for durability.
+    Ftruncate {
+        fd: Arc<OwnedFd>,
+        len: u64,
+    },
+    /// `sync_file_range(fd, offset, len, flags)`; no durability permit (it is no fsync).
+    SyncRange {
+        fd: Arc<OwnedFd>,
+        offset: u64,
+        len: u32,
+        flags: u32,
+    },
 }
 
 fn len32(len: usize) -> u32 {
@@ -225,11 +249,19 @@ impl Request {
             Request::SendMsg { .. } => (opcode::SendMsg::CODE, "IORING_OP_SENDMSG"),
             Request::RecvMsg { .. } => (opcode::RecvMsg::CODE, "IORING_OP_RECVMSG"),
             Request::Shutdown { .. } => (opcode::Shutdown::CODE, "IORING_OP_SHUTDOWN"),
+            Request::PollReadable { .. } => (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
+            Request::Path(path) => path.opcode(),
+            Request::Ftruncate { .. } => (opcode::Ftruncate::CODE, "IORING_OP_FTRUNCATE"),
+            Request::SyncRange { .. } => {
+                let name = "IORING_OP_SYNC_FILE_RANGE";
+                (opcode::SyncFileRange::CODE, name)
+            }
         })
     }
 
     /// Retained requests are finished even when their future is dropped (durability):
-    /// writes, syncs, close and shutdown.
+    /// writes, syncs, close and shutdown, and the effects on the file system that a cancel
+    /// could not undo (mkdir, rename, unlink, link, symlink, truncate, range sync).
     pub(crate) fn is_retained(&self) -> bool {
         matches!(
             self,
@@ -238,6 +270,9 @@ impl Request {
                 | Request::Fsync { .. }
                 | Request::Close { .. }
                 | Request::Shutdown { .. }
+                | Request::Path(_)
+                | Request::Ftruncate { .. }
+                | Request::SyncRange { .. }
         )
     }
 
@@ -254,6 +289,7 @@ impl Request {
                 | Request::RecvMsg { .. }
                 | Request::Accept { .. }
                 | Request::Connect { .. }
+                | Request::PollReadable { .. }
         )
     }
 
@@ -265,10 +301,13 @@ impl Request {
         )
     }
 
-    /// Whether this is a write (for durability tracking), with the file it writes.
+    /// Whether this is a write (for durability tracking), with the file it writes; a
+    /// truncate changes what a sync must flush as much as a write does.
     pub(crate) fn written_file(&self) -> Option<&Arc<OwnedFd>> {
         match self {
-            Request::Write { fd, .. } | Request::Writev { fd, .. } => Some(fd),
+            Request::Write { fd, .. }
+            | Request::Writev { fd, .. }
+            | Request::Ftruncate { fd, .. } => Some(fd),
             _ => None,
         }
     }
@@ -329,11 +368,17 @@ impl Request {
                 let raw = fd.as_ref().map_or(-1, AsRawFd::as_raw_fd);
                 opcode::Close::new(types::Fd(raw)).build()
             }
-            Request::Statx { path, buf } => opcode::Statx::new(
-                types::Fd(libc::AT_FDCWD),
+            Request::Statx {
+                dirfd,
+                path,
+                flags,
+                buf,
+            } => opcode::Statx::new(
+                types::Fd(dirfd.as_ref().map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd())),
                 path.as_ptr(),
                 (&raw mut **buf).cast::<types::statx>(),
             )
+            .flags(*flags)
             .mask(libc::STATX_ALL)
             .build(),
             Request::Socket {
@@ -379,6 +424,22 @@ impl Request {
             Request::Shutdown { fd, how } => {
                 opcode::Shutdown::new(types::Fd(fd.as_raw_fd()), *how).build()
             }
+            Request::PollReadable { fd } => {
+                opcode::PollAdd::new(types::Fd(fd.as_raw_fd()), libc::POLLIN as u32).build()
+            }
+            Request::Path(path) => path.prepare(),
+            Request::Ftruncate { fd, len } => {
+                opcode::Ftruncate::new(types::Fd(fd.as_raw_fd()), *len).build()
+            }
+            Request::SyncRange {
+                fd,
+                offset,
+                len,
+                flags,
+            } => opcode::SyncFileRange::new(types::Fd(fd.as_raw_fd()), *len)
+                .offset(*offset)
+                .flags(*flags)
+                .build(),
         };
         entry.user_data(user_data)
     }

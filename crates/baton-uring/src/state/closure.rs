@@ -13,7 +13,7 @@ pub(crate) struct Undrained {
 }
 
 impl DriverState {
-    /// U7. Every slot the kernel does not own is retired now (its handle's next poll finds no
+    /// U7: every slot the kernel does not own is retired now (its handle's next poll finds no
     /// slot and resolves to `Closed`) — except retained requests (writes, syncs, close,
     /// shutdown) still queued or awaiting their durability permit: those stay queued,
     /// detached, and are submitted as slots free (U9). In-flight slots are detached, so they

@@ -87,7 +87,7 @@ impl Deferred {
 }
 
 /// Re-raises a caught panic, unless the thread is already unwinding: a second panic there would
-/// abort the process (SPEC §3/§4), so the first one keeps propagating instead.
+/// abort the process, so the first one keeps propagating instead.
 pub(crate) fn reraise(payload: Payload) {
     if !std::thread::panicking() {
         resume_unwind(payload);

@@ -284,8 +284,7 @@ impl DriverState {
     }
 
     /// Disposes of a result nobody will consume. With a stash ticket, the result goes to the
-    /// stash after the borrow (S2, S3); otherwise a created fd is closed (SPEC §4, "an
-    /// operation that creates a resource ... closes that resource").
+    /// stash after the borrow (S2, S3); otherwise a created fd is closed.
     pub(super) fn dispose(
         &mut self,
         outcome: Outcome,

@@ -13,6 +13,11 @@ impl DriverState {
         match msg {
             Msg::Drop { key, ticket } => self.detach(key, ticket),
             Msg::Cancel { key } => self.cancel(key),
+            Msg::Written { file } => {
+                if let Some(file) = file.upgrade() {
+                    self.note_write(&file);
+                }
+            }
             Msg::Forward { key, cell } => {
                 if self.closed {
                     // U7, F6: closure retired or detached the slot.

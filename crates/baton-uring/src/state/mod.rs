@@ -8,10 +8,11 @@
 //!
 //! Request lifecycle rules (drawn in `docs/protocols/uring.md`):
 //!
-//! 1. Registration inserts a slot under a fresh generation. A closed driver refuses it
+//! U1. Registration inserts a slot under a fresh generation. A closed driver refuses it
 //!    (`Closed`), a missing opcode is `Unsupported`, and a deadline already passed is `Timeout`
 //!    — all without submitting anything.
-//! 2. A registered request is *queued* (or *awaiting its durability permit*, for syncs) until
+//!
+//! U2. A registered request is *queued* (or *awaiting its durability permit*, for syncs) until
 //!    it can be submitted; queued requests are submitted in order as room frees, with no
 //!    further poll needed. Requests that complete on their own (file I/O, syncs, opens, nops)
 //!    wait for room under the in-flight limit, which keeps their completion bursts within the
@@ -20,32 +21,40 @@
 //!    keeps completions that overflow the completion queue (`IORING_FEAT_NODROP`), so idle
 //!    connections can never stall a write, an accept or a timer. A completed-but-unconsumed
 //!    result is not in flight.
-//! 3. Async cancels are pushed before any queued request, and are not limited by the in-flight
+//!
+//! U3. Async cancels are pushed before any queued request, and are not limited by the in-flight
 //!    limit, so a cancel never waits behind ordinary work. A full SQ is submitted and retried.
-//! 4. A final CQE settles the request: the result is stored for a local poll, or moved into
-//!    the forwarding cell (forward rule 3), or — when nobody is attached — disposed of (a created
+//!
+//! U4. A final CQE settles the request: the result is stored for a local poll, or moved into
+//!    the forwarding cell (forward rule F3), or — when nobody is attached — disposed of (a created
 //!    fd is closed).
-//! 5. Dropping the handle *detaches* it: a queued, non-retained request is retired at once; an
+//!
+//! U5. Dropping the handle *detaches* it: a queued, non-retained request is retired at once; an
 //!    in-flight read/recv/accept/open/connect gets one async cancel and its slot retires only at
-//!    the final CQE; retained requests (writes, syncs, close, shutdown) run to completion and
-//!    lose their deadline, so they are neither timed out nor cancelled.
-//! 6. A deadline firing on a queued request settles it with `Timeout`; on an in-flight request
+//!    the final CQE; retained requests (writes, syncs, close, shutdown, and the file-system
+//!    effects no cancel could undo: mkdir, rename, unlink, link, symlink, truncate, range sync)
+//!    run to completion and lose their deadline, so they are neither timed out nor cancelled.
+//!
+//! U6. A deadline firing on a queued request settles it with `Timeout`; on an in-flight request
 //!    it submits an async cancel. The final CQE decides: `-ECANCELED` becomes `Timeout`, any
 //!    other result (the request won the race) is returned as is.
-//! 7. Closure refuses new requests, retires every slot the kernel does not own (queued
-//!    non-retained, sleeping, completed-but-unconsumed; retained ones follow rule 9), detaches
+//!
+//! U7. Closure refuses new requests, retires every slot the kernel does not own (queued
+//!    non-retained, sleeping, completed-but-unconsumed; retained ones follow rule U9), detaches
 //!    in-flight ones (cancelling the non-retained), settles forwarding cells with `Closed`, and
 //!    wakes every local waiter so its next poll returns `Closed`. Once the kernel's completions
 //!    are drained the driver holds nothing of anyone's. For a retained request that still runs
-//!    (rule 9), `Closed` means "outcome unknown": the write or sync may have happened; those
+//!    (U9), `Closed` means "outcome unknown": the write or sync may have happened; those
 //!    that failed are counted in the shutdown report.
-//! 8. Everything the kernel can see stays in the slot until the final CQE; shutdown that runs
+//!
+//! U8. Everything the kernel can see stays in the slot until the final CQE; shutdown that runs
 //!    out of time leaks those slots rather than freeing memory the kernel may still write, and
 //!    reports them (and any retained request that never reached the kernel) as not drained.
-//! 9. Durability outlives closure: a retained request (write, writev, fsync, fdatasync, close,
-//!    shutdown) still queued or awaiting its durability permit at closure stays queued,
-//!    detached and without deadline, and is submitted as slots free — syncs keep their permit
-//!    order. Shutdown waits for these as for in-flight requests.
+//!
+//! U9. Durability outlives closure: a retained request (write, writev, fsync, fdatasync, close,
+//!    shutdown, the file-system effects of U5) still queued or awaiting its durability
+//!    permit at closure stays queued, detached and without deadline, and is submitted as slots
+//!    free — syncs keep their permit order. Shutdown waits for these as for in-flight requests.
 
 mod closure;
 mod deferred;
@@ -194,6 +203,11 @@ impl DriverState {
             messages_taken: 0,
             deferred: Deferred::default(),
         }
+    }
+
+    /// Durability rule D3: `file` was written outside the driver, so it is dirty again.
+    pub(crate) fn note_write(&mut self, file: &std::sync::Arc<std::os::fd::OwnedFd>) {
+        self.durability.write_completed(file);
     }
 
     /// Number of live slots (including completed, unconsumed results).

@@ -8,7 +8,7 @@ use io_uring::{opcode, types};
 use super::{DriverState, Phase, PhaseKind};
 use crate::state::slots::CancelState;
 
-/// The two submission queues of lifecycle rule 2.
+/// The two submission queues of lifecycle rule U2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Queue {
     /// Requests that wait on a peer: never held back by the in-flight limit.
@@ -46,7 +46,7 @@ impl DriverState {
 
     /// Whether a submit failed in a way that retrying cannot fix (anything but `ENOMEM`: the
     /// backend already absorbs timeouts, interruptions, `EBUSY` and `EAGAIN`). Shutdown stops
-    /// draining then, and leaks what the kernel may still own (lifecycle rule 8).
+    /// draining then, and leaks what the kernel may still own (lifecycle rule U8).
     pub(crate) fn submit_failed(&self) -> bool {
         self.submit_error.is_some_and(|errno| errno != libc::ENOMEM)
     }
@@ -56,7 +56,7 @@ impl DriverState {
         self.unsubmitted > 0
     }
 
-    /// Moves the wake-up read, cancels and queued requests into the SQ (lifecycle rules 2, 3).
+    /// Moves the wake-up read, cancels and queued requests into the SQ (lifecycle rules U2, U3).
     /// The wake-up read goes first: if the SQ cannot take everything, a following blocking wait
     /// must still be interruptible by an unpark.
     pub(crate) fn flush(&mut self) -> io::Result<()> {

@@ -11,7 +11,7 @@
 //! * a result never comes back while the kernel still owns the request (its buffer);
 //! * the in-flight limit holds, and the driver's in-flight count equals the kernel's;
 //! * dropped in-flight reads get exactly one async cancel; dropped writes still reach the kernel,
-//!   also when the driver closed while they were queued (lifecycle rule 9);
+//!   also when the driver closed while they were queued (lifecycle rule U9);
 //! * at the end, with everything completed, every live handle resolves, every slot retires, and
 //!   every `Arc` (fd, wakers) is back to one strong count.
 

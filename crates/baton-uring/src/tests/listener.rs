@@ -72,7 +72,7 @@ fn remote_spawn_and_handle_unpark_reach_the_wake_listener_but_local_spawn_does_n
         return;
     };
     {
-        // Rule 11: a spawn on the thread that has the worker entered is no outside event.
+        // Rule W11: a spawn on the thread that has the worker entered is no outside event.
         let _entered = worker.enter();
         drop(worker.handle().spawn(async {}));
     }
@@ -95,7 +95,7 @@ fn operation_registered_from_another_thread_reaches_the_wake_listener() {
     let driver = worker.handle().driver().clone();
     let mut nop = std::thread::spawn(move || {
         // The first poll on a thread without the driver entered registers through the
-        // driver's mailbox (forward rule 1): an outside event for a resting worker.
+        // driver's mailbox (forward rule F1): an outside event for a resting worker.
         let mut nop = Box::pin(crate::ops::nop().bind(&driver));
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         assert!(nop.as_mut().poll(&mut cx).is_pending());

@@ -128,7 +128,7 @@ fn drain(driver: &Driver, sim: &SimRing) {
     );
 }
 
-/// Proves forward rules 1–3: whether the foreign thread's `Forward` reaches the owner before or
+/// Proves forward rules F1–F3: whether the foreign thread's `Forward` reaches the owner before or
 /// after the completion is reaped (or while it is being reaped), and whether the foreign poll
 /// stores its waker before or after the delivery, a `Pending` foreign poll is woken (no lost
 /// wake-up), the foreign handle ends with exactly the kernel's result, and the slot, the fd's
@@ -158,7 +158,7 @@ fn loom_foreign_poll_races_completion() {
     });
 }
 
-/// Proves forward rule 4 and lifecycle rule 5 across threads: a handle dropped on a foreign
+/// Proves forward rule F4 and lifecycle rule U5 across threads: a handle dropped on a foreign
 /// thread while its request completes is cancelled or disposed of exactly once, and nothing
 /// (slot, buffer, fd `Arc`) is left behind whichever side wins.
 #[test]
@@ -176,7 +176,7 @@ fn loom_foreign_drop_races_completion() {
     });
 }
 
-/// Proves forward rule 6 and lifecycle rule 7: a foreign poll racing closure never leaves the
+/// Proves forward rule F6 and lifecycle rule U7: a foreign poll racing closure never leaves the
 /// handle pending forever — a `Pending` poll is woken (no lost wake-up) and the handle
 /// resolves to `Closed` — and closure plus draining releases the slot, the fd's `Arc` and every
 /// waker clone.

@@ -38,7 +38,7 @@ fn completion(drops: &StdArc<AtomicUsize>) -> ExternalCompletion {
     ExternalCompletion::new(identity, Ok(Box::new(Counted(StdArc::clone(drops)))))
 }
 
-/// Inbox rules 1 and 2: a delivery racing closure is either accepted — then the worker's
+/// Inbox rules I1 and I2: a delivery racing closure is either accepted — then the worker's
 /// final drain after closing finds it, and the worker was unparked — or refused with
 /// `InboxClosed` and its payload dropped. Never accepted and lost, never both.
 #[test]
@@ -77,7 +77,7 @@ fn loom_delivery_racing_closure_is_drained_or_refused() {
     });
 }
 
-/// Inbox rule 2 against the worker's park protocol (look at the inbox, then take the unpark
+/// Inbox rule I2 against the worker's park protocol (look at the inbox, then take the unpark
 /// token, and block only when both were empty): a delivery racing two such rounds always
 /// leaves either a completion to drain or a token that ends the block. No lost wake-up.
 #[test]

@@ -52,7 +52,7 @@ fn settle_all(driver: &Driver, sim: &SimRing) {
     );
 }
 
-/// Proves stash rules 1–3 with forward rule 7: a forwarded receive dropped on a foreign thread
+/// Proves stash rules S1–S3 with forward rule F7: a forwarded receive dropped on a foreign thread
 /// while the owner completes it leaves its bytes in exactly one place — the handle's poll or
 /// the stash — whichever of the
 /// drop's steps (ticket, abandon, `Drop` message) and the owner's settle of the forwarded

@@ -23,6 +23,8 @@ mod loom_inbox;
 #[cfg(loom)]
 mod loom_stash;
 #[cfg(not(loom))]
+mod path_ops;
+#[cfg(not(loom))]
 mod request;
 #[cfg(not(loom))]
 mod retention;

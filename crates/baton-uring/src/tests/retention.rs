@@ -1,5 +1,5 @@
-//! Retained requests (writes, syncs, close, shutdown) outlive their handles (lifecycle rules 5
-//! and 9): dropping the future neither times them out nor cancels them.
+//! Retained requests (writes, syncs, close, shutdown) outlive their handles (lifecycle rules U5
+//! and U9): dropping the future neither times them out nor cancels them.
 
 use std::os::fd::OwnedFd;
 use std::pin::Pin;

@@ -1,7 +1,7 @@
 //! Shutdown under failure: a panicking waker or a turn run from `Drop` during a panic must
-//! never free memory the kernel may still write (lifecycle rule 8) nor abort the process
+//! never free memory the kernel may still write (lifecycle rule U8) nor abort the process
 //! (SPEC §3/§4); a ring that refuses submits ends the drain instead of spinning; and neither
-//! closure nor a late completion may drop a created descriptor as a plain number (rule 4).
+//! closure nor a late completion may drop a created descriptor as a plain number (U4).
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -104,7 +104,7 @@ fn receive_dropped_in_flight_whose_cancel_loses_leaves_its_bytes_in_the_stash() 
             let polled = stash.poll_take_bytes(&mut Context::from_waker(&waker), &mut buf);
             assert!(
                 polled.is_pending(),
-                "stash rule 4: wait for the outstanding ticket"
+                "stash rule S4: wait for the outstanding ticket"
             );
             let _ = driver.turn(Park::Poll);
         }

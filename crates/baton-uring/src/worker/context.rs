@@ -40,7 +40,7 @@ pub(crate) fn restore(previous: *const WorkerLocal) {
 }
 
 /// Runs `f` on the wait table of the worker entered on this thread — the table of *this*
-/// thread (worker rule 4). Futures running on the worker use it to register, poll, cancel and
+/// thread (worker rule W4). Futures running on the worker use it to register, poll, cancel and
 /// discard external waits (for example a blocking job's handle).
 ///
 /// # Errors

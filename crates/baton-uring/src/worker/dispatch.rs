@@ -1,5 +1,5 @@
-//! The fair dispatch turn (worker rules 1–3 and 7) and the routing of inbox completions
-//! (worker rules 5 and 6).
+//! The fair dispatch turn (worker rules W1–W3 and W7) and the routing of inbox completions
+//! (worker rules W5 and W6).
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -24,7 +24,7 @@ pub struct WorkerTurn {
     pub settled: usize,
     /// Stale or foreign completions counted and dropped.
     pub dropped: usize,
-    /// Quarantined waits settled with `BoundExceeded` (worker rule 9).
+    /// Quarantined waits settled with `BoundExceeded` (worker rule W9).
     pub bounds_exceeded: usize,
     /// CQEs reaped by the driver.
     pub io_completions: usize,
@@ -37,7 +37,7 @@ pub struct WorkerTurn {
     /// Whether an unpark ended (or pre-empted) the park.
     pub unparked: bool,
     /// Whether the turn was refused because a turn is already running further up this thread's
-    /// stack (worker rule 7).
+    /// stack (worker rule W7).
     pub reentered: bool,
 }
 
@@ -68,7 +68,7 @@ pub enum RunUntil {
     Satisfied,
     /// The deadline passed first.
     DeadlineReached,
-    /// A turn is already running further up this thread's stack (worker rule 7), so nothing
+    /// A turn is already running further up this thread's stack (worker rule W7), so nothing
     /// could progress from here.
     Reentered,
 }
@@ -108,12 +108,12 @@ impl Drop for Turning<'_> {
 }
 
 impl Worker {
-    /// One fair dispatch turn (worker rule 1): settle inbox completions, reap I/O and fire
+    /// One fair dispatch turn (worker rule W1): settle inbox completions, reap I/O and fire
     /// timers without blocking, poll up to `tasks_per_turn` ready tasks, and — if `park`
     /// allows it and nothing is runnable — park in the ring until a completion, a timer, an
     /// unpark from any thread, or the deadline; then settle and poll once more.
     ///
-    /// A turn called from inside a task poll, a decoder or a waker does nothing (worker rule 7).
+    /// A turn called from inside a task poll, a decoder or a waker does nothing (worker rule W7).
     pub fn turn(&self, park: Park) -> WorkerTurn {
         let _entered = self.enter();
         let local = &*self.local;
@@ -134,8 +134,8 @@ impl Worker {
             && !run.more_ready
             && !self.ready_besides_tasks()
         {
-            // Worker rule 3: every wake-up source unparks the driver, whose unpark is a token,
-            // so a wake that raced the checks above ends this wait at once. Rule 9: the park
+            // Worker rule W3: every wake-up source unparks the driver, whose unpark is a token,
+            // so a wake that raced the checks above ends this wait at once. Rule W9: the park
             // also ends just after the next quarantine bound of this thread passes.
             let bound = local
                 .waits
@@ -168,7 +168,7 @@ impl Worker {
             }
             let turn = self.turn(Park::Wait(deadline));
             if turn.reentered {
-                // Rule 7: nothing can progress from here; answer instead of spinning.
+                // Rule W7: nothing can progress from here; answer instead of spinning.
                 return if done() {
                     RunUntil::Satisfied
                 } else {
@@ -178,8 +178,8 @@ impl Worker {
         }
     }
 
-    /// Worker rule 10: a turn of the driver and the inbox only, for a `block_on` that runs
-    /// inside a task poll (or a decoder) and so cannot run a full turn (rule 7). It settles
+    /// Worker rule W10: a turn of the driver and the inbox only, for a `block_on` that runs
+    /// inside a task poll (or a decoder) and so cannot run a full turn (W7). It settles
     /// inbox completions, reaps I/O and fires timers, and with `Park::Wait` parks in the ring
     /// until a completion, a timer, an unpark or the deadline; it never polls a task. Tasks it
     /// wakes run on the next full turn.
@@ -209,7 +209,7 @@ impl Worker {
                 .is_ok_and(|waits| waits.has_held_here())
     }
 
-    /// Worker rules 5, 6, 9 and 2: routes held completions of this thread, then up to `limit`
+    /// Worker rules W5, W6, W9 and W2: routes held completions of this thread, then up to `limit`
     /// queued ones, settles quarantined waits past their bound, and wakes the settled waits'
     /// tasks after the table borrow is released. A panicking waker is handled by the driver's
     /// [`WakerPanics`](crate::WakerPanics) policy after every waker ran.
@@ -244,7 +244,7 @@ impl Worker {
             }
             // Most turns find the inbox empty. Checking that with two loads first skips the
             // receive attempt, whose empty-queue path costs a sequentially consistent fence; a
-            // completion that lands just after the check unparks the worker (rule 3), so the
+            // completion that lands just after the check unparks the worker (W3), so the
             // next turn takes it, as it would after a receive attempt that just missed it.
             if local.inbox.has_queued() {
                 for _ in 0..limit {
@@ -254,7 +254,7 @@ impl Worker {
                     }
                 }
             }
-            // Rule 9: after the completions, so a job that finished in time is not reported
+            // Rule W9: after the completions, so a job that finished in time is not reported
             // as having outlived its bound.
             let check = if waits.has_bounds() {
                 waits.check_due_bounds(Instant::now())
@@ -266,7 +266,7 @@ impl Worker {
             wakers.extend(check.wakers);
             local.counts.set(counts);
         }
-        // Worker rule 2: the driver's waker-panic policy decides (contained by default).
+        // Worker rule W2: the driver's waker-panic policy decides (contained by default).
         if let Some(payload) = wake_all(wakers) {
             self.driver().waker_panicked(payload);
         }

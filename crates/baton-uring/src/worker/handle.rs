@@ -45,7 +45,7 @@ impl WorkerHandle {
     }
 
     /// Ends the worker's current or next park (a token: never lost), then tells the wake
-    /// listener (worker rule 11), so a dormant worker nobody drives is driven again.
+    /// listener (worker rule W11), so a dormant worker nobody drives is driven again.
     pub fn unpark(&self) {
         self.driver.unparker().unpark();
         self.listener.notify();

@@ -1,4 +1,4 @@
-//! The wake listener (worker rule 11): one more party told whenever work becomes runnable on
+//! The wake listener (worker rule W11): one more party told whenever work becomes runnable on
 //! the worker from another thread, for a driver that keeps an idle worker somewhere it cannot
 //! see the driver's unpark (the loan driver's slot between `block_on` calls).
 
@@ -28,7 +28,7 @@ impl ListenerCell {
         self.listener.set(listener)
     }
 
-    /// Worker rule 11: tells the listener, if any. Called after the driver was unparked.
+    /// Worker rule W11: tells the listener, if any. Called after the driver was unparked.
     pub(crate) fn notify(&self) {
         if let Some(listener) = self.listener.get() {
             listener.unpark();

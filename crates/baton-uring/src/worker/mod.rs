@@ -1,39 +1,45 @@
 //! The [`Worker`]: one [`Driver`], one task [`Scheduler`] and one completion inbox — the unit a
-//! runtime owns exactly one of and that the loan driver moves between threads (SPEC §4, "the
-//! completion inbox" and "the worker's task loop"; SPEC §5).
+//! runtime owns exactly one of and that the loan driver moves between threads.
 //!
-//! # Rules (cited as "worker rule N"; the turn is drawn below)
+//! # Rules (cited as "worker rule W1" ... W11; the turn is drawn below)
 //!
-//! 1. **Fair turn.** Each turn settles inbox completions (at most `inbox_per_turn`), reaps I/O
+//! W1. **Fair turn.** Each turn settles inbox completions (at most `inbox_per_turn`), reaps I/O
 //!    and fires timers without blocking, then polls at most `tasks_per_turn` ready tasks (the
 //!    scheduler alternates injected, woken and local ones). So a self-waking task cannot starve
 //!    I/O, timers, injected tasks or external completions: each gets a look every turn.
-//! 2. **Wake after release.** A settled wait's waker is woken only after the wait-table borrow
+//!
+//! W2. **Wake after release.** A settled wait's waker is woken only after the wait-table borrow
 //!    is released; a panicking waker is caught, every other waker still runs, and the panic
 //!    then goes to the driver's [`WakerPanics`](crate::WakerPanics) policy (contained and
 //!    counted by default, so the worker keeps running).
-//! 3. **No lost wake-up.** A turn parks only when the scheduler, the inbox and the held
+//!
+//! W3. **No lost wake-up.** A turn parks only when the scheduler, the inbox and the held
 //!    completions have nothing runnable. Every wake-up source — an injected spawn or remote
-//!    wake (the scheduler's unpark hook), an inbox delivery (inbox rule 2), and
+//!    wake (the scheduler's unpark hook), an inbox delivery (inbox rule I2), and
 //!    [`WorkerHandle::unpark`] — unparks the driver, whose unpark is a token: a wake between the
 //!    checks and the park ends the park at once.
-//! 4. **Thread-bound waits.** A `WaitTable` may hold `!Send` decoders and hooks, so each thread
+//!
+//! W4. **Thread-bound waits.** A `WaitTable` may hold `!Send` decoders and hooks, so each thread
 //!    that runs the worker has its own table, only ever touched (and dropped) on that thread;
 //!    tables of other threads are leaked at shutdown rather than dropped on the wrong thread.
 //!    Waits registered with [`Waits::register_migratable`] (a `SendRuntimeHalf`: everything in
 //!    them may live on any thread) go to one table that moves with the worker instead: that is
 //!    the path for `Send` tasks, which migrate too.
-//! 5. **Routing by full identity.** A completion of another runtime is `Foreign`; one whose
+//!
+//! W5. **Routing by full identity.** A completion of another runtime is `Foreign`; one whose
 //!    (wait, generation, operation, kind) matches no registered route is `Stale`; both are
 //!    counted and dropped, never delivered. A matching one settles in its table, which checks
 //!    the identity again and runs the decoder on this thread.
-//! 6. **Held completions.** A completion whose wait lives in another thread's table waits
+//!
+//! W6. **Held completions.** A completion whose wait lives in another thread's table waits
 //!    until the worker turns on that thread. [`Worker::has_local_tasks_on_current_thread`]
 //!    counts this thread's live waits, so the loan driver keeps the worker where they can
 //!    settle.
-//! 7. **No re-entrant turn.** A turn started from inside a task poll, a decoder or a waker
+//!
+//! W7. **No re-entrant turn.** A turn started from inside a task poll, a decoder or a waker
 //!    does nothing and says so ([`WorkerTurn::reentered`]).
-//! 8. **Shutdown order.** Close the inbox (later deliveries report `InboxClosed`), settle what
+//!
+//! W8. **Shutdown order.** Close the inbox (later deliveries report `InboxClosed`), settle what
 //!    it accepted, submit the requests tasks registered (so issued writes and syncs are
 //!    retained and finish), shut the scheduler down (spawns refused, tasks cancelled; local
 //!    tasks of other threads leaked), discard this thread's and the migratable waits, then
@@ -42,15 +48,18 @@
 //!    example on a `block_on` caller that keeps polling its root): its driver closure fails
 //!    pending polls with `Closed`, cancels in-flight reads and keeps writes and syncs going; a
 //!    later [`Worker::shutdown`] skips what `close` did, drains, and reports both.
-//! 9. **Quarantine bounds.** A quarantined wait whose bound has a deadline is settled with
+//!
+//! W9. **Quarantine bounds.** A quarantined wait whose bound has a deadline is settled with
 //!    `BoundExceeded` (and counted) by the first turn on its thread after the deadline, after
 //!    that turn's completions were routed; a park ends just after the next such deadline.
-//! 10. **Driver-only turns.** [`Worker::turn_driver_only`] may run where rule 7 refuses a turn
+//!
+//! W10. **Driver-only turns.** [`Worker::turn_driver_only`] may run where rule W7 refuses a turn
 //!     (inside a task poll): it settles the inbox and turns the driver (reap, timers, park)
 //!     but polls no task, so a `block_on` nested in a task can wait for its own I/O and
 //!     timers without re-entering the scheduler.
-//! 11. **Wake listener.** [`Worker::set_wake_listener`] installs one listener, told (after the
-//!     driver's unpark) by every wake of rule 3 that comes from another thread: an injected
+//!
+//! W11. **Wake listener.** [`Worker::set_wake_listener`] installs one listener, told (after the
+//!     driver's unpark) by every wake of rule W3 that comes from another thread: an injected
 //!     spawn or remote task wake (the scheduler's unpark hook), [`WorkerHandle::unpark`], and
 //!     every driver mailbox message (an operation registered, forwarded, dropped or cancelled
 //!     from a foreign thread). So a [dormant](Worker::is_quiescent) worker that nobody drives
@@ -59,7 +68,7 @@
 //!     dropped after the job started) is routed and dropped at the worker's next turn.
 //!
 //! ```text
-//!  turn(park) ── settle inbox (rules 5, 6) ── driver.turn(Poll) ── run_ready(budget) ──┐
+//!  turn(park) ── settle inbox (W5, W6) ── driver.turn(Poll) ── run_ready(budget) ──────┐
 //!                                                                                     │
 //!   progressed, or work ready, or Park::Poll ─────────────────────────> return report │
 //!   idle and Park::Wait(deadline) ──> driver.turn(Wait(deadline)) ────────────────────┘
@@ -72,7 +81,7 @@
 //!      └──route (wait, generation, operation, kind)?──none──> Stale (counted, dropped)
 //!             │ owner = this thread or migratable  │ owner = other thread
 //!             └─> table.settle ─> wake after       └─> held until the worker turns there
-//!                 borrows end (rule 2)
+//!                 borrows end (W2)
 //! ```
 //!
 //! # Invariants
@@ -170,8 +179,8 @@ pub enum WorkerSetupError {
     ZeroInboxPerTurn,
 }
 
-/// The scheduler's unpark hook: wakes the driver's park (worker rule 3), then tells the wake
-/// listener (rule 11).
+/// The scheduler's unpark hook: wakes the driver's park (worker rule W3), then tells the wake
+/// listener (W11).
 struct WakeDriver {
     unparker: Unparker,
     listener: Arc<ListenerCell>,
@@ -193,7 +202,7 @@ pub struct Worker {
     handle: WorkerHandle,
     config: WorkerConfig,
     entered: Cell<usize>,
-    /// Rule 8: what [`Worker::close`] did, until shutdown reports it; `Some` once closed.
+    /// Rule W8: what [`Worker::close`] did, until shutdown reports it; `Some` once closed.
     closing: Cell<Option<Closing>>,
 }
 
@@ -248,9 +257,9 @@ pub struct InboxMetrics {
     pub stale: u64,
     /// Other runtimes' completions dropped.
     pub foreign: u64,
-    /// Completions held for another thread's waits right now (worker rule 6).
+    /// Completions held for another thread's waits right now (worker rule W6).
     pub held: usize,
-    /// Quarantined waits settled with `BoundExceeded` (worker rule 9).
+    /// Quarantined waits settled with `BoundExceeded` (worker rule W9).
     pub bounds_exceeded: u64,
 }
 
@@ -283,7 +292,7 @@ impl Worker {
         let driver = Driver::new(config.driver)?;
         let unparker = driver.unparker();
         let listener = Arc::new(ListenerCell::default());
-        // Rule 11: a message from another thread (an operation registered, forwarded, dropped
+        // Rule W11: a message from another thread (an operation registered, forwarded, dropped
         // or cancelled there) is an outside event too.
         let hook_listener = Arc::clone(&listener);
         let fresh_driver_has_no_hook = driver.set_message_hook(Arc::new(move || {
@@ -364,14 +373,14 @@ impl Worker {
     /// It does not enter the worker's context: the scheduler's own claim binds it to this
     /// thread (and panics if another thread holds it, as `enter` would), and the inbox and the
     /// wait tables need no context. Without live tasks it skips the scheduler altogether: only
-    /// an unfinished task is ever queued (baton-task rule 2), and each counts as live from its
+    /// an unfinished task is ever queued (baton-task rule T2), and each counts as live from its
     /// spawn until it is retired. A spawn racing this check is announced by its own unpark.
     pub fn has_ready_work(&self) -> bool {
         (self.scheduler.has_live_tasks() && self.scheduler.has_ready_for_current_thread())
             || self.ready_besides_tasks()
     }
 
-    /// Installs the wake listener (worker rule 11), at most once.
+    /// Installs the wake listener (worker rule W11), at most once.
     ///
     /// # Errors
     ///
@@ -383,8 +392,8 @@ impl Worker {
         self.handle.listener.set(listener)
     }
 
-    /// Whether this thread holds live local tasks or live waits of this worker (worker rules 4
-    /// and 6): the worker should not leave it.
+    /// Whether this thread holds live local tasks or live waits of this worker (worker rules W4
+    /// and W6): the worker should not leave it.
     pub fn has_local_tasks_on_current_thread(&self) -> bool {
         let _entered = self.enter();
         self.scheduler.live_local_tasks_on_current_thread() > 0
@@ -397,7 +406,7 @@ impl Worker {
 
     /// No live task, no queued or in-flight operation or timer, no message from another thread
     /// waiting to be applied, no wait, no completion queued or held: nothing can progress until
-    /// an event from another thread (worker rule 11). Every such event is visible here before
+    /// an event from another thread (worker rule W11). Every such event is visible here before
     /// the wake listener hears of it, so an answer of "quiescent" never hides announced work.
     ///
     /// It does not enter the worker's context (nothing it reads needs it), so it is cheap

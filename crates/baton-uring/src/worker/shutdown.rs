@@ -1,4 +1,4 @@
-//! Closing a worker in order (worker rule 8) and what it reports: [`Worker::close`] runs the
+//! Closing a worker in order (worker rule W8) and what it reports: [`Worker::close`] runs the
 //! steps that need no waiting, [`Worker::shutdown`] runs whatever `close` has not and then
 //! drains the driver.
 
@@ -54,7 +54,7 @@ pub enum WorkerClose {
     AlreadyClosed,
 }
 
-/// What the steps of worker rule 8 that need no waiting did, kept from [`Worker::close`] until
+/// What the steps of worker rule W8 that need no waiting did, kept from [`Worker::close`] until
 /// [`Worker::shutdown`] reports it.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Closing {
@@ -67,7 +67,7 @@ pub(super) struct Closing {
 const DROP_DEADLINE: Duration = Duration::from_secs(10);
 
 impl Worker {
-    /// Worker rule 8, the steps that need no waiting, at once: closes the inbox, settles what it
+    /// Worker rule W8, the steps that need no waiting, at once: closes the inbox, settles what it
     /// accepted, submits the requests tasks registered, shuts the scheduler down (spawns
     /// refused, tasks cancelled, local tasks of other threads leaked), discards this thread's
     /// and the migratable waits, and closes the driver: new registrations and pending polls
@@ -93,7 +93,7 @@ impl Worker {
         WorkerClose::Closed
     }
 
-    /// Worker rule 8: closes the inbox, settles what it accepted, submits the requests tasks
+    /// Worker rule W8: closes the inbox, settles what it accepted, submits the requests tasks
     /// registered, shuts the scheduler down, discards this thread's and the migratable waits,
     /// then closes the driver and waits for its outstanding completions until `deadline`
     /// (`None`: as long as it takes). After [`close`](Self::close) only the driver's drain is
@@ -102,7 +102,7 @@ impl Worker {
         self.finish(deadline)
     }
 
-    /// The steps before the driver's closure (worker rule 8), on this thread.
+    /// The steps before the driver's closure (worker rule W8), on this thread.
     fn close_steps(&self) -> Closing {
         let _entered = self.enter();
         self.local.sender.close();

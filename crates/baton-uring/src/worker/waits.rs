@@ -1,5 +1,5 @@
 //! The worker's wait tables: one [`WaitTable`] per thread that ran the worker, and the routes
-//! that send each external completion to the table holding its wait (worker rules 4–6).
+//! that send each external completion to the table holding its wait (worker rules W4–W6).
 //!
 //! A `WaitTable` is `!Send` (decoders and cancel hooks may hold `Rc`), while the worker
 //! migrates between threads. So, like local tasks, each thread gets its own table, reachable
@@ -28,7 +28,7 @@ use crate::context::thread_token;
 /// The route owner of migratable waits (thread tokens are never 0).
 const MIGRATABLE: u64 = 0;
 
-/// Where the completion of one registered external wait must go (worker rule 5).
+/// Where the completion of one registered external wait must go (worker rule W5).
 #[derive(Debug, Clone, Copy)]
 struct Route {
     /// The owner thread's token, or [`MIGRATABLE`].
@@ -40,7 +40,7 @@ struct Route {
 /// One thread's wait table.
 ///
 /// Invariant: `table` is only touched (used or dropped) on the thread whose token is `owner`;
-/// elsewhere it is leaked, never dropped (worker rule 4).
+/// elsewhere it is leaked, never dropped (worker rule W4).
 struct ThreadTable {
     owner: u64,
     live: usize,
@@ -100,7 +100,7 @@ pub(crate) struct WaitTables {
     tables: Vec<ThreadTable>,
     migratable: MigratableTable,
     routes: HashMap<(WaitId, WaitGeneration), Route>,
-    /// Deadlines of quarantined waits' bounds, with their table's owner (worker rule 9).
+    /// Deadlines of quarantined waits' bounds, with their table's owner (worker rule W9).
     bounds: Bounds,
     held: Vec<(u64, ExternalCompletion)>,
 }
@@ -165,7 +165,7 @@ impl WaitTables {
         let thread = &mut tables[index];
         let table = thread
             .get()
-            .expect("worker rule 4: a table is looked up by its owner's token");
+            .expect("worker rule W4: a table is looked up by its owner's token");
         let mut view = Waits {
             table,
             migratable: &mut migratable.0,
@@ -178,7 +178,7 @@ impl WaitTables {
         result
     }
 
-    /// Worker rule 5: routes one completion by its full identity.
+    /// Worker rule W5: routes one completion by its full identity.
     pub(crate) fn route(&mut self, completion: ExternalCompletion) -> Routed {
         if completion.runtime_id != self.runtime_id() {
             let _ = ContainedDrop::drop_value(completion);
@@ -211,13 +211,13 @@ impl WaitTables {
         }
     }
 
-    /// Whether any quarantine bound is armed (worker rule 9); without one a turn need not read
+    /// Whether any quarantine bound is armed (worker rule W9); without one a turn need not read
     /// the clock for [`check_due_bounds`](Self::check_due_bounds).
     pub(crate) fn has_bounds(&self) -> bool {
         !self.bounds.is_empty()
     }
 
-    /// Worker rule 9: settles, with `BoundExceeded`, the quarantined waits of this thread and
+    /// Worker rule W9: settles, with `BoundExceeded`, the quarantined waits of this thread and
     /// the migratable ones whose bound passed before `now`. Cheap when none is due.
     pub(crate) fn check_due_bounds(&mut self, now: Instant) -> BoundCheck {
         let here = thread_token();
@@ -242,7 +242,7 @@ impl WaitTables {
         }
     }
 
-    /// The earliest bound deadline this thread has to check (worker rule 9).
+    /// The earliest bound deadline this thread has to check (worker rule W9).
     pub(crate) fn next_bound_here(&self) -> Option<Instant> {
         let here = thread_token();
         self.bounds
@@ -252,7 +252,7 @@ impl WaitTables {
             .min()
     }
 
-    /// Worker rule 6: takes the held completions whose wait lives on the current thread.
+    /// Worker rule W6: takes the held completions whose wait lives on the current thread.
     pub(crate) fn take_held_here(&mut self) -> Vec<ExternalCompletion> {
         let here = thread_token();
         if !self.held.iter().any(|(owner, _)| *owner == here) {
@@ -292,7 +292,7 @@ impl WaitTables {
 
     /// Shutdown: discards every wait of this thread and every migratable wait (cancelling jobs
     /// that have not started) and drops their tables; leaks the tables of other threads
-    /// (worker rule 4) and drops the completions held for them. Returns what it did.
+    /// (worker rule W4) and drops the completions held for them. Returns what it did.
     pub(crate) fn close(&mut self) -> ClosedWaits {
         let here = thread_token();
         let mine: Vec<WaitKey> = self
@@ -369,7 +369,7 @@ impl Waits<'_> {
     }
 
     /// Registers a binding's runtime half in this thread's table: its completion settles, and
-    /// its value is consumed, only on this thread (worker rules 4–6). Its decoder and hook may
+    /// its value is consumed, only on this thread (worker rules W4–W6). Its decoder and hook may
     /// be `!Send`.
     pub fn register(&mut self, half: RuntimeHalf) -> Result<WaitKey, RegisterError> {
         let identity = half.identity();

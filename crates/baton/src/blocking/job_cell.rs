@@ -5,14 +5,16 @@
 //! (`queue_control`, loom-checked there), whose cancel side the handle keeps and whose start
 //! token the body holds. The facade only adds the *finished* flag.
 //!
-//! # Rules (cited as "job-cell rule N")
+//! # Rules (cited as "job-cell rule J1" ... J3)
 //!
-//! 1. The queue cell starts *queued* and leaves it once: to *cancelled* (the handle's cancel or
+//! J1. The queue cell starts *queued* and leaves it once: to *cancelled* (the handle's cancel or
 //!    drop, from any thread) or to *running* (the body claiming it on a pool thread). The two
 //!    cannot both win, so a body never runs after a cancel reported `CancelledBeforeStart`.
-//! 2. A body whose claim finds the cell cancelled returns without running the closure; its
+//!
+//! J2. A body whose claim finds the cell cancelled returns without running the closure; its
 //!    wait then settles as cancelled.
-//! 3. *finished* is set after the closure returned or unwound, on the pool thread; from then
+//!
+//! J3. *finished* is set after the closure returned or unwound, on the pool thread; from then
 //!    on the result is on its way to the worker's inbox (awaiting takes it promptly).
 //!
 //! ```text
@@ -29,7 +31,7 @@ use baton_cancel::{CancelBeforeStart, CancelHandle, ClaimForRun, QueueState, Sta
 use super::BlockingCancel;
 
 /// One job's state (see the module rules). Invariant: `finished` is only set by the body that
-/// won the claim (rule 3), so it implies the cell is *running*.
+/// won the claim (J3), so it implies the cell is *running*.
 #[derive(Debug)]
 pub(super) struct JobCell {
     cancel: CancelHandle,
@@ -40,9 +42,9 @@ pub(super) struct JobCell {
 #[must_use = "the closure runs only when the claim won"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Begin {
-    /// Rule 1: the closure runs.
+    /// Rule J1: the closure runs.
     Run,
-    /// Rule 2: a cancel won first; the closure is dropped unrun.
+    /// Rule J2: a cancel won first; the closure is dropped unrun.
     Cancelled,
 }
 
@@ -68,7 +70,7 @@ impl JobCell {
         (cell, body)
     }
 
-    /// Rule 1, the handle's side.
+    /// Rule J1, the handle's side.
     pub(super) fn cancel(&self) -> BlockingCancel {
         match self.cancel.cancel_before_start() {
             CancelBeforeStart::CancelledQueued => BlockingCancel::CancelledBeforeStart,
@@ -80,14 +82,14 @@ impl JobCell {
         }
     }
 
-    /// Whether the closure ran to its end (rule 3) or a cancel won (rule 1).
+    /// Whether the closure ran to its end (J3) or a cancel won (J1).
     pub(super) fn is_finished(&self) -> bool {
         self.finished.load(Ordering::Acquire) || self.cancel.state() == QueueState::Cancelled
     }
 }
 
 impl JobBody {
-    /// Rule 1, the body's side; the returned guard sets *finished* when dropped (rule 3).
+    /// Rule J1, the body's side; the returned guard sets *finished* when dropped (J3).
     pub(super) fn begin(&self) -> Begin {
         match self.start.claim_for_run() {
             ClaimForRun::Run => Begin::Run,
@@ -95,13 +97,13 @@ impl JobBody {
         }
     }
 
-    /// Rule 3: marks the job finished when the returned guard drops, also on unwinding.
+    /// Rule J3: marks the job finished when the returned guard drops, also on unwinding.
     pub(super) fn finish_on_drop(&self) -> FinishOnDrop<'_> {
         FinishOnDrop(&self.cell)
     }
 }
 
-/// Sets *finished* when dropped (rule 3).
+/// Sets *finished* when dropped (J3).
 pub(super) struct FinishOnDrop<'a>(&'a JobCell);
 
 impl Drop for FinishOnDrop<'_> {

@@ -240,7 +240,7 @@ impl<T: Send + 'static> BlockingHandle<T> {
 impl<T> BlockingHandle<T> {
     /// Cancels the job if it has not started yet (its body then never runs), from any thread.
     ///
-    /// The outcome is decided at once through the job's own cell (job-cell rule 1), also off
+    /// The outcome is decided at once through the job's own cell (job-cell rule J1), also off
     /// the worker: `CancelledBeforeStart` the first time it wins, `AlreadyCancelled` on every
     /// later call, `AlreadyStarted` / `AlreadyFinished` when the body got there first. The
     /// worker is told too, so a waiting handle resolves to [`BlockingError::Cancelled`] without
@@ -286,7 +286,7 @@ impl<T> BlockingHandle<T> {
     }
 
     /// Settles the wait of a job whose cell was just cancelled, so the handle need not wait for
-    /// the pool thread to reach it (job-cell rule 2 would settle it then).
+    /// the pool thread to reach it (job-cell rule J2 would settle it then).
     fn tell_worker_cancelled(&self) {
         match &self.state {
             // The relay's wait is discarded, which cancels the queued job in the table.
@@ -380,7 +380,7 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
 
 impl<T> Drop for BlockingHandle<T> {
     fn drop(&mut self) {
-        // Job-cell rule 1: a job not started yet never will, whichever thread drops this.
+        // Job-cell rule J1: a job not started yet never will, whichever thread drops this.
         if let Some(cell) = &self.cell {
             let _cancelled = cell.cancel();
         }

@@ -86,12 +86,12 @@ where
     }
     if on_worker(handle, |_| ()).is_some() {
         let body = move || match job.begin() {
-            // Job-cell rule 3: finished after the closure returned or unwound.
+            // Job-cell rule J3: finished after the closure returned or unwound.
             Begin::Run => {
                 let _finish = job.finish_on_drop();
                 Some(f())
             }
-            // Job-cell rule 2.
+            // Job-cell rule J2.
             Begin::Cancelled => None,
         };
         let state = match submit(handle, prepare(bound, body)) {

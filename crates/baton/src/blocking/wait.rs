@@ -86,7 +86,7 @@ impl<T> Drop for WaitFor<T> {
 }
 
 /// A settled wait's value: the body's `Some(output)`, or `None` when a cancel won before the
-/// body ran (job-cell rule 2).
+/// body ran (job-cell rule J2).
 pub(super) fn from_body<T>(result: Result<Option<T>, WaitError>) -> Result<T, BlockingError> {
     match result {
         Ok(Some(output)) => Ok(output),

@@ -44,8 +44,8 @@ use crate::io::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 /// # }
 /// ```
 pub struct File {
-    fd: Arc<OwnedFd>,
-    handle: Handle,
+    pub(super) fd: Arc<OwnedFd>,
+    pub(super) handle: Handle,
     /// Where the sequential view (`AsyncRead`, `AsyncWrite`, [`seek`](File::seek)) reads and
     /// writes next; positional calls neither use nor move it.
     pub(super) pos: u64,
@@ -323,15 +323,6 @@ impl File {
         StartedSync {
             receiver: self.handle.driver().start_sync(Arc::clone(&self.fd), false),
         }
-    }
-
-    /// The file's metadata (`statx(2)` on the descriptor; answered from the inode cache).
-    ///
-    /// # Errors
-    ///
-    /// The OS error.
-    pub fn metadata(&self) -> io::Result<std::fs::Metadata> {
-        std::fs::File::from(self.fd.as_fd().try_clone_to_owned()?).metadata()
     }
 
     /// Closes the file through the ring, reporting the close's error. When operations still

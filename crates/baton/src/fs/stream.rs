@@ -40,7 +40,7 @@ impl File {
                 return Ok(at);
             }
             SeekFrom::Current(delta) => (self.pos, delta),
-            SeekFrom::End(delta) => (self.metadata()?.len(), delta),
+            SeekFrom::End(delta) => (self.len_now()?, delta),
         };
         let pos = base.checked_add_signed(delta).ok_or_else(|| {
             io::Error::new(

@@ -47,3 +47,4 @@ pub use udp::UdpSocket;
 pub use unix::{UnixListener, UnixStream};
 
 pub(crate) use lookup::Resolver;
+pub(crate) use socket::Socket;

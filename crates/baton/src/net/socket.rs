@@ -82,7 +82,7 @@ impl Socket {
     }
 
     /// Accepts one connection, cancel-safely: a connection the kernel accepted for an earlier
-    /// `accept` whose future was dropped comes first (stash rule 4).
+    /// `accept` whose future was dropped comes first (stash rule S4).
     pub(crate) async fn accept(&self) -> io::Result<Accepted> {
         if !self.stash.is_idle()
             && let Some(accepted) = poll_fn(|cx| self.stash.poll_take_connection(cx)).await

@@ -1,4 +1,4 @@
-//! Pool rule 6 under random workloads: the counters always add up.
+//! Pool rule P6 under random workloads: the counters always add up.
 
 use super::{fixture, later};
 use crate::executor::{IoExecutor, RejectReason, ShutdownReport};

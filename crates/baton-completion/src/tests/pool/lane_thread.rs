@@ -1,4 +1,4 @@
-//! A lane thread that unwinds mid-job (pool rule 4) is accounted and replaced.
+//! A lane thread that unwinds mid-job (pool rule P4) is accounted and replaced.
 
 use super::submit_values;
 use crate::dispatch::Dispatch;

@@ -1,4 +1,4 @@
-//! Shutting down (pool rule 5): queued work is cancelled, running work waited for, idle
+//! Shutting down (pool rule P5): queued work is cancelled, running work waited for, idle
 //! elastic threads leave, and dropping the pool closes it.
 
 use super::{Fixture, fixture, later};

@@ -1,4 +1,4 @@
-//! Refused thread spawns (pool rule 4): the submission that needed the thread is rejected,
+//! Refused thread spawns (pool rule P4): the submission that needed the thread is rejected,
 //! and a job accepted relying on that thread gets a replacement or is cancelled, never
 //! orphaned.
 

@@ -1,4 +1,4 @@
-//! Submitting (pool rules 1–3 and 6): rejections hand the submission back unarmed and are
+//! Submitting (pool rules P1–P3 and P6): rejections hand the submission back unarmed and are
 //! counted, the queue limit holds, the lanes do not starve each other, async jobs run, and a
 //! closed inbox or a panicking sink is accounted.
 

@@ -1,4 +1,4 @@
-//! The cancel state machine through the table (rule 12) and quarantine bounds (rule 13).
+//! The cancel state machine through the table (E12) and quarantine bounds (E13).
 
 use super::{CountingWaker, fixture, poll};
 use crate::dispatch::{BlockingDispatch, Dispatch};

@@ -1,4 +1,4 @@
-//! Unit tests of the wait table (crate rules 10–13): routing a completion to its wait and
+//! Unit tests of the wait table (crate rules E10–E13): routing a completion to its wait and
 //! polling it (`routing`), and cancelling, discarding and bounding it (`cancel`), over the
 //! fixture here.
 

@@ -1,4 +1,4 @@
-//! Routing by the full identity (rules 10–11), polling, decoding, internal waits and tracing.
+//! Routing by the full identity (E10–E11), polling, decoding, internal waits and tracing.
 
 use super::{CountingWaker, fixture, poll};
 use crate::completion::{CompletionIdentity, ExternalCompletion};
@@ -188,7 +188,7 @@ fn forged_payload_type_and_wrong_poll_type_are_errors() {
 }
 
 /// The value a wait settled with is user data: polling it as the wrong type destroys it, and
-/// its panicking destructor must not escape `poll_wait` (crate rule 7).
+/// its panicking destructor must not escape `poll_wait` (crate rule E7).
 #[test]
 fn value_polled_as_the_wrong_type_is_destroyed_contained() {
     let mut f = fixture();

@@ -39,7 +39,7 @@ struct TestWorkerState {
     turns: AtomicUsize,
     /// `Send` tasks spawned and not finished.
     live: AtomicUsize,
-    /// The loan's rest waker, once installed (rule 7).
+    /// The loan's rest waker, once installed (L7).
     rest_waker: Mutex<Option<Arc<dyn Unpark>>>,
     /// Fault injection: `pending` reports work whatever the tasks say.
     pretend_pending: AtomicBool,
@@ -48,9 +48,9 @@ struct TestWorkerState {
     /// Fault injection: the next `enter` / `leave` panics (once each).
     panic_on_enter: AtomicBool,
     panic_on_leave: AtomicBool,
-    /// Runs once when the worker is dropped (a worker-owned callback, rule 8).
+    /// Runs once when the worker is dropped (a worker-owned callback, rule L8).
     on_drop: Mutex<Option<DropHook>>,
-    /// Runs when the worker is closed on loan (rule 8).
+    /// Runs when the worker is closed on loan (L8).
     on_close_on_loan: Mutex<Option<DropHook>>,
     closes_on_loan: AtomicUsize,
     roots_started: AtomicUsize,

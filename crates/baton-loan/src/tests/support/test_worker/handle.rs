@@ -86,7 +86,7 @@ impl TestHandle {
 
     /// Queues a task without triggering the rest waker (only the park token): an event the
     /// worker cannot announce, which a resting worker notices only when its rest ends on its
-    /// own (rule 7's grace period).
+    /// own (rule L7's grace period).
     #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn spawn_unannounced<T: Send + 'static>(
         &self,

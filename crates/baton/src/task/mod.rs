@@ -1,5 +1,6 @@
 //! Tasks: [`spawn`], [`spawn_local`], [`JoinHandle`], [`yield_now`] — from
-//! `baton-task`, whose scheduler the runtime's worker embeds.
+//! `baton-task`, whose scheduler the runtime's worker embeds — and [`JoinSet`], a set of tasks
+//! joined in completion order.
 //!
 //! `spawn` and `spawn_local` act on the runtime running on the calling thread (inside
 //! `Runtime::block_on` or a task); outside one they panic with a message saying to call them
@@ -28,6 +29,10 @@
 //! ```
 
 use std::future::Future;
+
+mod join_set;
+
+pub use join_set::JoinSet;
 
 pub use baton_task::{
     CancelReason, ContextError, JoinError, JoinHandle, PanicPayload, SpawnError, TaskCounts,

@@ -1,0 +1,157 @@
+//! The attribute's arguments: `ring_entries = N`, `blocking_threads = N`, `workers = N`.
+//!
+//! What is checked here, at compile time: that each name is known and given at most once,
+//! that its value is an integer literal of the setter's type, that it is not zero (no setting
+//! accepts zero), and that `workers` is 1. Upper limits (the ring's maximum size, what the
+//! kernel and the machine allow) belong to `baton::Builder::build`, which reports them at run
+//! time: the macro does not copy limits that the runtime owns.
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser;
+use syn::{Expr, ExprLit, Lit, LitInt};
+
+/// The argument names, in the order error messages list them.
+const KNOWN: &str = "`ring_entries`, `blocking_threads` and `workers`";
+
+/// The parsed arguments, each the checked literal the user wrote (passed on as it is, so the
+/// generated setter call points at the user's argument); `None` means "the builder's default".
+#[derive(Default)]
+pub(crate) struct Args {
+    pub(crate) ring_entries: Option<LitInt>,
+    pub(crate) blocking_threads: Option<LitInt>,
+    /// The `workers = 1` literal: the only value accepted today (any other is refused with a
+    /// message saying why); kept only to refuse a second `workers`.
+    workers: Option<LitInt>,
+}
+
+impl Args {
+    /// Parses the attribute's tokens; `attribute` is its name for messages (`#[baton::main]`).
+    pub(crate) fn parse(tokens: TokenStream, attribute: &str) -> syn::Result<Args> {
+        let mut args = Args::default();
+        let parser = syn::meta::parser(|meta| args.parse_one(&meta, attribute));
+        parser.parse2(tokens)?;
+        Ok(args)
+    }
+
+    fn parse_one(&mut self, meta: &ParseNestedMeta<'_>, attribute: &str) -> syn::Result<()> {
+        let Some(name) = meta.path.get_ident().map(|ident| ident.to_string()) else {
+            return Err(meta.error(format!(
+                "unknown argument of {attribute}; the known arguments are {KNOWN}"
+            )));
+        };
+        match name.as_str() {
+            "ring_entries" => {
+                let literal = integer(meta, &name)?;
+                let value = fits::<u32>(&literal, &name, "u32")?;
+                nonzero(
+                    &literal,
+                    &name,
+                    value == 0,
+                    "the ring needs room for one request",
+                )?;
+                let span = literal.span();
+                set(&mut self.ring_entries, literal, span, &name)
+            }
+            "blocking_threads" => {
+                let literal = integer(meta, &name)?;
+                let value = fits::<usize>(&literal, &name, "usize")?;
+                nonzero(
+                    &literal,
+                    &name,
+                    value == 0,
+                    "blocking jobs need a thread to run on",
+                )?;
+                let span = literal.span();
+                set(&mut self.blocking_threads, literal, span, &name)
+            }
+            "workers" => {
+                let literal = integer(meta, &name)?;
+                let value = fits::<usize>(&literal, &name, "usize")?;
+                if value != 1 {
+                    return Err(syn::Error::new(
+                        literal.span(),
+                        format!(
+                            "multi-worker runtimes are not available yet: a Baton runtime has \
+                             exactly one worker today, so `workers` accepts only 1 (found \
+                             {value}); remove the argument or write `workers = 1`"
+                        ),
+                    ));
+                }
+                let span = literal.span();
+                set(&mut self.workers, literal, span, &name)
+            }
+            _ => Err(meta.error(format!(
+                "unknown argument `{name}` of {attribute}; the known arguments are {KNOWN}"
+            ))),
+        }
+    }
+}
+
+/// The `= <integer literal>` after `name`, unsuffixed.
+fn integer(meta: &ParseNestedMeta<'_>, name: &str) -> syn::Result<LitInt> {
+    if !meta.input.peek(syn::Token![=]) {
+        return Err(meta.error(format!(
+            "`{name}` needs a value, e.g. `{name} = {}`",
+            example(name)
+        )));
+    }
+    let expr: Expr = meta.value()?.parse()?;
+    match expr {
+        // Without its suffix (`256u64`): the setter's parameter type decides.
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(literal),
+            ..
+        }) => Ok(LitInt::new(literal.base10_digits(), literal.span())),
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!(
+                "`{name}` takes a positive integer literal, e.g. `{name} = {}`",
+                example(name)
+            ),
+        )),
+    }
+}
+
+/// The literal's value as a `T`, or an error saying the type it must fit.
+fn fits<T>(literal: &LitInt, name: &str, type_name: &str) -> syn::Result<T>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    literal.base10_parse::<T>().map_err(|_| {
+        syn::Error::new(
+            literal.span(),
+            format!("`{name}` must fit in a {type_name}; `{literal}` does not"),
+        )
+    })
+}
+
+fn nonzero(literal: &LitInt, name: &str, is_zero: bool, why: &str) -> syn::Result<()> {
+    if is_zero {
+        return Err(syn::Error::new(
+            literal.span(),
+            format!("`{name}` must be at least 1: {why}"),
+        ));
+    }
+    Ok(())
+}
+
+fn set<T>(slot: &mut Option<T>, value: T, span: Span, name: &str) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(syn::Error::new(
+            span,
+            format!("`{name}` is given twice; keep one"),
+        ));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+fn example(name: &str) -> &'static str {
+    match name {
+        "ring_entries" => "256",
+        "blocking_threads" => "4",
+        _ => "1",
+    }
+}

@@ -1,0 +1,2 @@
+#[baton_macros::main]
+fn main() {}

@@ -1,0 +1,2 @@
+#[baton_macros::main(blocking_threads = -1)]
+async fn main() {}

@@ -1,0 +1,4 @@
+#[baton_macros::main]
+struct NotAFunction;
+
+fn main() {}

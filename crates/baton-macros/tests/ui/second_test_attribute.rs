@@ -1,0 +1,5 @@
+#[baton_macros::test]
+#[test]
+async fn twice() {}
+
+fn main() {}

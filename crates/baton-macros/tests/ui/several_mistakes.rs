@@ -1,0 +1,2 @@
+#[baton_macros::main(threads = 4)]
+fn main() {}

@@ -1,0 +1,2 @@
+#[baton_macros::main(ring_entries = "x")]
+async fn main() {}

@@ -1,0 +1,2 @@
+#[baton_macros::main(workers = 2)]
+async fn main() {}

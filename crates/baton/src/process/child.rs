@@ -1,0 +1,290 @@
+//! [`Child`]: a spawned process, its exit awaited through a pidfd on the ring, and its piped
+//! standard streams.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::process::{ExitStatus, Output};
+use std::sync::Arc;
+
+use baton_uring::ops;
+
+use crate::error::convert;
+use crate::handle::Handle;
+use crate::io::{AsyncRead, AsyncReadExt, AsyncWrite, BufResult, IoBuf, IoBufMut};
+use crate::io::{IoVecBuf, IoVecBufMut};
+use crate::net::Socket;
+
+/// A spawned child process.
+///
+/// Dropping a `Child` before it exited leaves it running (or kills it, with
+/// [`kill_on_drop`](super::Command::kill_on_drop)); either way the runtime reaps it once it
+/// exits, so it does not linger as a zombie.
+#[derive(Debug)]
+pub struct Child {
+    /// `None` once reaped.
+    process: Option<std::process::Child>,
+    /// Readable once the process exited. Invariant: refers to `process`, which is not reaped
+    /// while the pidfd is in use, so the pid cannot be reused under it.
+    pidfd: Arc<OwnedFd>,
+    status: Option<ExitStatus>,
+    kill_on_drop: bool,
+    handle: Handle,
+    /// The child's standard input, when piped.
+    pub stdin: Option<ChildStdin>,
+    /// The child's standard output, when piped.
+    pub stdout: Option<ChildStdout>,
+    /// The child's standard error, when piped.
+    pub stderr: Option<ChildStderr>,
+}
+
+impl Child {
+    pub(super) fn new(
+        process: std::process::Child,
+        [stdin, stdout, stderr]: [Option<OwnedFd>; 3],
+        kill_on_drop: bool,
+        handle: Handle,
+    ) -> io::Result<Child> {
+        let pidfd = Arc::new(pidfd_open(process.id())?);
+        let stream = |fd: Option<OwnedFd>| fd.map(Socket::adopt).transpose();
+        Ok(Child {
+            process: Some(process),
+            pidfd,
+            status: None,
+            kill_on_drop,
+            handle,
+            stdin: stream(stdin)?.map(|socket| ChildStdin { socket }),
+            stdout: stream(stdout)?.map(|socket| ChildStdout { socket }),
+            stderr: stream(stderr)?.map(|socket| ChildStderr { socket }),
+        })
+    }
+
+    /// The child's process id.
+    pub fn id(&self) -> u32 {
+        self.process.as_ref().map_or(0, std::process::Child::id)
+    }
+
+    /// Waits for the child to exit (the ring polls its pidfd) and returns its status; later
+    /// calls return the same status. Standard input is *not* closed first: drop
+    /// [`stdin`](Child::stdin) for a child that reads to the end.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of `waitpid(2)`, or [`Error::Closed`](crate::Error::Closed) when the
+    /// runtime shut down first.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: the child is unaffected, and a later `wait` still gets its status.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        loop {
+            if let Some(status) = self.try_wait()? {
+                return Ok(status);
+            }
+            let op = ops::poll_readable(Arc::clone(&self.pidfd));
+            convert(op.bind_borrowed(self.handle.driver()).await)?;
+        }
+    }
+
+    /// The child's status if it exited, without waiting.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of `waitpid(2)`.
+    pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        if let Some(status) = self.status {
+            return Ok(Some(status));
+        }
+        let Some(process) = self.process.as_mut() else {
+            return Ok(None);
+        };
+        let status = process.try_wait()?;
+        self.status = status;
+        Ok(status)
+    }
+
+    /// Sends `SIGKILL` to the child (unless it already exited) without waiting for it.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of `kill(2)`.
+    pub fn start_kill(&mut self) -> io::Result<()> {
+        if self.try_wait()?.is_some() {
+            return Ok(());
+        }
+        match self.process.as_mut() {
+            Some(process) => process.kill(),
+            None => Ok(()),
+        }
+    }
+
+    /// Kills the child and waits for it to exit.
+    ///
+    /// # Errors
+    ///
+    /// As [`start_kill`](Child::start_kill) and [`wait`](Child::wait).
+    pub async fn kill(&mut self) -> io::Result<()> {
+        self.start_kill()?;
+        self.wait().await.map(drop)
+    }
+
+    /// Closes standard input, reads standard output and error to their ends (at the same
+    /// time, so a child filling one while the other is unread cannot deadlock), and waits.
+    ///
+    /// # Errors
+    ///
+    /// The first error of the reads or the wait.
+    pub async fn wait_with_output(mut self) -> io::Result<Output> {
+        drop(self.stdin.take());
+        let stdout = self.stdout.take();
+        let stderr = self.stderr.take();
+        let err_reader = stderr.map(|mut stderr| {
+            self.handle
+                .spawn(async move { stderr.read_to_end(Vec::new()).await })
+        });
+        let out = match stdout {
+            Some(mut stdout) => {
+                let (res, out) = stdout.read_to_end(Vec::new()).await;
+                res?;
+                out
+            }
+            None => Vec::new(),
+        };
+        let err = match err_reader {
+            Some(reader) => {
+                let (res, err) = reader.await.map_err(io::Error::other)?;
+                res?;
+                err
+            }
+            None => Vec::new(),
+        };
+        let status = self.wait().await?;
+        Ok(Output {
+            status,
+            stdout: out,
+            stderr: err,
+        })
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if self.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        if self.kill_on_drop {
+            let _ = self.start_kill();
+        }
+        // Reaped by a task once it exits, so no zombie stays behind.
+        let Some(mut process) = self.process.take() else {
+            return;
+        };
+        let pidfd = Arc::clone(&self.pidfd);
+        let handle = self.handle.clone();
+        let reaper = self.handle.try_spawn(async move {
+            loop {
+                if !matches!(process.try_wait(), Ok(None)) {
+                    return;
+                }
+                let op = ops::poll_readable(Arc::clone(&pidfd));
+                if op.bind_borrowed(handle.driver()).await.is_err() {
+                    return;
+                }
+            }
+        });
+        // A runtime shutting down refuses the task: the child is left to the OS then.
+        drop(reaper);
+    }
+}
+
+/// `pidfd_open(2)`: a descriptor that becomes readable when process `pid` exits.
+fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
+    let pid = libc::pid_t::try_from(pid).map_err(io::Error::other)?;
+    // SAFETY: pidfd_open has no memory-safety preconditions; the result is checked below.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        let err = io::Error::last_os_error();
+        return Err(io::Error::new(
+            err.kind(),
+            format!("pidfd_open failed ({err}); waiting for a child needs Linux 5.3 or later"),
+        ));
+    }
+    let fd = i32::try_from(fd).map_err(io::Error::other)?;
+    // SAFETY: `fd` was just returned by pidfd_open and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+macro_rules! child_stream {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name {
+            socket: Socket,
+        }
+
+        impl AsFd for $name {
+            fn as_fd(&self) -> BorrowedFd<'_> {
+                self.socket.as_fd()
+            }
+        }
+    };
+}
+
+child_stream!(
+    /// The child's standard input: write to it, drop it (or `shutdown`) to close it.
+    ChildStdin
+);
+child_stream!(
+    /// The child's standard output. Reads are cancel-safe.
+    ChildStdout
+);
+child_stream!(
+    /// The child's standard error. Reads are cancel-safe.
+    ChildStderr
+);
+
+macro_rules! child_read {
+    ($name:ident) => {
+        impl AsyncRead for $name {
+            fn read<B: IoBufMut>(
+                &mut self,
+                buf: B,
+            ) -> impl std::future::Future<Output = BufResult<usize, B>> + Send {
+                self.socket.read(buf)
+            }
+
+            fn read_vectored<V: IoVecBufMut>(
+                &mut self,
+                bufs: V,
+            ) -> impl std::future::Future<Output = BufResult<usize, V>> + Send {
+                self.socket.read_vectored(bufs)
+            }
+        }
+    };
+}
+
+child_read!(ChildStdout);
+child_read!(ChildStderr);
+
+impl AsyncWrite for ChildStdin {
+    fn write<B: IoBuf>(
+        &mut self,
+        buf: B,
+    ) -> impl std::future::Future<Output = BufResult<usize, B>> + Send {
+        self.socket.write(buf)
+    }
+
+    fn write_vectored<V: IoVecBuf>(
+        &mut self,
+        bufs: V,
+    ) -> impl std::future::Future<Output = BufResult<usize, V>> + Send {
+        self.socket.write_vectored(bufs)
+    }
+
+    fn flush(&mut self) -> impl std::future::Future<Output = io::Result<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+
+    fn shutdown(&mut self) -> impl std::future::Future<Output = io::Result<()>> + Send {
+        self.socket.shutdown(std::net::Shutdown::Write)
+    }
+}

@@ -1,0 +1,36 @@
+//! The facade's tests that need its internals — the `cfg(test)` knob that makes the file
+//! system calls take their blocking-pool fallback on a kernel that has every opcode. Tests
+//! that need only the public API live in the workspace's `tests/` crate.
+
+mod fs_fallback;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A fresh directory under the temp dir, removed with everything in it when dropped.
+pub(crate) struct Scratch {
+    pub(crate) path: PathBuf,
+}
+
+impl Scratch {
+    pub(crate) fn new(tag: &str) -> Scratch {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "baton-unit-{tag}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&path).expect("create the scratch directory");
+        Scratch { path }
+    }
+
+    pub(crate) fn join(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}

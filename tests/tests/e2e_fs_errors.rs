@@ -1,0 +1,279 @@
+//! End to end: bad input to `baton::fs` gets the `ErrorKind` that `std::fs` gives for the same
+//! input — a missing path, a path through a file, a directory that is not empty, a rename
+//! across file systems, a name already taken, a path with a NUL byte (refused before anything
+//! is submitted) — and nothing panics or hangs.
+
+use std::io::{self, ErrorKind};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use baton::fs;
+use baton_tests::Scratch;
+
+/// Asserts that both calls failed with `expected`.
+#[track_caller]
+fn same_kind<A, B>(what: &str, ours: io::Result<A>, std: io::Result<B>, expected: ErrorKind) {
+    let ours = ours.map_err(|e| e.kind()).err();
+    let std = std.map_err(|e| e.kind()).err();
+    assert_eq!(ours, Some(expected), "{what}: baton");
+    assert_eq!(std, Some(expected), "{what}: std");
+}
+
+#[test]
+fn a_missing_path_is_not_found_for_every_call() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let scratch = Scratch::new("errors-missing")?;
+    let missing = scratch.join("missing");
+    let other = scratch.join("other");
+    let nf = ErrorKind::NotFound;
+    rt.block_on(async {
+        let m = &missing;
+        same_kind("metadata", fs::metadata(m).await, std::fs::metadata(m), nf);
+        let ours = fs::symlink_metadata(m).await;
+        same_kind("symlink_metadata", ours, std::fs::symlink_metadata(m), nf);
+        same_kind(
+            "remove_file",
+            fs::remove_file(m).await,
+            std::fs::remove_file(m),
+            nf,
+        );
+        same_kind(
+            "remove_dir",
+            fs::remove_dir(m).await,
+            std::fs::remove_dir(m),
+            nf,
+        );
+        let ours = fs::remove_dir_all(m).await;
+        same_kind("remove_dir_all", ours, std::fs::remove_dir_all(m), nf);
+        let ours = fs::rename(m, &other).await;
+        same_kind("rename", ours, std::fs::rename(m, &other), nf);
+        let ours = fs::hard_link(m, &other).await;
+        same_kind("hard_link", ours, std::fs::hard_link(m, &other), nf);
+        let ours = fs::copy(m, &other).await;
+        same_kind("copy", ours, std::fs::copy(m, &other), nf);
+        let ours = fs::read_dir(m).await.map(drop);
+        same_kind("read_dir", ours, std::fs::read_dir(m).map(drop), nf);
+        let ours = fs::canonicalize(m).await;
+        same_kind("canonicalize", ours, std::fs::canonicalize(m), nf);
+        let ours = fs::read_to_string(m).await;
+        same_kind("read_to_string", ours, std::fs::read_to_string(m), nf);
+        let ours = fs::File::open(m).await.map(drop);
+        same_kind("File::open", ours, std::fs::File::open(m).map(drop), nf);
+        let deep = m.join("child");
+        let ours = fs::create_dir(&deep).await;
+        same_kind("create_dir", ours, std::fs::create_dir(&deep), nf);
+        let ours = fs::symlink(m, &deep).await;
+        same_kind("symlink", ours, std::os::unix::fs::symlink(m, &deep), nf);
+        assert!(!fs::try_exists(m).await?, "try_exists: false, not an error");
+        Ok(())
+    })
+}
+
+#[test]
+fn a_path_through_a_file_is_not_a_directory() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let scratch = Scratch::new("errors-not-dir")?;
+    let file = scratch.join("file");
+    std::fs::write(&file, b"x")?;
+    let through = file.join("child");
+    let nd = ErrorKind::NotADirectory;
+    rt.block_on(async {
+        let t = &through;
+        same_kind("metadata", fs::metadata(t).await, std::fs::metadata(t), nd);
+        same_kind(
+            "create_dir",
+            fs::create_dir(t).await,
+            std::fs::create_dir(t),
+            nd,
+        );
+        let ours = fs::create_dir_all(t).await;
+        same_kind("create_dir_all", ours, std::fs::create_dir_all(t), nd);
+        same_kind(
+            "remove_file",
+            fs::remove_file(t).await,
+            std::fs::remove_file(t),
+            nd,
+        );
+        let ours = fs::remove_dir(&file).await;
+        same_kind("remove_dir of a file", ours, std::fs::remove_dir(&file), nd);
+        let ours = fs::read_dir(&file).await.map(drop);
+        same_kind(
+            "read_dir of a file",
+            ours,
+            std::fs::read_dir(&file).map(drop),
+            nd,
+        );
+        let ours = fs::try_exists(t).await;
+        same_kind("try_exists", ours, std::fs::exists(t), nd);
+        let dir = scratch.join("dir");
+        std::fs::create_dir(&dir)?;
+        let ours = fs::rename(&dir, &file).await;
+        let std = std::fs::rename(&dir, &file);
+        same_kind("rename a directory onto a file", ours, std, nd);
+        Ok(())
+    })
+}
+
+#[test]
+fn a_directory_that_is_not_empty_is_directory_not_empty() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let scratch = Scratch::new("errors-not-empty")?;
+    let (full, other) = (scratch.join("full"), scratch.join("other"));
+    for dir in [&full, &other] {
+        std::fs::create_dir(dir)?;
+        std::fs::write(dir.join("inside"), b"x")?;
+    }
+    let dne = ErrorKind::DirectoryNotEmpty;
+    rt.block_on(async {
+        let ours = fs::remove_dir(&full).await;
+        same_kind("remove_dir", ours, std::fs::remove_dir(&full), dne);
+        let ours = fs::rename(&full, &other).await;
+        same_kind("rename onto", ours, std::fs::rename(&full, &other), dne);
+        assert!(full.join("inside").exists() && other.join("inside").exists());
+        Ok(())
+    })
+}
+
+/// A directory on another file system than `scratch`, or `None` (after a loud `SKIPPED`
+/// line) when this machine has none to offer.
+fn other_device(scratch: &Scratch) -> io::Result<Option<PathBuf>> {
+    let here = std::fs::metadata(scratch.path())?.dev();
+    for candidate in ["/dev/shm", "/run", "/var/tmp", "/tmp"] {
+        let candidate = Path::new(candidate);
+        let writable = std::fs::metadata(candidate).is_ok_and(|m| m.is_dir() && m.dev() != here)
+            && tempfile_in(candidate).is_ok();
+        if writable {
+            return Ok(Some(candidate.to_path_buf()));
+        }
+    }
+    eprintln!(
+        "SKIPPED: no writable directory on another file system than {} (tried /dev/shm, /run, /var/tmp, /tmp)",
+        scratch.path().display()
+    );
+    Ok(None)
+}
+
+fn tempfile_in(dir: &Path) -> io::Result<()> {
+    let probe = dir.join(format!("baton-e2e-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(&probe)
+}
+
+#[test]
+fn a_rename_or_hard_link_across_file_systems_crosses_devices() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let scratch = Scratch::new("errors-xdev")?;
+    let Some(elsewhere) = other_device(&scratch)? else {
+        return Ok(());
+    };
+    let file = scratch.join("file");
+    std::fs::write(&file, b"stays")?;
+    let there = elsewhere.join(format!("baton-e2e-xdev-{}", std::process::id()));
+    let xd = ErrorKind::CrossesDevices;
+    rt.block_on(async {
+        let ours = fs::rename(&file, &there).await;
+        same_kind("rename", ours, std::fs::rename(&file, &there), xd);
+        let ours = fs::hard_link(&file, &there).await;
+        same_kind("hard_link", ours, std::fs::hard_link(&file, &there), xd);
+        assert_eq!(std::fs::read(&file)?, b"stays");
+        assert!(!there.exists());
+        Ok(())
+    })
+}
+
+#[test]
+fn a_name_already_taken_is_already_exists() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let scratch = Scratch::new("errors-exists")?;
+    let (file, dir) = (scratch.join("file"), scratch.join("dir"));
+    std::fs::write(&file, b"x")?;
+    std::fs::create_dir(&dir)?;
+    let ae = ErrorKind::AlreadyExists;
+    rt.block_on(async {
+        same_kind(
+            "create_dir",
+            fs::create_dir(&dir).await,
+            std::fs::create_dir(&dir),
+            ae,
+        );
+        let ours = fs::create_dir(&file).await;
+        same_kind("create_dir on a file", ours, std::fs::create_dir(&file), ae);
+        let ours = fs::create_dir_all(&file).await;
+        same_kind(
+            "create_dir_all on a file",
+            ours,
+            std::fs::create_dir_all(&file),
+            ae,
+        );
+        let ours = fs::hard_link(&file, &dir).await;
+        same_kind("hard_link", ours, std::fs::hard_link(&file, &dir), ae);
+        let ours = fs::symlink(&file, &dir).await;
+        same_kind("symlink", ours, std::os::unix::fs::symlink(&file, &dir), ae);
+        let ours = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&file)
+            .await
+            .map(drop);
+        let std = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&file)
+            .map(drop);
+        same_kind("create_new", ours, std, ae);
+        Ok(())
+    })
+}
+
+#[test]
+fn a_path_with_a_nul_byte_is_invalid_input_before_anything_is_submitted() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let scratch = Scratch::new("errors-nul")?;
+    let bad = scratch.join("bad\0name");
+    let good = scratch.join("good");
+    std::fs::write(&good, b"x")?;
+    let before = (rt.metrics().ops_completed, rt.metrics().blocking.accepted);
+    rt.block_on(async {
+        let results: Vec<(&str, io::Result<()>)> = vec![
+            ("create_dir", fs::create_dir(&bad).await),
+            ("create_dir_all", fs::create_dir_all(&bad).await),
+            ("remove_dir", fs::remove_dir(&bad).await),
+            ("remove_dir_all", fs::remove_dir_all(&bad).await),
+            ("remove_file", fs::remove_file(&bad).await),
+            ("rename from", fs::rename(&bad, &good).await),
+            ("rename to", fs::rename(&good, &bad).await),
+            ("hard_link", fs::hard_link(&good, &bad).await),
+            ("symlink", fs::symlink(&good, &bad).await),
+            ("copy", fs::copy(&good, &bad).await.map(drop)),
+            ("metadata", fs::metadata(&bad).await.map(drop)),
+            (
+                "symlink_metadata",
+                fs::symlink_metadata(&bad).await.map(drop),
+            ),
+            ("try_exists", fs::try_exists(&bad).await.map(drop)),
+            ("read_dir", fs::read_dir(&bad).await.map(drop)),
+            ("canonicalize", fs::canonicalize(&bad).await.map(drop)),
+            ("read_to_string", fs::read_to_string(&bad).await.map(drop)),
+            ("File::open", fs::File::open(&bad).await.map(drop)),
+        ];
+        for (what, result) in results {
+            let err = result.expect_err(what);
+            assert_eq!(err.kind(), ErrorKind::InvalidInput, "{what}: {err}");
+            assert!(
+                err.to_string().contains("NUL byte"),
+                "{what} says why: {err}"
+            );
+        }
+        let std_kind = std::fs::metadata(&bad).map_err(|e| e.kind());
+        assert_eq!(
+            std_kind.map(drop),
+            Err(ErrorKind::InvalidInput),
+            "std agrees"
+        );
+        Ok::<_, io::Error>(())
+    })?;
+    let after = (rt.metrics().ops_completed, rt.metrics().blocking.accepted);
+    assert_eq!(after, before, "no request and no pool job");
+    assert_eq!(std::fs::read(&good)?, b"x");
+    Ok(())
+}
