@@ -127,8 +127,8 @@ where
 
     /// Bytes read from the stream but not yet handed out, or (at the end of the stream) an
     /// empty slice. Starts a read when nothing is buffered; a read already in flight is
-    /// resumed, so stopping between polls loses nothing (rule 1 of the crate docs). The end
-    /// of the stream is reported only once the write in flight, if any, has finished (rule 5).
+    /// resumed, so stopping between polls loses nothing (M1). The end
+    /// of the stream is reported only once the write in flight, if any, has finished (M5).
     pub fn poll_fill_buf(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
         loop {
             if self.read_pos < self.read_buf.len() {
@@ -217,7 +217,7 @@ where
     }
 
     /// Accepts up to 16 KiB of `src` into the write buffer and starts
-    /// writing them all (rule 2 of the crate docs); waits first for the previous write.
+    /// writing them all (M2); waits first for the previous write.
     pub fn poll_write_slice(
         &mut self,
         cx: &mut Context<'_>,

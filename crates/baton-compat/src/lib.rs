@@ -15,28 +15,28 @@
 //! - feature `hyper`: [`hyper::Io`], [`hyper::Executor`] and [`hyper::Timer`] implement
 //!   `hyper::rt`'s traits, so hyper's client and server connections run on Baton.
 //!
-//! # What it guarantees
+//! # What it guarantees (the compat rules, M)
 //!
-//! 1. **Reads are cancel-safe at the poll level.** A read in flight stays in the `Compat` when
+//! M1. **Reads are cancel-safe at the poll level.** A read in flight stays in the `Compat` when
 //!    the caller stops polling; its bytes are delivered by the next `poll_read`, never lost.
 //!    Bytes read beyond what the caller's buffer takes are kept for the next call.
-//! 2. **An accepted write is written.** `poll_write` returns `Ok(n)` once `n` bytes were copied
+//! M2. **An accepted write is written.** `poll_write` returns `Ok(n)` once `n` bytes were copied
 //!    into the write buffer and their write was started; the `Compat` finishes writing them
 //!    (short writes are continued). `poll_flush` waits until they are all written. An error
 //!    from such a background write is returned by the next `poll_write`, `poll_flush` or
 //!    `poll_shutdown`. As with any write buffer, dropping the `Compat` before a flush may
 //!    leave the tail of an accepted write unsent (the send already in the kernel completes;
 //!    the rest of a short write is not continued): flush or shut down first, as hyper does.
-//! 3. **A read and a write may be in flight at once** (full duplex, as hyper needs): each
+//! M3. **A read and a write may be in flight at once** (full duplex, as hyper needs): each
 //!    operation holds a shared reference to the stream, which Baton's sockets allow.
 //!
 //!    So `S` must read and write through `&S` (`TcpStream`, `UnixStream`). Types whose
-//!    §9 `AsyncRead`/`AsyncWrite` need `&mut self`, such as the owned halves of
+//!    `baton::io::AsyncRead`/`AsyncWrite` need `&mut self`, such as the owned halves of
 //!    `into_split` (and, later, child stdio), are not wrapped yet: wrap the whole stream and
 //!    split the `Compat` with `tokio::io::split` or `futures::AsyncReadExt::split` instead.
-//! 4. **`poll_shutdown` after the peer closed or reset is `Ok`** (Baton's `shutdown` maps
+//! M4. **`poll_shutdown` after the peer closed or reset is `Ok`** (Baton's `shutdown` maps
 //!    `ENOTCONN` to `Ok`); it flushes first.
-//! 5. **The end of the stream comes after the writes before it.** A read that finds the end of
+//! M5. **The end of the stream comes after the writes before it.** A read that finds the end of
 //!    the stream while a write is in flight waits for that write, then returns `Pending` once
 //!    (waking itself) so the caller's next `poll_flush` sees the write done before its next
 //!    read sees the end. A flush here completes a poll later than on a readiness-based socket;
@@ -57,7 +57,7 @@
 //! futures' `split`/`copy`. `tests/http.rs` runs the example HTTP server in-process and
 //! fetches from it with `curl` (http1 and h2c) and with hyper's client on Baton: JSON, a 1 MiB
 //! file checked byte for byte, 64 concurrent keep-alive connections, clients closing right
-//! after a large response (rule 5), and hyper's header-read timeout firing through
+//! after a large response (M5), and hyper's header-read timeout firing through
 //! [`hyper::Timer`]; every run asserts zero connection errors on the server.
 //! `docs/ecosystem.md`'s examples run as doc tests.
 

@@ -215,8 +215,8 @@ fn header_read_timeout_closes_silent_and_partial_clients() {
 }
 
 /// A client that reads a whole 1 MiB response and closes at once: the server's last write and
-/// the end of the stream complete together, and hyper must still see an idle connection (rule
-/// 5 of `baton_compat`'s docs), so no connection error is counted. Repeated to hit the race.
+/// the end of the stream complete together, and hyper must still see an idle connection (M5 in
+/// `baton_compat`'s docs), so no connection error is counted. Repeated to hit the race.
 #[test]
 fn clients_closing_right_after_a_large_response_are_not_errors() {
     const ROUNDS: u64 = 30;
