@@ -132,7 +132,8 @@ pub(crate) fn ci_plan(cx: &Context) -> Result<Vec<Planned>, String> {
     ]);
     plan.push(cx.step("clippy (all targets, -D warnings)", clippy));
 
-    // The optional features compiled in too (`tracing`, `macros`, `bytes`, and any crate's).
+    // Every feature on, so the optional integrations are linted too (baton's `tracing`,
+    // `macros`, `bytes`; baton-compat's `tokio-io`, `futures-io`, `hyper`).
     let mut clippy_features = cx.cargo();
     clippy_features.args([
         "clippy",

@@ -12,6 +12,7 @@ use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::io;
 use std::pin::Pin;
+use std::sync::{Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -82,7 +83,7 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         deadline,
         handle: context::current(),
-        op: None,
+        op: Mutex::new(None),
     }
 }
 
@@ -104,14 +105,18 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 pub struct Sleep {
     deadline: Instant,
     handle: Option<Handle>,
-    op: Option<Op<io::Result<()>>>,
+    /// The timer, once registered. A driver operation is `Send` but not `Sync`; the `Mutex`
+    /// makes `Sleep` `Sync` (hyper's `rt::Sleep` and boxed `Send + Sync` futures need it) at
+    /// no cost: it is only reached through `&mut self` with [`Mutex::get_mut`], which never
+    /// locks, so a shared `&Sleep` can never touch the operation.
+    op: Mutex<Option<Op<io::Result<()>>>>,
 }
 
 impl fmt::Debug for Sleep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sleep")
             .field("deadline", &self.deadline)
-            .field("registered", &self.op.is_some())
+            .field("deadline_passed", &self.is_elapsed())
             .finish()
     }
 }
@@ -132,7 +137,8 @@ impl Sleep {
     /// Polls the timer: `Ok` when it fired, `Timeout` for a deadline already passed, `Closed`
     /// after shutdown (driver errors, not yet relabelled).
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let op = match &mut self.op {
+        let slot = self.op.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let op = match slot {
             Some(op) => op,
             None => {
                 let Some(handle) = self.handle.clone().or_else(context::current) else {
@@ -143,8 +149,7 @@ impl Sleep {
                         }
                     );
                 };
-                self.op
-                    .insert(ops::sleep_until(self.deadline).bind(handle.driver()))
+                slot.insert(ops::sleep_until(self.deadline).bind(handle.driver()))
             }
         };
         Pin::new(op).poll(cx)
@@ -392,7 +397,16 @@ impl From<Elapsed> for io::Error {
 mod tests {
     use std::time::Duration;
 
-    use super::{TimeoutError, sleep, timeout};
+    use super::{Sleep, Timeout, TimeoutError, sleep, timeout};
+
+    /// hyper's `rt::Sleep` (and any `Pin<Box<dyn Future + Send + Sync>>`) needs a sleep that
+    /// is `Send + Sync`; a timeout is as `Sync` as the future it wraps.
+    #[test]
+    fn sleep_and_timeout_are_send_and_sync() {
+        fn check<T: Send + Sync + Unpin>() {}
+        check::<Sleep>();
+        check::<Timeout<std::future::Ready<()>>>();
+    }
 
     #[test]
     fn sleep_duration_max_stays_pending_instead_of_overflowing() {

@@ -1,0 +1,261 @@
+//! [`Compat`]: a Baton stream with one owned read buffer, one owned write buffer, and the
+//! in-flight owned-buffer operations kept across polls. The trait impls (`tokio_io`,
+//! `futures_io`, `hyper`) are thin shells over the four `poll_*` methods here.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use baton::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufResult};
+
+/// How many bytes one read asks the kernel for, and the most one `poll_write` accepts.
+const BUFFER_CAPACITY: usize = 16 * 1024;
+
+/// An owned-buffer operation, boxed once when it starts and kept until it completes.
+type Operation<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// A Baton stream usable through the ecosystem's poll-based I/O traits.
+///
+/// `S` is any stream that reads and writes through a shared reference (`&S: AsyncRead +
+/// AsyncWrite`), as Baton's sockets ([`baton::net::TcpStream`], [`baton::net::UnixStream`]) do:
+/// that is what lets a read and a write be in flight at once. Make one with
+/// [`CompatExt::compat`] or [`Compat::new`]; see the crate docs for what it guarantees.
+///
+/// Its `poll_*` methods are the whole mechanism and are public, so traits this crate does not
+/// know (another runtime's, your own) can be implemented on it in a few lines; the features
+/// implement tokio's, `futures_io`'s and hyper's with them.
+///
+/// ```
+/// # #[cfg(feature = "tokio-io")]
+/// # fn main() -> std::io::Result<()> {
+/// use baton_compat::CompatExt;
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// baton::Runtime::new()?.block_on(async {
+///     let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
+///     let addr = listener.local_addr()?;
+///     let server = baton::spawn(async move {
+///         let (stream, _) = listener.accept().await?;
+///         let mut stream = stream.compat();
+///         let mut line = [0u8; 5];
+///         stream.read_exact(&mut line).await?;
+///         stream.write_all(&line).await?;
+///         stream.shutdown().await
+///     });
+///     let mut client = baton::net::TcpStream::connect(addr).await?.compat();
+///     client.write_all(b"hello").await?;
+///     let mut echoed = Vec::new();
+///     client.read_to_end(&mut echoed).await?;
+///     assert_eq!(echoed, b"hello");
+///     server.await.map_err(std::io::Error::other)?
+/// })
+/// # }
+/// # #[cfg(not(feature = "tokio-io"))]
+/// # fn main() {}
+/// ```
+pub struct Compat<S> {
+    stream: Arc<S>,
+    /// The bytes of the last completed read, `[read_pos..]` not yet handed out. Empty (and
+    /// unallocated) while `read_op` holds it.
+    read_buf: Vec<u8>,
+    read_pos: usize,
+    /// A read returned 0 bytes; the end of the stream is reported by the next fill.
+    read_eof: bool,
+    read_op: Option<Operation<BufResult<usize, Vec<u8>>>>,
+    /// Empty while `write_op` holds it.
+    write_buf: Vec<u8>,
+    write_op: Option<Operation<BufResult<(), Vec<u8>>>>,
+    /// The error of a write that ended while a read was waiting on it, for the next write call.
+    write_error: Option<io::Error>,
+    shutdown_op: Option<Operation<io::Result<()>>>,
+}
+
+impl<S> fmt::Debug for Compat<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compat")
+            .field("buffered_read", &(self.read_buf.len() - self.read_pos))
+            .field("reading", &self.read_op.is_some())
+            .field("writing", &self.write_op.is_some())
+            .field("shutting_down", &self.shutdown_op.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// `.compat()` on any Baton stream.
+pub trait CompatExt: Sized {
+    /// Wraps `self` in a [`Compat`].
+    fn compat(self) -> Compat<Self>;
+}
+
+impl<S> CompatExt for S
+where
+    S: Send + Sync + 'static,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
+{
+    fn compat(self) -> Compat<Self> {
+        Compat::new(self)
+    }
+}
+
+impl<S> Compat<S>
+where
+    S: Send + Sync + 'static,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
+{
+    /// Wraps `stream`. The buffers are allocated on first use.
+    pub fn new(stream: S) -> Compat<S> {
+        Compat {
+            stream: Arc::new(stream),
+            read_buf: Vec::new(),
+            read_pos: 0,
+            read_eof: false,
+            read_op: None,
+            write_buf: Vec::new(),
+            write_op: None,
+            write_error: None,
+            shutdown_op: None,
+        }
+    }
+
+    /// The stream, for its own methods (`peer_addr`, socket options).
+    pub fn get_ref(&self) -> &S {
+        &self.stream
+    }
+
+    /// Bytes read from the stream but not yet handed out, or (at the end of the stream) an
+    /// empty slice. Starts a read when nothing is buffered; a read already in flight is
+    /// resumed, so stopping between polls loses nothing (M1). The end
+    /// of the stream is reported only once the write in flight, if any, has finished (M5).
+    pub fn poll_fill_buf(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
+        loop {
+            if self.read_pos < self.read_buf.len() {
+                return Poll::Ready(Ok(&self.read_buf[self.read_pos..]));
+            }
+            if self.read_eof {
+                if self.write_op.is_some() {
+                    ready!(self.poll_write_settled(cx));
+                    // The write ended unseen by the caller: its flush sees that first, and
+                    // the end of the stream comes one (self-woken) poll later.
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                self.read_eof = false;
+                return Poll::Ready(Ok(&[]));
+            }
+            let op = self.read_op.get_or_insert_with(|| {
+                let mut buf = std::mem::take(&mut self.read_buf);
+                buf.clear();
+                if buf.capacity() == 0 {
+                    buf.reserve_exact(BUFFER_CAPACITY);
+                }
+                let stream = Arc::clone(&self.stream);
+                Box::pin(async move { (&mut &*stream).read(buf).await })
+            });
+            let (result, buf) = ready!(op.as_mut().poll(cx));
+            self.read_op = None;
+            self.read_buf = buf;
+            self.read_pos = 0;
+            match result {
+                Ok(0) => self.read_eof = true,
+                Ok(_) => {}
+                Err(error) => {
+                    // A failed read fills nothing; the buffer is kept for the next attempt.
+                    self.read_buf.clear();
+                    return Poll::Ready(Err(error));
+                }
+            }
+        }
+    }
+
+    /// Drives the write in flight, if any, to its end, keeping its error for the next
+    /// `poll_write`/`poll_flush`/`poll_shutdown`.
+    fn poll_write_settled(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if let Err(error) = ready!(self.poll_write_done(cx)) {
+            self.write_error = Some(error);
+        }
+        Poll::Ready(())
+    }
+
+    /// Marks `amount` bytes of [`poll_fill_buf`](Self::poll_fill_buf)'s slice as handed out.
+    pub fn consume(&mut self, amount: usize) {
+        self.read_pos = (self.read_pos + amount).min(self.read_buf.len());
+    }
+
+    /// Copies buffered bytes into `dst` (reading first when nothing is buffered); `Ok(0)` at
+    /// the end of the stream or for an empty `dst`.
+    pub fn poll_read_slice(
+        &mut self,
+        cx: &mut Context<'_>,
+        dst: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        if dst.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        let available = ready!(self.poll_fill_buf(cx))?;
+        let count = available.len().min(dst.len());
+        dst[..count].copy_from_slice(&available[..count]);
+        self.consume(count);
+        Poll::Ready(Ok(count))
+    }
+
+    /// Waits for the write in flight, if any, to finish; its error is returned here.
+    fn poll_write_done(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if let Some(error) = self.write_error.take() {
+            return Poll::Ready(Err(error));
+        }
+        let Some(op) = &mut self.write_op else {
+            return Poll::Ready(Ok(()));
+        };
+        let (result, mut buf) = ready!(op.as_mut().poll(cx));
+        self.write_op = None;
+        buf.clear();
+        self.write_buf = buf;
+        Poll::Ready(result)
+    }
+
+    /// Accepts up to 16 KiB of `src` into the write buffer and starts
+    /// writing them all (M2); waits first for the previous write.
+    pub fn poll_write_slice(
+        &mut self,
+        cx: &mut Context<'_>,
+        src: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        if src.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        ready!(self.poll_write_done(cx))?;
+        let count = src.len().min(BUFFER_CAPACITY);
+        let mut buf = std::mem::take(&mut self.write_buf);
+        buf.extend_from_slice(&src[..count]);
+        let stream = Arc::clone(&self.stream);
+        self.write_op = Some(Box::pin(
+            async move { (&mut &*stream).write_all(buf).await },
+        ));
+        // Polled once now so the write is submitted before the caller's next poll; when it
+        // fails at once, the bytes were not taken and the error is returned instead.
+        match self.poll_write_done(cx) {
+            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
+            Poll::Ready(Ok(())) | Poll::Pending => Poll::Ready(Ok(count)),
+        }
+    }
+
+    /// Waits until every accepted byte is written.
+    pub fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_write_done(cx)
+    }
+
+    /// Flushes, then shuts the stream's write side (`Ok` when the peer already closed).
+    pub fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_flush(cx))?;
+        let op = self.shutdown_op.get_or_insert_with(|| {
+            let stream = Arc::clone(&self.stream);
+            Box::pin(async move { (&mut &*stream).shutdown().await })
+        });
+        let result = ready!(op.as_mut().poll(cx));
+        self.shutdown_op = None;
+        Poll::Ready(result)
+    }
+}

@@ -1,0 +1,141 @@
+//! hyper 1.x on Baton (feature `hyper`): [`Io`] (`hyper::rt::{Read, Write}` over a
+//! [`Compat`]), [`Executor`] (hyper's background tasks, e.g. http2 streams, as Baton tasks)
+//! and [`Timer`] (hyper's timeouts as Baton sleeps).
+//!
+//! ```no_run
+//! # async fn serve(stream: baton::net::TcpStream) -> Result<(), hyper::Error> {
+//! use baton_compat::hyper::{Io, Timer};
+//!
+//! let service = hyper::service::service_fn(|_request| async {
+//!     Ok::<_, std::convert::Infallible>(hyper::Response::new(String::from("hello")))
+//! });
+//! hyper::server::conn::http1::Builder::new()
+//!     .timer(Timer)
+//!     .serve_connection(Io::new(stream), service)
+//!     .await
+//! # }
+//! ```
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
+
+use baton::io::{AsyncRead, AsyncWrite};
+use hyper::rt::ReadBufCursor;
+
+use crate::{Compat, CompatExt};
+
+/// A Baton stream as hyper's `Read + Write` transport.
+#[derive(Debug)]
+pub struct Io<S>(Compat<S>);
+
+impl<S> Io<S>
+where
+    S: Send + Sync + 'static,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
+{
+    /// Wraps `stream` (in a [`Compat`]: its buffers and guarantees are this type's).
+    pub fn new(stream: S) -> Io<S> {
+        Io(stream.compat())
+    }
+
+    /// The stream.
+    pub fn get_ref(&self) -> &S {
+        self.0.get_ref()
+    }
+}
+
+impl<S> hyper::rt::Read for Io<S>
+where
+    S: Send + Sync + 'static,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
+{
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        mut buf: ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        let compat = &mut self.get_mut().0;
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        let available = ready!(compat.poll_fill_buf(cx))?;
+        let count = available.len().min(buf.remaining());
+        buf.put_slice(&available[..count]);
+        compat.consume(count);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<S> hyper::rt::Write for Io<S>
+where
+    S: Send + Sync + 'static,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
+{
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut().0.poll_write_slice(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().0.poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().0.poll_shutdown(cx)
+    }
+}
+
+/// hyper's executor: each future becomes a task on the current Baton runtime
+/// ([`baton::spawn`]), detached.
+///
+/// # Panics
+///
+/// `execute` panics outside a Baton runtime, as [`baton::spawn`] does.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Executor;
+
+impl<F> hyper::rt::Executor<F> for Executor
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn execute(&self, future: F) {
+        // Dropping the handle detaches the task; hyper watches its futures itself.
+        drop(baton::spawn(future));
+    }
+}
+
+/// hyper's timer: its sleeps are [`baton::time::Sleep`]s, on the runtime where they are polled.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timer;
+
+impl hyper::rt::Timer for Timer {
+    fn sleep(&self, duration: Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(Sleep(baton::time::sleep(duration)))
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(Sleep(baton::time::sleep_until(deadline)))
+    }
+}
+
+/// A Baton sleep as `hyper::rt::Sleep` (which must be `Send + Sync`, as Baton's sleep is).
+#[derive(Debug)]
+struct Sleep(baton::time::Sleep);
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // `baton::time::Sleep` is `Unpin`, so the pin projects plainly.
+        Pin::new(&mut self.get_mut().0).poll(cx)
+    }
+}
+
+impl hyper::rt::Sleep for Sleep {}

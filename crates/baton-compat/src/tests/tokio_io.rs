@@ -1,0 +1,169 @@
+//! `Compat` through tokio's traits and `io-util` helpers.
+
+use std::io;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+
+use super::{pattern, read_all, run, tcp_pair};
+use crate::CompatExt;
+
+#[test]
+fn small_caller_buffers_reassemble_a_large_body_in_order() {
+    run(async {
+        let (stream, peer) = tcp_pair().await?;
+        let sent = pattern(100_000);
+        let expected = sent.clone();
+        let writer = baton::spawn(async move {
+            let (result, _) = peer.write_all(sent).await;
+            result
+        });
+        let mut compat = stream.compat();
+        let mut received = Vec::new();
+        let mut chunk = [0u8; 7];
+        loop {
+            let count = compat.read(&mut chunk).await?;
+            if count == 0 {
+                break;
+            }
+            received.extend_from_slice(&chunk[..count]);
+            if received.len() == expected.len() {
+                break;
+            }
+        }
+        writer.await.map_err(io::Error::other)??;
+        assert!(
+            received == expected,
+            "the bytes came out of order or were lost"
+        );
+        Ok(())
+    });
+}
+
+/// A `poll_read` abandoned mid-flight (here by a timeout) leaves its read in the `Compat`; the
+/// next read delivers what arrived, and a write can go out while that read is in flight.
+#[test]
+fn an_abandoned_read_stays_in_flight_and_a_write_passes_it() {
+    run(async {
+        let (stream, peer) = tcp_pair().await?;
+        let mut compat = stream.compat();
+        let mut buf = [0u8; 16];
+        let abandoned =
+            baton::time::timeout(Duration::from_millis(20), compat.read(&mut buf)).await;
+        assert!(
+            abandoned.is_err(),
+            "nothing was sent, so the read had to time out"
+        );
+        assert!(format!("{compat:?}").contains("reading: true"));
+
+        compat.write_all(b"ping").await?;
+        compat.flush().await?;
+        let (result, got) = peer.read(Vec::with_capacity(16)).await;
+        assert_eq!(result?, 4);
+        assert_eq!(got, b"ping");
+
+        let (result, _) = peer.write_all(b"pong".to_vec()).await;
+        result?;
+        let count = compat.read(&mut buf).await?;
+        assert_eq!(&buf[..count], b"pong");
+        Ok(())
+    });
+}
+
+#[test]
+fn a_large_write_is_all_delivered_by_flush_and_shutdown() {
+    run(async {
+        let (stream, peer) = tcp_pair().await?;
+        let reader = baton::spawn(async move { read_all(&peer).await });
+        let mut compat = stream.compat();
+        let sent = pattern(1 << 20);
+        compat.write_all(&sent).await?;
+        compat.flush().await?;
+        compat.shutdown().await?;
+        let received = reader.await.map_err(io::Error::other)??;
+        assert!(
+            received == sent,
+            "the peer got other bytes than were written"
+        );
+        Ok(())
+    });
+}
+
+/// The peer closes with unread data, so the kernel resets the connection: the writes that
+/// follow fail (their error surfacing on a later `write`/`flush`), and `shutdown` is still `Ok`.
+#[test]
+fn after_the_peer_reset_writes_fail_and_shutdown_is_ok() {
+    run(async {
+        let (stream, peer) = tcp_pair().await?;
+        let mut compat = stream.compat();
+        compat.write_all(b"never read").await?;
+        compat.flush().await?;
+        baton::time::sleep(Duration::from_millis(20)).await;
+        drop(peer);
+        baton::time::sleep(Duration::from_millis(20)).await;
+        let mut failure = None;
+        for _ in 0..1000 {
+            let attempt = async {
+                compat.write_all(&[0u8; 4096]).await?;
+                compat.flush().await
+            };
+            if let Err(error) = attempt.await {
+                failure = Some(error);
+                break;
+            }
+        }
+        let failure = failure.expect("writing to a reset connection fails");
+        assert!(
+            matches!(
+                failure.kind(),
+                io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+            ),
+            "unexpected error {failure:?}"
+        );
+        compat.shutdown().await?;
+        Ok(())
+    });
+}
+
+#[test]
+fn buffered_lines_read_through_async_buf_read() {
+    run(async {
+        let (stream, peer) = tcp_pair().await?;
+        let (result, _) = peer.write_all(b"first\nsecond\n".to_vec()).await;
+        result?;
+        drop(peer);
+        let mut lines = stream.compat().lines();
+        assert_eq!(lines.next_line().await?.as_deref(), Some("first"));
+        assert_eq!(lines.next_line().await?.as_deref(), Some("second"));
+        assert_eq!(lines.next_line().await?, None);
+        Ok(())
+    });
+}
+
+/// Baton's owned halves are not `Compat`'s (see the crate docs); `tokio::io::split` over one
+/// `Compat` gives halves that two tasks drive at once.
+#[test]
+fn tokio_split_halves_read_and_write_from_two_tasks() {
+    run(async {
+        let (stream, peer) = tcp_pair().await?;
+        let echo = baton::spawn(async move {
+            let (reader, mut writer) = tokio::io::split(peer.compat());
+            let mut reader = tokio::io::BufReader::new(reader);
+            tokio::io::copy_buf(&mut reader, &mut writer).await?;
+            writer.shutdown().await
+        });
+        let (mut reader, mut writer) = tokio::io::split(stream.compat());
+        let sent = pattern(500_000);
+        let expected = sent.clone();
+        let sender = baton::spawn(async move {
+            writer.write_all(&sent).await?;
+            writer.shutdown().await
+        });
+        let mut received = Vec::new();
+        reader.read_to_end(&mut received).await?;
+        sender.await.map_err(io::Error::other)??;
+        echo.await.map_err(io::Error::other)??;
+        assert!(received == expected, "the echo differs");
+        Ok(())
+    });
+}
