@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use baton::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter, IoBuf};
 use baton::net::{TcpListener, TcpStream, UnixStream};
+use baton_tests::join;
 
 fn rt() -> baton::Runtime {
     baton::Runtime::new().expect("runtime")
@@ -207,38 +208,6 @@ fn halves_carry_a_read_and_a_write_in_flight_at_once_and_reunite() -> io::Result
         );
         Ok(())
     })
-}
-
-/// Polls two futures together until both are done.
-async fn join<A: std::future::Future, B: std::future::Future>(
-    a: A,
-    b: B,
-) -> (A::Output, B::Output) {
-    let mut a = std::pin::pin!(a);
-    let mut b = std::pin::pin!(b);
-    let (mut out_a, mut out_b) = (None, None);
-    std::future::poll_fn(|cx| {
-        if out_a.is_none()
-            && let std::task::Poll::Ready(v) = a.as_mut().poll(cx)
-        {
-            out_a = Some(v);
-        }
-        if out_b.is_none()
-            && let std::task::Poll::Ready(v) = b.as_mut().poll(cx)
-        {
-            out_b = Some(v);
-        }
-        if out_a.is_some() && out_b.is_some() {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await;
-    match (out_a, out_b) {
-        (Some(a), Some(b)) => (a, b),
-        _ => unreachable!("both are ready"),
-    }
 }
 
 #[test]
