@@ -144,6 +144,20 @@ fn a_clone_panic_keeps_the_operation_cancellable() {
     assert_eq!(Arc::strong_count(&sock), 1);
 }
 
+/// Turns `driver` until `good` was woken once, catching any panic a turn raises; says whether
+/// one did.
+fn turn_until_woken_catching_panics(driver: &baton_uring::Driver, good: &Probe) -> bool {
+    let mut panicked = false;
+    turn_until(driver, || {
+        if good.wakes() == 1 {
+            return true;
+        }
+        panicked |= catch_unwind(AssertUnwindSafe(|| driver.turn(Park::Poll))).is_err();
+        false
+    });
+    panicked
+}
+
 #[test]
 fn a_wake_panic_fails_the_turn_only_after_cleanup_when_asked_to_propagate() {
     wake_panic_during_a_turn(WakerPanics::Propagate);
@@ -166,14 +180,7 @@ fn wake_panic_during_a_turn(policy: WakerPanics) {
     let mut second = ops::nop();
     assert!(poll_once(&mut first, &bad_waker).is_pending());
     assert!(poll_once(&mut second, &good_waker).is_pending());
-    let mut panicked = false;
-    turn_until(&driver, || {
-        if good.wakes() == 1 {
-            return true;
-        }
-        panicked |= catch_unwind(AssertUnwindSafe(|| driver.turn(Park::Poll))).is_err();
-        false
-    });
+    let panicked = turn_until_woken_catching_panics(&driver, &good);
     assert_eq!(
         panicked,
         policy == WakerPanics::Propagate,
@@ -226,14 +233,7 @@ fn drop_panic_during_a_turn(policy: WakerPanics) {
     .join()
     .expect("poller");
     peer.write_all(b"fw").expect("write");
-    let mut panicked = false;
-    turn_until(&driver, || {
-        if good.wakes() == 1 {
-            return true;
-        }
-        panicked |= catch_unwind(AssertUnwindSafe(|| driver.turn(Park::Poll))).is_err();
-        false
-    });
+    let panicked = turn_until_woken_catching_panics(&driver, &good);
     assert_eq!(
         panicked,
         policy == WakerPanics::Propagate,
