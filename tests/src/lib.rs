@@ -5,6 +5,8 @@
 //! nested `block_on`, and shutdown with work in flight. The library itself only holds small
 //! shared helpers for those tests (for example counting open file descriptors).
 
+pub mod pool;
+
 /// Counts the open file descriptors of this process by listing `/proc/self/fd`.
 ///
 /// Tests compare the count before and after a scenario to prove that nothing leaked.
