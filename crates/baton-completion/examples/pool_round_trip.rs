@@ -13,6 +13,7 @@
 //! Each job goes through the whole runtime path: registrar issue → bind → split → wait table
 //! register → lease submit → pool thread → channel inbox → wait table settle → poll.
 
+#[allow(unreachable_pub)] // The fixture is `pub` for `baton_tests::pool`.
 #[path = "../tests/support/channel.rs"]
 mod channel;
 

@@ -1,6 +1,7 @@
-//! A runtime's side of the blocking pool for the end-to-end test and the `pool_round_trip`
-//! example (which includes this file by path): a channel-backed completion inbox and a
-//! registrar and wait table wired to it.
+//! A runtime's side of the blocking pool: a channel-backed completion inbox and a registrar and
+//! wait table wired to it. One file for every test that plays a runtime against a real pool:
+//! this crate's end-to-end test (through `support`), its `pool_round_trip` example and the
+//! workspace tests' `baton_tests::pool` (both include this file by path).
 
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 /// The runtime's inbox: a channel its thread drains.
 #[derive(Debug)]
-pub(crate) struct ChannelInbox(pub(crate) Sender<ExternalCompletion>);
+pub struct ChannelInbox(pub Sender<ExternalCompletion>);
 
 impl CompletionSender for ChannelInbox {
     fn deliver(&self, completion: ExternalCompletion) -> DeliveryOutcome {
@@ -27,18 +28,18 @@ impl CompletionSender for ChannelInbox {
 /// fresh runtime id delivering to a [`ChannelInbox`], the wait table of the same id, and the
 /// inbox's receiving end.
 #[derive(Debug)]
-pub(crate) struct ChannelRuntime {
+pub struct ChannelRuntime {
     /// Issues and binds identities; its `runtime_id()` is what to attach to a pool.
-    pub(crate) registrar: Registrar,
+    pub registrar: Registrar,
     /// Where waits are registered and settled.
-    pub(crate) table: WaitTable,
+    pub table: WaitTable,
     /// The completions the pool delivered.
-    pub(crate) inbox: Receiver<ExternalCompletion>,
+    pub inbox: Receiver<ExternalCompletion>,
 }
 
 impl ChannelRuntime {
     /// Allocates a fresh runtime id and wires its registrar, table and inbox.
-    pub(crate) fn fresh() -> ChannelRuntime {
+    pub fn fresh() -> ChannelRuntime {
         let runtime = RuntimeId::allocate().expect("ids available");
         let allocator = IdentityAllocator::new(runtime);
         let (tx, rx) = crossbeam_channel::unbounded();
