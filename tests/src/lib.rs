@@ -111,3 +111,17 @@ pub async fn join<A: std::future::Future, B: std::future::Future>(
         out_b.expect("checked just above"),
     )
 }
+
+/// Opens `path` for reading and writing through Baton, created if missing and truncated: a
+/// fresh, empty file for a test to fill.
+pub async fn create_read_write(
+    path: impl AsRef<std::path::Path>,
+) -> std::io::Result<baton::fs::File> {
+    baton::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .await
+}

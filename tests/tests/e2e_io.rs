@@ -214,13 +214,7 @@ fn halves_carry_a_read_and_a_write_in_flight_at_once_and_reunite() -> io::Result
 fn a_file_is_a_sequential_stream_with_a_cursor_and_buffers_write_through() -> io::Result<()> {
     let path = std::env::temp_dir().join(format!("baton-e2e-io-{}", std::process::id()));
     rt().block_on(async {
-        let mut file = baton::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .await?;
+        let mut file = baton_tests::create_read_write(&path).await?;
         let mut out = BufWriter::with_capacity(16, &mut file);
         for word in ["one ", "two ", "three ", "four"] {
             let (res, _) = out.write_all(word).await;
