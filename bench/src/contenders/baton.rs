@@ -23,7 +23,7 @@ use baton::net::{TcpListener, TcpStream};
 
 use super::Contender;
 use crate::fixture::BLOCK;
-use crate::jobs::{ForeignJob, SERVER_BUFFER};
+use crate::jobs::ForeignJob;
 use crate::park;
 use crate::sample::{Meter, Outcome, Sample, expect_len, join_sample};
 
@@ -42,21 +42,7 @@ impl Baton {
     }
 }
 
-async fn echo(stream: TcpStream) -> io::Result<()> {
-    stream.set_nodelay(true)?;
-    let mut buf = Vec::with_capacity(SERVER_BUFFER);
-    loop {
-        // A read fills the buffer from its beginning and leaves its length at the count, so
-        // the same buffer goes straight back out through `write_all`, then into the next read.
-        let (read, back) = stream.read(buf).await;
-        if read? == 0 {
-            return Ok(());
-        }
-        let (written, back) = stream.write_all(back).await;
-        written?;
-        buf = back;
-    }
-}
+owned_buffer_echo!(stream: TcpStream);
 
 /// The foreign thread's "done" signal to the future driving the runtime: set when the guard
 /// held by the foreign thread is dropped (on every path, a panic included).

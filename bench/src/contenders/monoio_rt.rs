@@ -21,7 +21,7 @@ use monoio::{IoUringDriver, Runtime, RuntimeBuilder};
 
 use super::Contender;
 use super::recipes::THREAD_BOUND;
-use crate::jobs::{ForeignJob, SERVER_BUFFER};
+use crate::jobs::ForeignJob;
 use crate::sample::{NoSample, Outcome};
 
 /// Threads in the blocking pool attached to monoio (it has no default pool to compare).
@@ -52,20 +52,7 @@ impl Monoio {
     }
 }
 
-async fn echo(mut stream: TcpStream) -> io::Result<()> {
-    stream.set_nodelay(true)?;
-    let mut buf = Vec::with_capacity(SERVER_BUFFER);
-    loop {
-        let (read, back) = stream.read(buf).await;
-        if read? == 0 {
-            return Ok(());
-        }
-        // `read` set the vector's length to the bytes received; `write_all` sends exactly those.
-        let (written, back) = stream.write_all(back).await;
-        written?;
-        buf = back;
-    }
-}
+owned_buffer_echo!(mut stream: TcpStream);
 
 impl Contender for Monoio {
     fn name(&self) -> &'static str {

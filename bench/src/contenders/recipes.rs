@@ -83,6 +83,37 @@ macro_rules! owned_file_io {
     };
 }
 
+/// The echo connection of a runtime with owned-buffer `read` and `write_all` on its stream:
+/// expands to `async fn echo(stream: $stream) -> io::Result<()>` (`mut stream` for a runtime
+/// whose stream methods take `&mut self`), which echoes until end-of-stream with one
+/// `SERVER_BUFFER`-capacity buffer, reused.
+macro_rules! owned_buffer_echo {
+    (mut $stream:ident: $ty:ty) => {
+        owned_buffer_echo!(@fn [mut] $stream: $ty);
+    };
+    ($stream:ident: $ty:ty) => {
+        owned_buffer_echo!(@fn [] $stream: $ty);
+    };
+    (@fn [$($mutable:tt)?] $stream:ident: $ty:ty) => {
+        async fn echo($($mutable)? $stream: $ty) -> ::std::io::Result<()> {
+            $stream.set_nodelay(true)?;
+            let mut buf = Vec::with_capacity($crate::jobs::SERVER_BUFFER);
+            loop {
+                // A read fills the buffer from its beginning and leaves its length at the
+                // count, so the same buffer goes straight back out through `write_all` (which
+                // sends exactly those bytes), then into the next read.
+                let (read, back) = $stream.read(buf).await;
+                if read? == 0 {
+                    return Ok(());
+                }
+                let (written, back) = $stream.write_all(back).await;
+                written?;
+                buf = back;
+            }
+        }
+    };
+}
+
 /// The four workloads every async contender with a `self.rt.block_on` runs the same way;
 /// expands to those `Contender` methods:
 ///
