@@ -5,6 +5,8 @@
 //! nested `block_on`, and shutdown with work in flight. The library itself only holds small
 //! shared helpers for those tests (for example counting open file descriptors).
 
+pub mod pool;
+
 /// Counts the open file descriptors of this process by listing `/proc/self/fd`.
 ///
 /// Tests compare the count before and after a scenario to prove that nothing leaked.
@@ -48,4 +50,78 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
     }
+}
+
+/// Polls `future` to completion on the calling thread, which has no runtime: the waker unparks
+/// this thread. The foreign-thread tests (`e2e_threads`, `e2e_blocking`) use it to prove that
+/// operation futures may be polled off the worker.
+pub fn poll_here<F: std::future::Future>(future: F) -> F::Output {
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+    use std::thread::{self, Thread};
+
+    struct Unpark(Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        thread::park();
+    }
+}
+
+/// Polls two futures together until both are done (a minimal join for the tests, which must not
+/// depend on a combinator crate).
+pub async fn join<A: std::future::Future, B: std::future::Future>(
+    a: A,
+    b: B,
+) -> (A::Output, B::Output) {
+    use std::task::Poll;
+
+    let mut a = std::pin::pin!(a);
+    let mut b = std::pin::pin!(b);
+    let (mut out_a, mut out_b) = (None, None);
+    std::future::poll_fn(|cx| {
+        if out_a.is_none()
+            && let Poll::Ready(v) = a.as_mut().poll(cx)
+        {
+            out_a = Some(v);
+        }
+        if out_b.is_none()
+            && let Poll::Ready(v) = b.as_mut().poll(cx)
+        {
+            out_b = Some(v);
+        }
+        if out_a.is_some() && out_b.is_some() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    (
+        out_a.expect("checked just above"),
+        out_b.expect("checked just above"),
+    )
+}
+
+/// Opens `path` for reading and writing through Baton, created if missing and truncated: a
+/// fresh, empty file for a test to fill.
+pub async fn create_read_write(
+    path: impl AsRef<std::path::Path>,
+) -> std::io::Result<baton::fs::File> {
+    baton::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .await
 }

@@ -2,20 +2,19 @@
 //! cancel before start, drop before start, panics, a full queue, quarantined jobs, jobs
 //! started and awaited off the worker, and the metrics that count them.
 
-use std::future::Future;
 use std::io;
-use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::{self, Thread};
+use std::task::Poll;
+use std::thread;
 use std::time::{Duration, Instant};
 
 use baton::BlockingError;
 use baton::blocking::QuarantineBound;
 use baton::blocking::RejectReason;
 use baton::blocking::{BlockingCancel, spawn_blocking, spawn_quarantined};
+use baton_tests::poll_here;
 
 /// A job that blocks its pool thread until `release` is sent, and says when it started.
 fn gate() -> (
@@ -229,25 +228,6 @@ fn quarantined_jobs_run_on_their_own_lane() -> io::Result<()> {
     let sum = rt.block_on(spawn_quarantined(bound, || (0..1000u64).sum::<u64>()));
     assert_eq!(sum, Ok(499_500));
     Ok(())
-}
-
-/// Polls `future` to completion on a thread with no runtime.
-fn poll_here<F: Future>(future: F) -> F::Output {
-    struct Unpark(Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut future = pin!(future);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        thread::park();
-    }
 }
 
 #[test]

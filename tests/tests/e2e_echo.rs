@@ -5,6 +5,7 @@ use std::io;
 use std::net::Shutdown;
 
 use baton::net::{TcpListener, TcpStream, UnixListener, UnixStream};
+use baton_tests::join;
 
 const CONNECTIONS: usize = 64;
 const ROUNDS: usize = 8;
@@ -69,38 +70,6 @@ async fn client(addr: std::net::SocketAddr, id: usize) -> io::Result<usize> {
     }
     stream.shutdown(Shutdown::Write).await?;
     Ok(echoed)
-}
-
-/// Polls two futures until both finish (a minimal join for the test).
-async fn join<A: std::future::Future, B: std::future::Future>(
-    a: A,
-    b: B,
-) -> (A::Output, B::Output) {
-    let mut a = std::pin::pin!(a);
-    let mut b = std::pin::pin!(b);
-    let (mut out_a, mut out_b) = (None, None);
-    std::future::poll_fn(|cx| {
-        if out_a.is_none()
-            && let std::task::Poll::Ready(v) = a.as_mut().poll(cx)
-        {
-            out_a = Some(v);
-        }
-        if out_b.is_none()
-            && let std::task::Poll::Ready(v) = b.as_mut().poll(cx)
-        {
-            out_b = Some(v);
-        }
-        if out_a.is_some() && out_b.is_some() {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await;
-    (
-        out_a.expect("checked just above"),
-        out_b.expect("checked just above"),
-    )
 }
 
 #[test]

@@ -28,15 +28,7 @@ fn a_file_larger_than_the_ring_written_concurrently_reads_back_intact() -> io::R
     let rt = baton::Builder::new().ring_entries(8).build()?;
     let path = temp_path("large");
     rt.block_on(async {
-        let file = Arc::new(
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&path)
-                .await?,
-        );
+        let file = Arc::new(baton_tests::create_read_write(&path).await?);
         let writes: Vec<_> = (0..CHUNKS)
             .map(|i| {
                 let file = Arc::clone(&file);

@@ -5,7 +5,7 @@
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 
-use baton::fs::{self, File, Metadata, OpenOptions};
+use baton::fs::{self, File, Metadata};
 use baton_tests::Scratch;
 
 /// Asserts that `ours` and `std` describe the same file the same way, accessor by accessor.
@@ -142,13 +142,7 @@ fn set_len_shrinks_and_extends_and_later_syncs_still_sync() -> io::Result<()> {
     let scratch = Scratch::new("set-len")?;
     let path = scratch.join("file");
     rt.block_on(async {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .await?;
+        let file = baton_tests::create_read_write(&path).await?;
         let (res, _buf) = file.write_all_at(b"0123456789".to_vec(), 0).await;
         res?;
         file.sync_all().await?;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use baton::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter, IoBuf};
 use baton::net::{TcpListener, TcpStream, UnixStream};
+use baton_tests::join;
 
 fn rt() -> baton::Runtime {
     baton::Runtime::new().expect("runtime")
@@ -209,49 +210,11 @@ fn halves_carry_a_read_and_a_write_in_flight_at_once_and_reunite() -> io::Result
     })
 }
 
-/// Polls two futures together until both are done.
-async fn join<A: std::future::Future, B: std::future::Future>(
-    a: A,
-    b: B,
-) -> (A::Output, B::Output) {
-    let mut a = std::pin::pin!(a);
-    let mut b = std::pin::pin!(b);
-    let (mut out_a, mut out_b) = (None, None);
-    std::future::poll_fn(|cx| {
-        if out_a.is_none()
-            && let std::task::Poll::Ready(v) = a.as_mut().poll(cx)
-        {
-            out_a = Some(v);
-        }
-        if out_b.is_none()
-            && let std::task::Poll::Ready(v) = b.as_mut().poll(cx)
-        {
-            out_b = Some(v);
-        }
-        if out_a.is_some() && out_b.is_some() {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await;
-    match (out_a, out_b) {
-        (Some(a), Some(b)) => (a, b),
-        _ => unreachable!("both are ready"),
-    }
-}
-
 #[test]
 fn a_file_is_a_sequential_stream_with_a_cursor_and_buffers_write_through() -> io::Result<()> {
     let path = std::env::temp_dir().join(format!("baton-e2e-io-{}", std::process::id()));
     rt().block_on(async {
-        let mut file = baton::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .await?;
+        let mut file = baton_tests::create_read_write(&path).await?;
         let mut out = BufWriter::with_capacity(16, &mut file);
         for word in ["one ", "two ", "three ", "four"] {
             let (res, _) = out.write_all(word).await;

@@ -27,6 +27,15 @@ impl Gate {
             yield_now().await;
         }
     }
+
+    /// A task body that passes this gate, then returns `value`.
+    fn behind<T>(&self, value: T) -> impl std::future::Future<Output = T> + use<T> {
+        let gate = self.clone();
+        async move {
+            gate.passed().await;
+            value
+        }
+    }
 }
 
 /// Counts its drops: held by a task's future, it tells when that future was dropped.
@@ -118,11 +127,7 @@ fn the_task_that_finishes_first_is_joined_first() {
     rt.block_on(async {
         let gate = Gate::default();
         let mut set = JoinSet::new();
-        let slow = gate.clone();
-        set.spawn(async move {
-            slow.passed().await;
-            "slow"
-        });
+        set.spawn(gate.behind("slow"));
         set.spawn(async { "fast" });
         assert_eq!(set.join_next().await.and_then(Result::ok), Some("fast"));
         gate.open();
@@ -274,11 +279,7 @@ fn a_join_next_cancelled_by_timeout_loses_no_result() {
     rt.block_on(async {
         let gate = Gate::default();
         let mut set = JoinSet::new();
-        let waiting = gate.clone();
-        set.spawn(async move {
-            waiting.passed().await;
-            7
-        });
+        set.spawn(gate.behind(7));
         let timed_out = baton::time::timeout(Duration::from_millis(20), set.join_next()).await;
         assert!(timed_out.is_err(), "nothing finished within the timeout");
         gate.open();
@@ -292,11 +293,7 @@ fn a_join_next_dropped_after_its_wake_loses_no_result() {
     rt.block_on(async {
         let gate = Gate::default();
         let mut set = JoinSet::new();
-        let waiting = gate.clone();
-        set.spawn(async move {
-            waiting.passed().await;
-            "kept"
-        });
+        set.spawn(gate.behind("kept"));
         let woken = Arc::new(WokenFlag::default());
         {
             let next = pin!(set.join_next());
@@ -327,11 +324,7 @@ fn try_join_next_returns_only_finished_tasks() {
         let mut set: JoinSet<u8> = JoinSet::new();
         assert!(set.try_join_next().is_none(), "an empty set has nothing");
         let gate = Gate::default();
-        let waiting = gate.clone();
-        set.spawn(async move {
-            waiting.passed().await;
-            1
-        });
+        set.spawn(gate.behind(1));
         yield_now().await;
         assert!(set.try_join_next().is_none(), "the task is still waiting");
         gate.open();

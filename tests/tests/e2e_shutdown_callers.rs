@@ -210,6 +210,35 @@ fn assert_cancelled_by_shutdown(join: baton::task::JoinHandle<()>, handle: &bato
     );
 }
 
+/// Asserts the report of a shutdown called from inside the runtime (it could not wait for the
+/// worker its caller runs on), then that both tasks `spawned` after it were refused.
+fn assert_shut_down_from_inside(
+    report: &baton::ShutdownReport,
+    spawned: [baton::task::JoinHandle<()>; 2],
+    handle: &baton::Handle,
+) {
+    assert!(report.called_from_runtime, "{report:?}");
+    assert!(!report.worker_on_loan, "{report:?}");
+    assert!(report.worker.is_none(), "{report:?}");
+    for join in spawned {
+        assert_refused(join, handle);
+    }
+}
+
+/// Asserts that the task `pending` at shutdown was cancelled by it (the worker really stopped)
+/// and that no task spawned after shutdown set `ran`.
+fn assert_stopped_and_nothing_late_ran(
+    pending: baton::task::JoinHandle<()>,
+    handle: &baton::Handle,
+    ran: &AtomicBool,
+) {
+    assert_cancelled_by_shutdown(pending, handle);
+    assert!(
+        !ran.load(Ordering::SeqCst),
+        "a task spawned after shutdown ran"
+    );
+}
+
 /// The `Runtime` moved into one of its own tasks (run by the background thread) and shut down
 /// there: the call cannot wait for the worker, which is running the caller, but nothing
 /// spawned afterwards may run, and the runtime must really stop once the task returns.
@@ -229,18 +258,9 @@ fn shutdown_from_inside_a_task_refuses_later_spawns_and_the_runtime_stops() -> i
     let (report, spawned) = handle
         .block_on(shutter)
         .map_err(|err| io::Error::other(err.to_string()))?;
-    assert!(report.called_from_runtime, "{report:?}");
-    assert!(!report.worker_on_loan, "{report:?}");
-    assert!(report.worker.is_none(), "{report:?}");
-    for join in spawned {
-        assert_refused(join, &handle);
-    }
+    assert_shut_down_from_inside(&report, spawned, &handle);
     assert_refused(handle.spawn(async {}), &handle);
-    assert_cancelled_by_shutdown(pending, &handle);
-    assert!(
-        !ran.load(Ordering::SeqCst),
-        "a task spawned after shutdown ran"
-    );
+    assert_stopped_and_nothing_late_ran(pending, &handle, &ran);
     Ok(())
 }
 
@@ -268,17 +288,8 @@ fn shutdown_from_a_task_run_by_block_on_refuses_later_spawns_and_the_runtime_sto
         }
     });
     let (report, spawned) = outcome.map_err(|err| io::Error::other(err.to_string()))?;
-    assert!(report.called_from_runtime, "{report:?}");
-    assert!(!report.worker_on_loan, "{report:?}");
-    assert!(report.worker.is_none(), "{report:?}");
-    for join in spawned {
-        assert_refused(join, &handle);
-    }
-    assert_cancelled_by_shutdown(pending, &handle);
-    assert!(
-        !ran.load(Ordering::SeqCst),
-        "a task spawned after shutdown ran"
-    );
+    assert_shut_down_from_inside(&report, spawned, &handle);
+    assert_stopped_and_nothing_late_ran(pending, &handle, &ran);
     Ok(())
 }
 
@@ -300,17 +311,8 @@ fn shutdown_from_a_block_on_root_returns_and_refuses_later_spawns() -> io::Resul
             })
         }
     });
-    assert!(report.called_from_runtime, "{report:?}");
-    assert!(!report.worker_on_loan, "{report:?}");
-    assert!(report.worker.is_none(), "{report:?}");
-    for join in spawned {
-        assert_refused(join, &handle);
-    }
-    assert_cancelled_by_shutdown(pending, &handle);
-    assert!(
-        !ran.load(Ordering::SeqCst),
-        "a task spawned after shutdown ran"
-    );
+    assert_shut_down_from_inside(&report, spawned, &handle);
+    assert_stopped_and_nothing_late_ran(pending, &handle, &ran);
     Ok(())
 }
 

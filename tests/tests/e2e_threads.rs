@@ -1,32 +1,11 @@
 //! End to end: operations polled on foreign threads, nested `block_on`, concurrent `block_on`
 //! from several threads, and work spawned between `block_on` calls.
 
-use std::future::Future;
+use baton_tests::poll_here;
 use std::io;
-use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::{self, Thread};
+use std::thread;
 use std::time::{Duration, Instant};
-
-/// Polls `future` to completion on a thread with no runtime.
-fn poll_here<F: Future>(future: F) -> F::Output {
-    struct Unpark(Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut future = pin!(future);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        thread::park();
-    }
-}
 
 #[test]
 fn a_read_polled_on_a_foreign_thread_is_forwarded() -> io::Result<()> {

@@ -5,27 +5,15 @@
 
 use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{
-    BlockingPool, CompletionFailure, CompletionKind, CompletionSender, Decoder, DeliveryOutcome,
-    ExternalCompletion, IdentityAllocator, InterruptibleThreads, IoExecutor, PreparedOperation,
-    Registrar, RuntimeId, SettleOutcome, ShutdownReport, Submission, WaitError, WaitTable, from_fn,
+    BlockingPool, CompletionFailure, CompletionKind, Decoder, ExternalCompletion,
+    InterruptibleThreads, IoExecutor, PreparedOperation, Registrar, SettleOutcome, ShutdownReport,
+    Submission, WaitError, WaitTable, from_fn,
 };
+use baton_tests::pool::ChannelRuntime;
 use crossbeam_channel::{Receiver, Sender};
-use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use web_time::Instant;
-
-#[derive(Debug)]
-struct ChannelInbox(Sender<ExternalCompletion>);
-
-impl CompletionSender for ChannelInbox {
-    fn deliver(&self, completion: ExternalCompletion) -> DeliveryOutcome {
-        match self.0.send(completion) {
-            Ok(()) => DeliveryOutcome::Delivered,
-            Err(_) => DeliveryOutcome::InboxClosed,
-        }
-    }
-}
 
 struct Harness {
     registrar: Registrar,
@@ -35,13 +23,15 @@ struct Harness {
 }
 
 fn harness() -> Harness {
-    let runtime = RuntimeId::allocate().expect("ids available");
-    let allocator = IdentityAllocator::new(runtime);
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let ChannelRuntime {
+        registrar,
+        table,
+        inbox,
+    } = ChannelRuntime::fresh();
     Harness {
-        registrar: Registrar::new(Arc::clone(&allocator), Arc::new(ChannelInbox(tx))),
-        table: WaitTable::new(allocator),
-        inbox: rx,
+        registrar,
+        table,
+        inbox,
         kind: CompletionKind::try_from_raw(2).expect("non-zero"),
     }
 }

@@ -10,12 +10,12 @@
 
 use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{
-    BlockingPool, CancelOutcome, CompletionKind, CompletionSender, Decoder, DeliveryOutcome,
-    ExecutorLease, ExternalCompletion, IdentityAllocator, InterruptibleThreads, IoExecutor,
-    PreparedOperation, Registrar, RejectReason, RuntimeId, SettleOutcome, ShutdownReport,
-    WaitError, WaitKey, WaitTable, from_fn,
+    BlockingPool, CancelOutcome, CompletionKind, Decoder, ExecutorLease, ExternalCompletion,
+    InterruptibleThreads, IoExecutor, PreparedOperation, Registrar, RejectReason, SettleOutcome,
+    ShutdownReport, WaitError, WaitKey, WaitTable, from_fn,
 };
-use crossbeam_channel::{Receiver, Sender};
+use baton_tests::pool::ChannelRuntime;
+use crossbeam_channel::Receiver;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Waker};
@@ -25,18 +25,6 @@ use web_time::Instant;
 const THREADS: u64 = 4;
 const JOBS_PER_THREAD: u64 = 25_000;
 const PANIC_MESSAGE: &str = "stress job panics on purpose";
-
-#[derive(Debug)]
-struct ChannelInbox(Sender<ExternalCompletion>);
-
-impl CompletionSender for ChannelInbox {
-    fn deliver(&self, completion: ExternalCompletion) -> DeliveryOutcome {
-        match self.0.send(completion) {
-            Ok(()) => DeliveryOutcome::Delivered,
-            Err(_) => DeliveryOutcome::InboxClosed,
-        }
-    }
-}
 
 /// What each job should settle to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,13 +139,16 @@ impl Runtime {
 }
 
 fn run_runtime(pool: Arc<BlockingPool>, seed: u64) -> Totals {
-    let runtime_id = RuntimeId::allocate().expect("ids available");
-    let allocator = IdentityAllocator::new(runtime_id);
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let ChannelRuntime {
+        registrar,
+        table,
+        inbox,
+    } = ChannelRuntime::fresh();
+    let runtime_id = registrar.runtime_id();
     let mut runtime = Runtime {
-        registrar: Registrar::new(Arc::clone(&allocator), Arc::new(ChannelInbox(tx))),
-        table: WaitTable::new(allocator),
-        inbox: rx,
+        registrar,
+        table,
+        inbox,
         lease: pool.attach_runtime(runtime_id).expect("fresh runtime"),
         kind: CompletionKind::try_from_raw(9).expect("non-zero"),
     };

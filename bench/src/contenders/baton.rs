@@ -23,7 +23,7 @@ use baton::net::{TcpListener, TcpStream};
 
 use super::Contender;
 use crate::fixture::BLOCK;
-use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob, SERVER_BUFFER};
+use crate::jobs::ForeignJob;
 use crate::park;
 use crate::sample::{Meter, Outcome, Sample, expect_len, join_sample};
 
@@ -42,21 +42,7 @@ impl Baton {
     }
 }
 
-async fn echo(stream: TcpStream) -> io::Result<()> {
-    stream.set_nodelay(true)?;
-    let mut buf = Vec::with_capacity(SERVER_BUFFER);
-    loop {
-        // A read fills the buffer from its beginning and leaves its length at the count, so
-        // the same buffer goes straight back out through `write_all`, then into the next read.
-        let (read, back) = stream.read(buf).await;
-        if read? == 0 {
-            return Ok(());
-        }
-        let (written, back) = stream.write_all(back).await;
-        written?;
-        buf = back;
-    }
-}
+owned_buffer_echo!(stream: TcpStream);
 
 /// The foreign thread's "done" signal to the future driving the runtime: set when the guard
 /// held by the foreign thread is dropped (on every path, a panic included).
@@ -115,83 +101,18 @@ impl Contender for Baton {
             .into()
     }
 
-    fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
-        let sample = self.rt.block_on(async {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(job.file.path())
-                .await?;
-            let file = Arc::new(file);
-            let mut lanes = Vec::with_capacity(job.depth);
-            let meter = Meter::start();
-            for lane in 0..job.depth {
-                let file = Arc::clone(&file);
-                let (ops, mut offsets, mut buf, op) = (
-                    job.lane_ops(lane),
-                    job.lane_offsets(lane),
-                    job.buffer(),
-                    job.op,
-                );
-                lanes.push(baton::spawn(async move {
-                    for _ in 0..ops {
-                        let offset = offsets.next_offset();
-                        let (result, back) = match op {
-                            FileOp::Read => file.read_at(buf, offset).await,
-                            FileOp::Write => file.write_at(buf, offset).await,
-                        };
-                        buf = back;
-                        expect_len("Baton file op", result?, BLOCK)?;
-                    }
-                    Ok::<(), io::Error>(())
-                }));
-            }
-            for lane in lanes {
-                lane.await.map_err(io::Error::other)??;
-            }
-            Ok::<Sample, io::Error>(meter.finish(job.ops))
-        })?;
-        Ok(sample)
-    }
+    owned_file_io!(OpenOptions, Arc, baton::spawn, "Baton file op", |lane| lane
+        .await
+        .map_err(io::Error::other)?,);
 
-    fn tcp_echo(&mut self, job: &EchoJob) -> Outcome {
-        let client = self.rt.block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0")?;
-            let client = job.spawn_client(listener.local_addr()?)?;
-            let mut conns = Vec::with_capacity(job.connections);
-            for _ in 0..job.connections {
-                let (stream, _) = listener.accept().await?;
-                conns.push(baton::spawn(echo(stream)));
-            }
-            for conn in conns {
-                conn.await.map_err(io::Error::other)??;
-            }
-            Ok::<_, io::Error>(client)
-        })?;
-        client.join()
-    }
-
-    fn spawn_join(&mut self, job: &CountJob) -> Outcome {
-        let join = |i| {
-            let handle = baton::spawn(async move { i });
-            async move { handle.await.map_err(io::Error::other) }
-        };
-        Ok(self.rt.block_on(job.join_batches("joined tasks", join))?)
-    }
-
-    fn block_on_round_trip(&mut self, job: &CountJob) -> Outcome {
-        Ok(job.block_on_loop(|i| self.rt.block_on(async move { std::hint::black_box(i) }))?)
-    }
-
-    fn blocking_jobs(&mut self, job: &CountJob) -> Outcome {
-        let join = |i| {
-            let handle = baton::blocking::spawn_blocking(move || i);
-            async move { handle.await.map_err(io::Error::other) }
-        };
-        Ok(self
-            .rt
-            .block_on(job.join_batches("joined blocking jobs", join))?)
-    }
+    common_workloads!(
+        echo: TcpListener::bind("127.0.0.1:0")? => baton::spawn, echo
+            => |conn| conn.await.map_err(io::Error::other)?,
+        spawn: baton::spawn
+            => |handle| handle.await.map_err(io::Error::other),
+        blocking: baton::blocking::spawn_blocking
+            => |handle| handle.await.map_err(io::Error::other),
+    );
 
     fn foreign_poll(&mut self, job: &ForeignJob<'_>) -> Outcome {
         let file = self

@@ -36,6 +36,9 @@ use std::io;
 use crate::jobs::{CountJob, EchoJob, FileJob, ForeignJob};
 use crate::sample::Outcome;
 
+#[macro_use]
+mod recipes;
+
 mod baton;
 mod monoio_rt;
 mod raw_uring;

@@ -21,7 +21,7 @@ use tokio::runtime::{Builder, Runtime};
 
 use super::{Contender, TOKIO};
 use crate::fixture::BLOCK;
-use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob, SERVER_BUFFER};
+use crate::jobs::{FileJob, FileOp, ForeignJob, SERVER_BUFFER};
 use crate::park;
 use crate::sample::{Meter, Outcome, Sample, expect_len, join_sample};
 
@@ -87,69 +87,27 @@ impl Contender for TokioCurrentThread {
     fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
         let file = Arc::new(job.file.open()?);
         let sample = self.rt.block_on(async {
-            let mut lanes = Vec::with_capacity(job.depth);
-            let meter = Meter::start();
-            for lane in 0..job.depth {
-                let file = Arc::clone(&file);
-                let (ops, mut offsets, mut buf, op) = (
-                    job.lane_ops(lane),
-                    job.lane_offsets(lane),
-                    job.buffer(),
-                    job.op,
-                );
-                lanes.push(tokio::spawn(async move {
-                    for _ in 0..ops {
-                        buf = blocking_file_op(&file, op, buf, offsets.next_offset()).await?;
-                    }
-                    Ok::<(), io::Error>(())
-                }));
-            }
-            for lane in lanes {
-                lane.await.map_err(io::Error::other)??;
-            }
-            Ok::<Sample, io::Error>(meter.finish(job.ops))
+            file_lanes!(
+                job,
+                file,
+                tokio::spawn,
+                |file, op, buf, offset| {
+                    buf = blocking_file_op(&file, op, buf, offset).await?;
+                },
+                |lane| lane.await.map_err(io::Error::other)?,
+            )
         })?;
         Ok(sample)
     }
 
-    fn tcp_echo(&mut self, job: &EchoJob) -> Outcome {
-        let client = self.rt.block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0").await?;
-            let client = job.spawn_client(listener.local_addr()?)?;
-            let mut conns = Vec::with_capacity(job.connections);
-            for _ in 0..job.connections {
-                let (stream, _) = listener.accept().await?;
-                conns.push(tokio::spawn(echo(stream)));
-            }
-            for conn in conns {
-                conn.await.map_err(io::Error::other)??;
-            }
-            Ok::<_, io::Error>(client)
-        })?;
-        client.join()
-    }
-
-    fn spawn_join(&mut self, job: &CountJob) -> Outcome {
-        let join = |i| {
-            let handle = tokio::spawn(async move { i });
-            async move { handle.await.map_err(io::Error::other) }
-        };
-        Ok(self.rt.block_on(job.join_batches("joined tasks", join))?)
-    }
-
-    fn block_on_round_trip(&mut self, job: &CountJob) -> Outcome {
-        Ok(job.block_on_loop(|i| self.rt.block_on(async move { std::hint::black_box(i) }))?)
-    }
-
-    fn blocking_jobs(&mut self, job: &CountJob) -> Outcome {
-        let join = |i| {
-            let handle = tokio::task::spawn_blocking(move || i);
-            async move { handle.await.map_err(io::Error::other) }
-        };
-        Ok(self
-            .rt
-            .block_on(job.join_batches("joined blocking jobs", join))?)
-    }
+    common_workloads!(
+        echo: TcpListener::bind("127.0.0.1:0").await? => tokio::spawn, echo
+            => |conn| conn.await.map_err(io::Error::other)?,
+        spawn: tokio::spawn
+            => |handle| handle.await.map_err(io::Error::other),
+        blocking: tokio::task::spawn_blocking
+            => |handle| handle.await.map_err(io::Error::other),
+    );
 
     fn foreign_poll(&mut self, job: &ForeignJob<'_>) -> Outcome {
         let file = Arc::new(job.file.open()?);

@@ -18,9 +18,9 @@ use tokio_uring::fs::OpenOptions;
 use tokio_uring::net::{TcpListener, TcpStream};
 
 use super::Contender;
-use crate::fixture::BLOCK;
-use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob, SERVER_BUFFER};
-use crate::sample::{Meter, NoSample, Outcome, Sample, expect_len};
+use super::recipes::THREAD_BOUND;
+use crate::jobs::{ForeignJob, SERVER_BUFFER};
+use crate::sample::{NoSample, Outcome};
 
 /// The tokio-uring runtime, built once with its default 256-entry ring.
 pub(crate) struct TokioUring {
@@ -68,87 +68,26 @@ impl Contender for TokioUring {
             .into()
     }
 
-    fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
-        let sample = self.rt.block_on(async {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(job.file.path())
-                .await?;
-            let file = Rc::new(file);
-            let mut lanes = Vec::with_capacity(job.depth);
-            let meter = Meter::start();
-            for lane in 0..job.depth {
-                let file = Rc::clone(&file);
-                let (ops, mut offsets, mut buf, op) = (
-                    job.lane_ops(lane),
-                    job.lane_offsets(lane),
-                    job.buffer(),
-                    job.op,
-                );
-                lanes.push(tokio_uring::spawn(async move {
-                    for _ in 0..ops {
-                        let offset = offsets.next_offset();
-                        let (result, back) = match op {
-                            FileOp::Read => file.read_at(buf, offset).await,
-                            FileOp::Write => file.write_at(buf, offset).submit().await,
-                        };
-                        buf = back;
-                        expect_len("tokio-uring file op", result?, BLOCK)?;
-                    }
-                    Ok::<(), io::Error>(())
-                }));
-            }
-            for lane in lanes {
-                lane.await.map_err(io::Error::other)??;
-            }
-            Ok::<Sample, io::Error>(meter.finish(job.ops))
-        })?;
-        Ok(sample)
-    }
+    owned_file_io!(
+        OpenOptions,
+        Rc,
+        tokio_uring::spawn,
+        "tokio-uring file op",
+        |lane| lane.await.map_err(io::Error::other)?,
+        submit: submit,
+    );
 
-    fn tcp_echo(&mut self, job: &EchoJob) -> Outcome {
-        let client = self.rt.block_on(async {
-            let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
-            let client = job.spawn_client(listener.local_addr()?)?;
-            let mut conns = Vec::with_capacity(job.connections);
-            for _ in 0..job.connections {
-                let (stream, _) = listener.accept().await?;
-                conns.push(tokio_uring::spawn(echo(stream)));
-            }
-            for conn in conns {
-                conn.await.map_err(io::Error::other)??;
-            }
-            Ok::<_, io::Error>(client)
-        })?;
-        client.join()
-    }
-
-    fn spawn_join(&mut self, job: &CountJob) -> Outcome {
-        let join = |i| {
-            let handle = tokio_uring::spawn(async move { i });
-            async move { handle.await.map_err(io::Error::other) }
-        };
-        Ok(self.rt.block_on(job.join_batches("joined tasks", join))?)
-    }
-
-    fn block_on_round_trip(&mut self, job: &CountJob) -> Outcome {
-        Ok(job.block_on_loop(|i| self.rt.block_on(async move { std::hint::black_box(i) }))?)
-    }
-
-    fn blocking_jobs(&mut self, job: &CountJob) -> Outcome {
-        let join = |i| {
-            let handle = tokio::task::spawn_blocking(move || i);
-            async move { handle.await.map_err(io::Error::other) }
-        };
-        Ok(self
-            .rt
-            .block_on(job.join_batches("joined blocking jobs", join))?)
-    }
+    common_workloads!(
+        echo: TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?
+            => tokio_uring::spawn, echo
+            => |conn| conn.await.map_err(io::Error::other)?,
+        spawn: tokio_uring::spawn
+            => |handle| handle.await.map_err(io::Error::other),
+        blocking: tokio::task::spawn_blocking
+            => |handle| handle.await.map_err(io::Error::other),
+    );
 
     fn foreign_poll(&mut self, _job: &ForeignJob<'_>) -> Outcome {
-        Err(NoSample::Unsupported(
-            "operation futures are !Send, bound to the runtime thread's thread-local driver",
-        ))
+        Err(NoSample::Unsupported(THREAD_BOUND))
     }
 }

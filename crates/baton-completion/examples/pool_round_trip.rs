@@ -13,31 +13,23 @@
 //! Each job goes through the whole runtime path: registrar issue → bind → split → wait table
 //! register → lease submit → pool thread → channel inbox → wait table settle → poll.
 
+#[allow(unreachable_pub)] // The fixture is `pub` for `baton_tests::pool`.
+#[path = "../tests/support/channel.rs"]
+mod channel;
+
 use baton_cancel::{HookOutcome, Interruptible};
 use baton_completion::{
-    BlockingPool, CompletionKind, CompletionSender, Decoder, DeliveryOutcome, ExecutorLease,
-    ExternalCompletion, IdentityAllocator, InterruptibleThreads, IoExecutor, PreparedOperation,
-    Registrar, RuntimeId, SettleOutcome, WaitTable, from_fn,
+    BlockingPool, CompletionKind, Decoder, ExecutorLease, ExternalCompletion, InterruptibleThreads,
+    IoExecutor, PreparedOperation, Registrar, SettleOutcome, WaitTable, from_fn,
 };
-use crossbeam_channel::{Receiver, Sender};
+use channel::ChannelRuntime;
+use crossbeam_channel::Receiver;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 const JOBS: usize = 100_000;
 const ROUNDS: usize = 5;
-
-#[derive(Debug)]
-struct ChannelInbox(Sender<ExternalCompletion>);
-
-impl CompletionSender for ChannelInbox {
-    fn deliver(&self, completion: ExternalCompletion) -> DeliveryOutcome {
-        match self.0.send(completion) {
-            Ok(()) => DeliveryOutcome::Delivered,
-            Err(_) => DeliveryOutcome::InboxClosed,
-        }
-    }
-}
 
 struct Runtime {
     registrar: Registrar,
@@ -49,13 +41,16 @@ struct Runtime {
 
 impl Runtime {
     fn new(pool: &BlockingPool) -> Self {
-        let runtime = RuntimeId::allocate().expect("a fresh process has runtime ids");
-        let allocator = IdentityAllocator::new(runtime);
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let ChannelRuntime {
+            registrar,
+            table,
+            inbox,
+        } = ChannelRuntime::fresh();
+        let runtime = registrar.runtime_id();
         Self {
-            registrar: Registrar::new(Arc::clone(&allocator), Arc::new(ChannelInbox(tx))),
-            table: WaitTable::new(allocator),
-            inbox: rx,
+            registrar,
+            table,
+            inbox,
             lease: pool.attach_runtime(runtime).expect("first attach"),
             kind: CompletionKind::try_from_raw(1).expect("1 is non-zero"),
         }

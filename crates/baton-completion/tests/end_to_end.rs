@@ -6,31 +6,18 @@
 mod support;
 
 use baton_completion::{
-    BlockingPool, CompletionSender, Decoder, DeliveryOutcome, ExternalCompletion,
-    IdentityAllocator, IoExecutor, PreparedOperation, Registrar, RuntimeId, SettleOutcome,
-    ShutdownReport, WaitError, WaitTable, from_fn,
+    BlockingPool, Decoder, ExternalCompletion, IoExecutor, PreparedOperation, Registrar,
+    SettleOutcome, ShutdownReport, WaitError, WaitTable, from_fn,
 };
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
+use support::channel::ChannelRuntime;
 use support::{bind, kind, quiet_hook};
 use web_time::Instant;
-
-/// The runtime's inbox: a channel the worker thread drains.
-#[derive(Debug)]
-struct ChannelInbox(Sender<ExternalCompletion>);
-
-impl CompletionSender for ChannelInbox {
-    fn deliver(&self, completion: ExternalCompletion) -> DeliveryOutcome {
-        match self.0.send(completion) {
-            Ok(()) => DeliveryOutcome::Delivered,
-            Err(_) => DeliveryOutcome::InboxClosed,
-        }
-    }
-}
 
 #[derive(Default)]
 struct CountingWaker(AtomicUsize);
@@ -42,11 +29,12 @@ impl Wake for CountingWaker {
 }
 
 fn runtime() -> (Registrar, WaitTable, Receiver<ExternalCompletion>) {
-    let runtime = RuntimeId::allocate().expect("ids available");
-    let allocator = IdentityAllocator::new(runtime);
-    let (tx, rx) = crossbeam_channel::unbounded();
-    let registrar = Registrar::new(Arc::clone(&allocator), Arc::new(ChannelInbox(tx)));
-    (registrar, WaitTable::new(allocator), rx)
+    let ChannelRuntime {
+        registrar,
+        table,
+        inbox,
+    } = ChannelRuntime::fresh();
+    (registrar, table, inbox)
 }
 
 #[test]

@@ -10,14 +10,14 @@ use std::task::Poll;
 use std::time::Duration;
 
 use baton_uring::{Error, Park, ops};
-use support::{Fifo, Probe, TempFile, pair, poll_once, ring_serial, run, turn_until};
+use support::{
+    Fifo, Probe, TempFile, entered_driver, pair, poll_once, ring_serial, run, turn_until,
+};
 use web_time::Instant;
 
 #[test]
 fn queued_request_completes_without_further_polls() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver_limited(1, 1);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver_limited(1, 1));
     let fifo = Fifo::new("queued");
     let probe_a = Probe::new();
     let probe_b = Probe::new();
@@ -55,9 +55,7 @@ fn queued_request_completes_without_further_polls() {
 
 #[test]
 fn deadlines_and_sleeps_fire_while_the_in_flight_limit_is_held_by_an_untimed_request() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver_limited(1, 1);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver_limited(1, 1));
     let fifo = Fifo::new("untimed");
     let file = TempFile::new("timed", b"data");
     let probe = Probe::new();
@@ -131,9 +129,7 @@ fn expired_deadline_does_not_consume_ready_data() {
 
 #[test]
 fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(2);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(2));
     let (sock, _peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
@@ -161,9 +157,7 @@ fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe()
 
 #[test]
 fn dropping_a_queued_request_retires_it_locally() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver_limited(1, 1);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver_limited(1, 1));
     let fifo = Fifo::new("first");
     let file = TempFile::new("queued", b"data");
     let probe = Probe::new();
@@ -265,9 +259,7 @@ fn open_dropped_before_completion_leaks_no_fd() {
 
 #[test]
 fn explicit_cancel_after_completion_returns_the_completed_result() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(2);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(2));
     let (sock, mut peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
@@ -313,9 +305,7 @@ fn explicit_cancel_of_an_in_flight_recv_reports_ecanceled() {
 /// entries stay in flight while a send on another socket, a sleep and a nop still complete.
 #[test]
 fn idle_receives_beyond_the_ring_size_never_hold_back_a_send_a_sleep_or_a_nop() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(8);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(8));
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
     let sq = 8;

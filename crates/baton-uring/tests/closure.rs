@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use baton_uring::{Error, Park, ops};
-use support::{Fifo, Probe, TempFile, block_on_thread, poll_once, ring_serial, run, turn_until};
+use support::{
+    Fifo, Probe, TempFile, block_on_thread, entered_driver, poll_once, ring_serial, run, turn_until,
+};
 use web_time::Instant;
 
 fn pair() -> (Arc<OwnedFd>, UnixStream) {
@@ -197,9 +199,7 @@ fn syncs_of_one_file_serialize_and_a_clean_file_syncs_without_submitting() {
 
 #[test]
 fn unpark_from_another_thread_ends_a_wait() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(2);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(2));
     let unparker = driver.unparker();
     let t = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(30));

@@ -9,7 +9,8 @@ use std::thread;
 
 use baton_uring::{Error, Op, Park, ops};
 use support::{
-    Fifo, Probe, TempFile, block_on_thread, pair, poll_once, ring_serial, serial, turn_until,
+    Fifo, Probe, TempFile, block_on_thread, entered_driver, pair, poll_once, ring_serial, serial,
+    turn_until,
 };
 
 type Recv = Op<(std::io::Result<usize>, Vec<u8>)>;
@@ -110,9 +111,7 @@ fn foreign_poll_of_a_completed_op_completes_there() {
 
 #[test]
 fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(2);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(2));
     let (sock, mut peer) = pair();
     let owner_probe = Probe::new();
     let owner_waker = Probe::waker(&owner_probe);
@@ -143,9 +142,7 @@ fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
 
 #[test]
 fn op_polled_on_a_foreign_thread_completes_on_a_third_thread() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(2);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(2));
     let (sock, mut peer) = pair();
     let probe = Probe::new();
     let op = ops::recv(sock.clone(), Vec::with_capacity(4));
@@ -179,9 +176,7 @@ fn op_built_on_a_foreign_thread_registers_through_the_mailbox() {
 
 #[test]
 fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_generation() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(2);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(2));
     let (sock, mut peer) = pair();
     let probe = Probe::new();
     let foreign_probe = Probe::new();

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
 
 use baton_uring::{Park, WakerPanics, ops};
-use support::{Probe, pair, poll_once, ring_serial, turn_until};
+use support::{Probe, entered_driver, pair, poll_once, turn_until};
 
 /// Registers a nop, polls it once and drops it: touches the driver's internal state, so it
 /// panics ("driver state is never borrowed while user code runs") if called under a borrow.
@@ -21,9 +21,7 @@ fn reenter_driver() {
 
 #[test]
 fn equivalent_wakers_are_never_recloned() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(2);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(2));
     let (sock, mut peer) = pair();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
@@ -60,9 +58,7 @@ fn equivalent_wakers_are_never_recloned() {
 
 #[test]
 fn no_clone_wake_or_drop_runs_under_the_internal_borrow() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(4);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(4));
     let (sock, mut peer) = pair();
     let probe = Probe::new();
     probe.set_hook(reenter_driver);
@@ -84,9 +80,7 @@ fn no_clone_wake_or_drop_runs_under_the_internal_borrow() {
 
 #[test]
 fn a_clone_that_registers_and_cancels_other_work_stays_consistent() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(4);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(4));
     let (sock, mut peer) = pair();
     let (side, _side_peer) = pair();
     let probe = Probe::new();
@@ -114,9 +108,7 @@ fn a_clone_that_registers_and_cancels_other_work_stays_consistent() {
 
 #[test]
 fn a_clone_panic_keeps_the_operation_cancellable() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(2);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(2));
     let (sock, _peer) = pair();
     let bad = Probe::new();
     bad.panic_on_clone.store(true, Ordering::SeqCst);
@@ -152,6 +144,20 @@ fn a_clone_panic_keeps_the_operation_cancellable() {
     assert_eq!(Arc::strong_count(&sock), 1);
 }
 
+/// Turns `driver` until `good` was woken once, catching any panic a turn raises; says whether
+/// one did.
+fn turn_until_woken_catching_panics(driver: &baton_uring::Driver, good: &Probe) -> bool {
+    let mut panicked = false;
+    turn_until(driver, || {
+        if good.wakes() == 1 {
+            return true;
+        }
+        panicked |= catch_unwind(AssertUnwindSafe(|| driver.turn(Park::Poll))).is_err();
+        false
+    });
+    panicked
+}
+
 #[test]
 fn a_wake_panic_fails_the_turn_only_after_cleanup_when_asked_to_propagate() {
     wake_panic_during_a_turn(WakerPanics::Propagate);
@@ -165,9 +171,7 @@ fn a_wake_panic_during_a_turn_is_contained_after_cleanup_and_counted() {
 /// A waker panicking when its operation completes: every other wake of the turn still runs,
 /// the operation retires, and the panic reaches the runner only under `Propagate`.
 fn wake_panic_during_a_turn(policy: WakerPanics) {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver_with_policy(4, policy);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver_with_policy(4, policy));
     let bad = Probe::new();
     bad.panic_on_wake.store(true, Ordering::SeqCst);
     let good = Probe::new();
@@ -176,14 +180,7 @@ fn wake_panic_during_a_turn(policy: WakerPanics) {
     let mut second = ops::nop();
     assert!(poll_once(&mut first, &bad_waker).is_pending());
     assert!(poll_once(&mut second, &good_waker).is_pending());
-    let mut panicked = false;
-    turn_until(&driver, || {
-        if good.wakes() == 1 {
-            return true;
-        }
-        panicked |= catch_unwind(AssertUnwindSafe(|| driver.turn(Park::Poll))).is_err();
-        false
-    });
+    let panicked = turn_until_woken_catching_panics(&driver, &good);
     assert_eq!(
         panicked,
         policy == WakerPanics::Propagate,
@@ -218,9 +215,7 @@ fn a_drop_panic_during_a_turn_is_contained_after_cleanup_and_counted() {
 /// A stored waker panicking when a forward makes the turn drop it: the forwarded result is
 /// still delivered, and the panic reaches the runner only under `Propagate`.
 fn drop_panic_during_a_turn(policy: WakerPanics) {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver_with_policy(4, policy);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver_with_policy(4, policy));
     let (sock, mut peer) = pair();
     let bad = Probe::new();
     let good = Probe::new();
@@ -238,14 +233,7 @@ fn drop_panic_during_a_turn(policy: WakerPanics) {
     .join()
     .expect("poller");
     peer.write_all(b"fw").expect("write");
-    let mut panicked = false;
-    turn_until(&driver, || {
-        if good.wakes() == 1 {
-            return true;
-        }
-        panicked |= catch_unwind(AssertUnwindSafe(|| driver.turn(Park::Poll))).is_err();
-        false
-    });
+    let panicked = turn_until_woken_catching_panics(&driver, &good);
     assert_eq!(
         panicked,
         policy == WakerPanics::Propagate,
@@ -265,9 +253,7 @@ fn drop_panic_during_a_turn(policy: WakerPanics) {
 
 #[test]
 fn a_registration_refused_for_an_expired_deadline_or_a_closed_driver_clones_no_waker() {
-    let Some(_s) = ring_serial() else { return };
-    let driver = support::driver(4);
-    let _entered = driver.enter();
+    entered_driver!(driver = support::driver(4));
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
     let past = web_time::Instant::now() - std::time::Duration::from_millis(1);

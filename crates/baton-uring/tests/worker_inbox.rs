@@ -641,12 +641,7 @@ fn a_thousand_blocking_jobs_from_foreign_spawners_all_settle_exactly_once() {
             })
         })
         .collect();
-    let joins: Vec<_> = spawners
-        .into_iter()
-        .flat_map(|s| s.join().expect("spawner thread"))
-        .collect();
-    let (worker, outcome) = runner.join().expect("runner thread");
-    assert_eq!(outcome, baton_uring::RunUntil::Satisfied);
+    let (joins, worker) = worker_support::join_spawners_and_runner(spawners, runner);
     for join in joins {
         match worker_support::poll_once(join) {
             Poll::Ready(Ok((value, got))) => assert_eq!(got, value + 1, "its own value"),

@@ -47,12 +47,7 @@ fn spawn_from_four_foreign_threads_while_the_worker_runs_on_another_thread() {
             })
         })
         .collect();
-    let joins: Vec<_> = spawners
-        .into_iter()
-        .flat_map(|s| s.join().expect("spawner thread"))
-        .collect();
-    let (worker, outcome) = runner.join().expect("runner thread");
-    assert_eq!(outcome, RunUntil::Satisfied);
+    let (joins, worker) = worker_support::join_spawners_and_runner(spawners, runner);
     let mut outputs: Vec<usize> = joins
         .into_iter()
         .map(|join| match poll_once(join) {

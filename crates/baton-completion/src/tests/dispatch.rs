@@ -290,10 +290,9 @@ fn cancelled_async_job_never_constructs_its_future() {
     );
 }
 
-#[test]
-fn future_panicking_on_construction_delivers_worker_panic() {
-    let (_half, submission, sink) =
-        async_job(|| -> std::future::Ready<u8> { panic!("construction failed") });
+/// Arms and polls the async job once: it must end as a worker panic, and deliver one with
+/// `message`.
+fn assert_async_worker_panic(submission: Submission, sink: &RecordingSink, message: &str) {
     let mut dispatch = async_dispatch(submission);
     assert!(matches!(
         poll_once(&mut dispatch),
@@ -305,9 +304,16 @@ fn future_panicking_on_construction_delivers_worker_panic() {
     assert_eq!(
         payload::<u8>(sink.only()),
         Err(CompletionFailure::WorkerPanic {
-            message: "construction failed".into()
+            message: message.into()
         })
     );
+}
+
+#[test]
+fn future_panicking_on_construction_delivers_worker_panic() {
+    let (_half, submission, sink) =
+        async_job(|| -> std::future::Ready<u8> { panic!("construction failed") });
+    assert_async_worker_panic(submission, &sink, "construction failed");
 }
 
 struct PanicOnPoll;
@@ -322,20 +328,7 @@ impl Future for PanicOnPoll {
 #[test]
 fn future_panicking_on_poll_delivers_worker_panic() {
     let (_half, submission, sink) = async_job(|| PanicOnPoll);
-    let mut dispatch = async_dispatch(submission);
-    assert!(matches!(
-        poll_once(&mut dispatch),
-        Poll::Ready(RunReport {
-            class: TerminalClass::WorkerPanic,
-            ..
-        })
-    ));
-    assert_eq!(
-        payload::<u8>(sink.only()),
-        Err(CompletionFailure::WorkerPanic {
-            message: "poll failed".into()
-        })
-    );
+    assert_async_worker_panic(submission, &sink, "poll failed");
 }
 
 struct PendingOnce {

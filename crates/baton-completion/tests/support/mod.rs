@@ -4,6 +4,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod channel;
+
 use std::sync::Arc;
 
 use baton_cancel::{HookOutcome, Interruptible};

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use crate::sync::{AtomicUsize, Ordering};
 use crate::tests::support::{
-    BUDGET, HANG_GUARD, TestJoin, YieldNow, runtime, test_worker, wait_join, wait_until, within,
+    BUDGET, HANG_GUARD, TestJoin, YieldNow, assert_borrowed_as_root, runtime, test_worker,
+    wait_join, wait_until, within,
 };
 use crate::{DEFAULT_DRAIN_TURNS, DrainOutcome, Loan, LoanConfig, ThreadRole};
 
@@ -160,10 +161,7 @@ fn drain_until_stops_at_deadline() {
     let (loan, _handle) = runtime();
     let outcome = loan.drain_until(Instant::now() + Duration::from_millis(20), &mut || false);
     assert_eq!(outcome, DrainOutcome::DeadlineReached);
-    assert_eq!(
-        loan.block_on(async { loan.thread_role() }),
-        ThreadRole::Root
-    );
+    assert_borrowed_as_root(&loan);
 }
 
 #[test]

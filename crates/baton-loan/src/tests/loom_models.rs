@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use crate::sync::{self, Mutex, thread};
-use crate::tests::support::{TestJoin, drop_thread, record_drop_thread, runtime};
+use crate::tests::support::{
+    TestJoin, assert_borrowed_as_root, drop_thread, record_drop_thread, runtime, shut_down_once,
+};
 use crate::{BackgroundExit, Loan, ThreadRole, WorkerDisposal};
 
 fn request(loan: &Arc<Loan>) -> thread::JoinHandle<ThreadRole> {
@@ -51,12 +53,8 @@ fn loom_two_requesters_take_only_their_own_offer() {
             first.join().expect("first requester"),
             second.join().expect("second requester"),
         );
-        assert_eq!(
-            loan.block_on(async { loan.thread_role() }),
-            ThreadRole::Root
-        );
-        let _report = loan.shutdown();
-        assert_eq!(handle.drops(), 1);
+        assert_borrowed_as_root(&loan);
+        shut_down_once(&loan, &handle);
     });
 }
 
@@ -75,8 +73,7 @@ fn loom_refused_requesters_return() {
             second.join().expect("second requester"),
         ];
         assert_eq!(roles, [ThreadRole::Outside; 2]);
-        let _report = loan.shutdown();
-        assert_eq!(handle.drops(), 1);
+        shut_down_once(&loan, &handle);
     });
 }
 
@@ -92,8 +89,7 @@ fn loom_root_wake_against_park() {
         let value = loan.block_on(join);
         setter.join().expect("setter");
         assert_eq!(value, 5);
-        let _report = loan.shutdown();
-        assert_eq!(handle.drops(), 1);
+        shut_down_once(&loan, &handle);
     });
 }
 
@@ -131,14 +127,10 @@ fn loom_rest_against_outside_wake() {
             let handle = handle.clone();
             thread::spawn(move || handle.spawn(async { 7 }))
         };
-        assert_eq!(
-            loan.block_on(async { loan.thread_role() }),
-            ThreadRole::Root
-        );
+        assert_borrowed_as_root(&loan);
         let join = spawner.join().expect("spawner");
         assert_eq!(crate::loan::poll_in_place(join), 7);
-        let _report = loan.shutdown();
-        assert_eq!(handle.drops(), 1);
+        shut_down_once(&loan, &handle);
     });
 }
 
@@ -160,15 +152,11 @@ fn loom_rest_against_next_block_on_and_wake() {
             thread::spawn(move || handle.spawn(async { 8 }))
         };
         for _ in 0..2 {
-            assert_eq!(
-                loan.block_on(async { loan.thread_role() }),
-                ThreadRole::Root
-            );
+            assert_borrowed_as_root(&loan);
         }
         let join = spawner.join().expect("spawner");
         assert_eq!(crate::loan::poll_in_place(join), 8);
-        let _report = loan.shutdown();
-        assert_eq!(handle.drops(), 1);
+        shut_down_once(&loan, &handle);
     });
 }
 
@@ -184,10 +172,7 @@ fn loom_rest_against_next_block_on_and_wake() {
 fn loom_rest_against_requester_and_shutdown() {
     loom::model(|| {
         let (loan, handle) = runtime();
-        assert_eq!(
-            loan.block_on(async { loan.thread_role() }),
-            ThreadRole::Root
-        );
+        assert_borrowed_as_root(&loan);
         let requester = request(&loan);
         let report = loan.shutdown();
         let role = requester.join().expect("requester");

@@ -8,7 +8,9 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Instant;
 
-use crate::tests::support::{HANG_GUARD, TestHandle, YieldNow, runtime, wait_join, within};
+use crate::tests::support::{
+    HANG_GUARD, TestHandle, YieldNow, assert_borrowed_as_root, runtime, wait_join, within,
+};
 use crate::{DrainOutcome, Loan, ThreadRole, Unavailable};
 
 #[test]
@@ -96,10 +98,7 @@ fn block_on_on_background_thread_falls_back() {
         (task_loan.thread_role(), value)
     });
     assert_eq!(wait_join(&join), (ThreadRole::Background, 7));
-    assert_eq!(
-        loan.block_on(async { loan.thread_role() }),
-        ThreadRole::Root
-    );
+    assert_borrowed_as_root(&loan);
 }
 
 #[test]

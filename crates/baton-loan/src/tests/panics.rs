@@ -5,7 +5,9 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::tests::support::{Payload, YieldNow, runtime, wait_join, wait_until, within};
+use crate::tests::support::{
+    Payload, YieldNow, assert_borrowed_as_root, runtime, wait_join, wait_until, within,
+};
 use crate::{BackgroundExit, ThreadRole};
 
 #[test]
@@ -64,10 +66,7 @@ fn panicking_root_destructor_still_returns_worker() {
     let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(PanicOnDrop)));
     let payload = caught.expect_err("the destructor panicked");
     assert_eq!(payload.downcast_ref::<Payload>(), Some(&Payload(7)));
-    assert_eq!(
-        loan.block_on(async { loan.thread_role() }),
-        ThreadRole::Root
-    );
+    assert_borrowed_as_root(&loan);
     let join = handle.spawn(async { 9 });
     assert_eq!(
         wait_join(&join),
@@ -82,10 +81,7 @@ fn poll_panic_wins_over_destructor_panic() {
     let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(PanicTwice)));
     let payload = caught.expect_err("the root panicked");
     assert_eq!(payload.downcast_ref::<Payload>(), Some(&Payload(1)));
-    assert_eq!(
-        loan.block_on(async { loan.thread_role() }),
-        ThreadRole::Root
-    );
+    assert_borrowed_as_root(&loan);
 }
 
 #[test]

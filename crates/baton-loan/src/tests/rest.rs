@@ -8,7 +8,8 @@ use std::thread;
 use crate::ThreadRole;
 use crate::slot::Phase;
 use crate::tests::support::{
-    TestJoin, YieldNow, assert_block_on_panics_in, runtime, wait_join, wait_until,
+    TestJoin, YieldNow, assert_block_on_panics_in, assert_borrowed_as_root, runtime,
+    shut_down_once, wait_join, wait_until,
 };
 
 #[test]
@@ -26,8 +27,7 @@ fn idle_worker_rests_between_block_ons_and_is_borrowed_from_the_rest() {
     // Nothing announced work, so the worker came to rest again (a grace period may have ended
     // the rest meanwhile, but never with work).
     assert!(matches!(loan.phase(), Phase::Resting | Phase::Background));
-    let _report = loan.shutdown();
-    assert_eq!(handle.drops(), 1);
+    shut_down_once(&loan, &handle);
 }
 
 #[test]
@@ -129,12 +129,8 @@ fn panicking_pending_is_reraised_after_the_worker_is_back() {
     assert_block_on_panics_in(&loan, "pending");
     // A panicking answer counts as work: the background thread took the worker back.
     wait_until(|| loan.phase() == Phase::Background);
-    assert_eq!(
-        loan.block_on(async { loan.thread_role() }),
-        ThreadRole::Root
-    );
-    let _report = loan.shutdown();
-    assert_eq!(handle.drops(), 1);
+    assert_borrowed_as_root(&loan);
+    shut_down_once(&loan, &handle);
 }
 
 #[test]

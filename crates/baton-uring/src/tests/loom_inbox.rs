@@ -38,12 +38,18 @@ fn completion(drops: &StdArc<AtomicUsize>) -> ExternalCompletion {
     ExternalCompletion::new(identity, Ok(Box::new(Counted(StdArc::clone(drops)))))
 }
 
-/// Inbox rules I1 and I2: a delivery racing closure is either accepted — then the worker's
-/// final drain after closing finds it, and the worker was unparked — or refused with
-/// `InboxClosed` and its payload dropped. Never accepted and lost, never both.
-#[test]
-fn loom_delivery_racing_closure_is_drained_or_refused() {
-    loom::model(|| {
+/// One delivery racing the model's thread: the worker's mailbox, both ends of its inbox, the
+/// completion's drop count, and the thread delivering that completion.
+struct Race {
+    shared: crate::sync::Arc<Mailbox>,
+    sender: Arc<InboxSender>,
+    receiver: InboxReceiver,
+    drops: StdArc<AtomicUsize>,
+    delivering: loom::thread::JoinHandle<DeliveryOutcome>,
+}
+
+impl Race {
+    fn start() -> Race {
         let shared = Mailbox::new(1, None);
         let (sender, receiver) = inbox(Unparker::new(shared.clone()));
         let drops = StdArc::new(AtomicUsize::new(0));
@@ -52,6 +58,29 @@ fn loom_delivery_racing_closure_is_drained_or_refused() {
             let completion = completion(&drops);
             loom::thread::spawn(move || sender.deliver(completion))
         };
+        Race {
+            shared,
+            sender,
+            receiver,
+            drops,
+            delivering,
+        }
+    }
+}
+
+/// Inbox rules I1 and I2: a delivery racing closure is either accepted — then the worker's
+/// final drain after closing finds it, and the worker was unparked — or refused with
+/// `InboxClosed` and its payload dropped. Never accepted and lost, never both.
+#[test]
+fn loom_delivery_racing_closure_is_drained_or_refused() {
+    loom::model(|| {
+        let Race {
+            shared,
+            sender,
+            receiver,
+            drops,
+            delivering,
+        } = Race::start();
         sender.close();
         let mut drained = 0;
         loop {
@@ -83,14 +112,13 @@ fn loom_delivery_racing_closure_is_drained_or_refused() {
 #[test]
 fn loom_delivery_wakes_a_parking_worker() {
     loom::model(|| {
-        let shared = Mailbox::new(1, None);
-        let (sender, receiver) = inbox(Unparker::new(shared.clone()));
-        let drops = StdArc::new(AtomicUsize::new(0));
-        let delivering = {
-            let sender = Arc::clone(&sender);
-            let completion = completion(&drops);
-            loom::thread::spawn(move || sender.deliver(completion))
-        };
+        let Race {
+            shared,
+            sender: _sender,
+            receiver,
+            drops: _drops,
+            delivering,
+        } = Race::start();
         let mut drained = 0;
         let mut blocked = false;
         for _ in 0..2 {

@@ -149,13 +149,7 @@ fn accept_completing_after_its_future_dropped_has_its_fd_closed() {
         let driver = Driver::with_backend(Box::new(backend), 4, None);
         let (reader, writer) = pipe();
         let _entered = driver.enter();
-        let mut accept = ops::accept(dev_null());
-        let mut cx = Context::from_waker(Waker::noop());
-        assert!(Pin::new(&mut accept).poll(&mut cx).is_pending());
-        let _ = driver.turn(Park::Poll);
-        let target = sim.in_flight()[0];
-        drop(accept);
-        let _ = driver.turn(Park::Poll);
+        let target = sim.submit_then_drop(&driver, ops::accept(dev_null()));
         assert_eq!(
             sim.pending_cancels(),
             vec![target],

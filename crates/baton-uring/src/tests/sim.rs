@@ -72,6 +72,22 @@ impl SimRing {
         state.in_flight.len() + reaped_later
     }
 
+    /// Submits `op` (one poll, one turn), then drops its future and turns again, so the drop's
+    /// cancel has been sent; returns the operation's user data, still in flight.
+    #[cfg(not(loom))]
+    pub(crate) fn submit_then_drop<F>(&self, driver: &crate::driver::Driver, mut op: F) -> u64
+    where
+        F: std::future::Future + Unpin,
+    {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(std::pin::Pin::new(&mut op).poll(&mut cx).is_pending());
+        let _ = driver.turn(crate::driver::Park::Poll);
+        let target = self.in_flight()[0];
+        drop(op);
+        let _ = driver.turn(crate::driver::Park::Poll);
+        target
+    }
+
     /// The targets of submitted, unresolved async cancels.
     pub(crate) fn pending_cancels(&self) -> Vec<u64> {
         lock(&self.state)

@@ -251,13 +251,8 @@ fn accept_completing_after_its_future_dropped_leaves_the_connection_in_the_stash
     let stash = Arc::new(Stash::new());
     let listener = socket();
     let _entered = driver.enter();
-    let mut accept = ops::accept(listener).stash_late_result(&stash);
+    let target = sim.submit_then_drop(&driver, ops::accept(listener).stash_late_result(&stash));
     let mut cx = Context::from_waker(Waker::noop());
-    assert!(Pin::new(&mut accept).poll(&mut cx).is_pending());
-    let _ = driver.turn(Park::Poll);
-    let target = sim.in_flight()[0];
-    drop(accept);
-    let _ = driver.turn(Park::Poll);
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("socketpair");
     let accepted = ours.into_raw_fd();
     assert!(sim.complete(target, accepted), "the accept wins the race");

@@ -59,6 +59,22 @@ pub fn ring_serial() -> Option<MutexGuard<'static, ()>> {
     Some(serial())
 }
 
+/// [`ring_serial`]'s prologue for a test that drives one driver on its own thread: returns from
+/// the test (after the loud `SKIPPED` line) when this kernel has no io_uring; else holds the
+/// [`serial`] guard for the rest of the test, binds `$driver` to `$build` and enters it there.
+#[allow(unused_macros)] // Not every test file drives an entered driver.
+macro_rules! entered_driver {
+    ($driver:ident = $build:expr) => {
+        let Some(_serial) = $crate::support::ring_serial() else {
+            return;
+        };
+        let $driver = $build;
+        let _entered = $driver.enter();
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use entered_driver;
+
 pub fn driver(entries: u32) -> Driver {
     Driver::new(DriverConfig::new().ring_entries(entries)).expect("io_uring set-up")
 }

@@ -83,3 +83,19 @@ pub fn fd_count() -> usize {
         .expect("/proc/self/fd is readable")
         .count()
 }
+
+/// Joins the foreign `spawners` (each returns the join handles it spawned) and then the
+/// `runner` thread that drove the worker until the test's condition held; asserts that the run
+/// was satisfied, not cut off by its deadline. Returns every join handle and the worker.
+pub fn join_spawners_and_runner<T>(
+    spawners: Vec<std::thread::JoinHandle<Vec<JoinHandle<T>>>>,
+    runner: std::thread::JoinHandle<(Worker, RunUntil)>,
+) -> (Vec<JoinHandle<T>>, Worker) {
+    let joins: Vec<_> = spawners
+        .into_iter()
+        .flat_map(|s| s.join().expect("spawner thread"))
+        .collect();
+    let (worker, outcome) = runner.join().expect("runner thread");
+    assert_eq!(outcome, RunUntil::Satisfied);
+    (joins, worker)
+}

@@ -28,6 +28,21 @@ pub(crate) fn runtime() -> (Arc<Loan>, TestHandle) {
     (Arc::new(loan), handle)
 }
 
+/// Asserts that a `block_on` on this thread borrows the worker as its root: the worker is back
+/// where any requester can take it.
+pub(crate) fn assert_borrowed_as_root(loan: &Loan) {
+    assert_eq!(
+        loan.block_on(async { loan.thread_role() }),
+        crate::ThreadRole::Root
+    );
+}
+
+/// Shuts `loan` down and asserts that its worker was dropped exactly once.
+pub(crate) fn shut_down_once(loan: &Loan, handle: &TestHandle) {
+    let _report = loan.shutdown();
+    assert_eq!(handle.drops(), 1);
+}
+
 /// A panic payload the tests raise and recognise.
 #[derive(Debug, PartialEq)]
 pub(crate) struct Payload(pub(crate) u32);
