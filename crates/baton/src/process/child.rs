@@ -39,12 +39,21 @@ pub struct Child {
 
 impl Child {
     pub(super) fn new(
-        process: std::process::Child,
+        mut process: std::process::Child,
         [stdin, stdout, stderr]: [Option<OwnedFd>; 3],
         kill_on_drop: bool,
         handle: Handle,
     ) -> io::Result<Child> {
-        let pidfd = Arc::new(pidfd_open(process.id())?);
+        let pidfd = match pidfd_open(process.id()) {
+            Ok(pidfd) => Arc::new(pidfd),
+            Err(err) => {
+                // Without a pidfd the child could never be waited for here: end it rather
+                // than leave it running unowned (and a zombie once it exits).
+                let _ = process.kill();
+                let _ = process.wait();
+                return Err(err);
+            }
+        };
         let stream = |fd: Option<OwnedFd>| fd.map(Socket::adopt).transpose();
         Ok(Child {
             process: Some(process),
