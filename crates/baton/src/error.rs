@@ -179,6 +179,20 @@ impl BlockingError {
     pub fn is_panic(&self) -> bool {
         matches!(self, BlockingError::Panicked { .. })
     }
+
+    /// The `io::Error` a call that ran its work on the blocking pool (`function`, named in a
+    /// not-in-runtime message) returns for this failure: the runtime's own errors become
+    /// [`Error`]s, the job's are carried as they are.
+    pub(crate) fn into_io_for(self, function: &'static str) -> io::Error {
+        match self {
+            BlockingError::NotInRuntime => Error::NotInRuntime { function }.into_io(),
+            BlockingError::Closed => Error::Closed.into_io(),
+            BlockingError::Rejected {
+                reason: RejectReason::ShuttingDown | RejectReason::Detached,
+            } => Error::ShuttingDown.into_io(),
+            other => io::Error::other(other),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -23,8 +23,6 @@ use std::future::Future;
 use std::io;
 use std::path::Path;
 
-use baton_completion::RejectReason;
-
 use crate::error::{BlockingError, Error, convert};
 use crate::handle::Handle;
 
@@ -111,19 +109,7 @@ where
             }),
         },
     };
-    outcome.unwrap_or_else(|err| Err(blocking_to_io(function, err)))
-}
-
-/// Turns a blocking job's failure into the `io::Error` a file-system call returns.
-pub(super) fn blocking_to_io(function: &'static str, err: BlockingError) -> io::Error {
-    match err {
-        BlockingError::NotInRuntime => Error::NotInRuntime { function }.into_io(),
-        BlockingError::Closed => Error::Closed.into_io(),
-        BlockingError::Rejected {
-            reason: RejectReason::ShuttingDown | RejectReason::Detached,
-        } => Error::ShuttingDown.into_io(),
-        other => io::Error::other(other),
-    }
+    outcome.unwrap_or_else(|err| Err(err.into_io_for(function)))
 }
 
 /// The `cfg(test)` knob that makes [`on_ring`] refuse every request on this thread, as a

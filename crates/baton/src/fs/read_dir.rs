@@ -15,7 +15,7 @@ use std::io;
 use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
 
-use super::fallback::{OnDrop, blocking_to_io, check_path, on_pool};
+use super::fallback::{OnDrop, check_path, on_pool};
 use super::path_query::{Follow, stat};
 use super::{FileType, Metadata};
 use crate::blocking::BlockingHandle;
@@ -164,7 +164,7 @@ impl ReadDir {
             if let Some(next) = &mut self.next {
                 let batch = next.await;
                 self.next = None;
-                let batch = batch.map_err(|err| blocking_to_io("fs::ReadDir::next_entry", err))?;
+                let batch = batch.map_err(|err| err.into_io_for("fs::ReadDir::next_entry"))?;
                 self.entries = batch.entries;
                 self.rest = batch.rest;
                 continue;

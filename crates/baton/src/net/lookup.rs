@@ -11,9 +11,6 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::sync::Arc;
 
-use baton_completion::RejectReason;
-
-use crate::blocking::BlockingError;
 use crate::context;
 
 /// What a resolver does: a host name and a port to the addresses to try, in order.
@@ -182,7 +179,7 @@ pub(crate) fn resolve<A: ToSocketAddrs + ?Sized>(
             .await
         {
             Ok(addrs) => addrs,
-            Err(err) => Err(blocking_to_io(err, function)),
+            Err(err) => Err(err.into_io_for(function)),
         }
     }
 }
@@ -246,17 +243,5 @@ pub(crate) fn resolve_here<A: ToSocketAddrs + ?Sized>(addr: &A) -> io::Result<Ve
     match addr.lookup() {
         Lookup::Ready(addrs) => addrs,
         Lookup::Host { host, port } => Resolver::default().resolve(&host, port),
-    }
-}
-
-/// Turns a lookup job's failure into the `io::Error` the caller returns.
-fn blocking_to_io(err: BlockingError, function: &'static str) -> io::Error {
-    match err {
-        BlockingError::NotInRuntime => crate::Error::NotInRuntime { function }.into_io(),
-        BlockingError::Closed => crate::Error::Closed.into_io(),
-        BlockingError::Rejected {
-            reason: RejectReason::ShuttingDown | RejectReason::Detached,
-        } => crate::Error::ShuttingDown.into_io(),
-        other => io::Error::other(other),
     }
 }
