@@ -21,12 +21,15 @@ use crate::worker::{LoanWorker, RunOutcome, TurnOutcome, Unpark};
 pub const DEFAULT_DRAIN_TURNS: usize = 16;
 
 /// Settings of a [`Loan`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct LoanConfig {
     /// The background thread's name.
     pub thread_name: String,
     /// The most dispatch turns run after a root completes, while work is runnable (L12).
     pub drain_turns: usize,
+    /// Runs first on the background thread, before it touches the worker (e.g. to pin the
+    /// thread to a CPU).
+    pub on_background_start: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl Default for LoanConfig {
@@ -34,7 +37,18 @@ impl Default for LoanConfig {
         Self {
             thread_name: "baton-loan".into(),
             drain_turns: DEFAULT_DRAIN_TURNS,
+            on_background_start: None,
         }
+    }
+}
+
+impl std::fmt::Debug for LoanConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoanConfig")
+            .field("thread_name", &self.thread_name)
+            .field("drain_turns", &self.drain_turns)
+            .field("on_background_start", &self.on_background_start.is_some())
+            .finish()
     }
 }
 
@@ -134,9 +148,15 @@ impl Loan {
         worker.install_rest_waker(Arc::new(RestWaker::new(&slot)));
         let key = Arc::as_ptr(&slot) as RuntimeKey;
         let background_slot = Arc::clone(&slot);
+        let on_start = config.on_background_start;
         let handle = thread::Builder::new()
             .name(config.thread_name.clone())
-            .spawn(move || background::run(background_slot, key, worker))
+            .spawn(move || {
+                if let Some(on_start) = on_start {
+                    on_start();
+                }
+                background::run(background_slot, key, worker)
+            })
             .map_err(|source| LoanError::SpawnBackground {
                 name: config.thread_name,
                 source,

@@ -21,6 +21,21 @@ pub struct TaskCounts {
     pub cancelled: u64,
 }
 
+/// The counts of two schedulers together (a runtime with several workers sums theirs).
+impl std::ops::Add for TaskCounts {
+    type Output = TaskCounts;
+
+    fn add(self, other: TaskCounts) -> TaskCounts {
+        TaskCounts {
+            live: self.live + other.live,
+            spawned: self.spawned + other.spawned,
+            completed: self.completed + other.completed,
+            panicked: self.panicked + other.panicked,
+            cancelled: self.cancelled + other.cancelled,
+        }
+    }
+}
+
 /// The live counters behind [`TaskCounts`], updated from any thread.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {

@@ -27,6 +27,17 @@ pub enum CancelReason {
     /// The runtime was already shut down when the task was spawned; it never ran.
     #[error("the runtime was already shut down when it was spawned, so it never ran")]
     SpawnAfterShutdown,
+    /// It was spawned on a worker the runtime does not have; it never ran.
+    #[error(
+        "it was spawned on worker {index}, but the runtime has {workers} worker(s) \
+         (indices 0..{workers}), so it never ran"
+    )]
+    NoSuchWorker {
+        /// The index asked for.
+        index: usize,
+        /// How many workers the runtime has.
+        workers: usize,
+    },
 }
 
 /// The payload of a task's panic. Only reachable by value (through
@@ -153,9 +164,9 @@ impl<T> JoinHandle<T> {
         self.join.is_finished()
     }
 
-    /// Rule T8: cancels the task of a spawn that was refused after shutdown.
-    pub(crate) fn refuse(&self) {
-        self.join.refuse();
+    /// Rule T8: cancels the task of a spawn that was refused, for `reason`.
+    pub(crate) fn refuse(&self, reason: CancelReason) {
+        self.join.refuse(reason);
     }
 }
 
@@ -217,10 +228,10 @@ impl<T, S: Schedule> Join<T, S> {
         self.task.header().state.load().is_complete()
     }
 
-    /// Rule T8: cancels the task of a spawn that was refused after shutdown.
-    pub(crate) fn refuse(&self) {
+    /// Rule T8: cancels the task of a spawn that was refused, for `reason`.
+    pub(crate) fn refuse(&self, reason: CancelReason) {
         // SAFETY: the vtable belongs to this task's type and our reference keeps it alive.
-        unsafe { (self.task.header().vtable.refuse)(self.task.as_raw()) }
+        unsafe { (self.task.header().vtable.refuse)(self.task.as_raw(), reason) }
     }
 
     /// Rule T6: the handle's poll.

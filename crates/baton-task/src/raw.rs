@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::task::{RawWaker, RawWakerVTable, Waker};
 
 use crate::containment::drop_contained;
+use crate::join::CancelReason;
 use crate::schedule::Schedule;
 use crate::state::{RefsLeft, State, WakeByValue, WakeOutcome};
 use crate::sync::{self, AtomicUsize, Mutex, thread::ThreadId};
@@ -35,8 +36,9 @@ pub(crate) struct Vtable<S: Schedule> {
     pub(crate) run: unsafe fn(TaskRef<S>) -> RunOutcome<S>,
     /// Rule T8: cancels the task for shutdown if it is not being polled.
     pub(crate) shut_down: unsafe fn(NonNull<Header<S>>) -> ShutdownOutcome,
-    /// Rule T8: cancels a task whose spawn was refused, before it was ever queued.
-    pub(crate) refuse: unsafe fn(NonNull<Header<S>>),
+    /// Rule T8: cancels a task whose spawn was refused, before it was ever queued, for the
+    /// reason given.
+    pub(crate) refuse: unsafe fn(NonNull<Header<S>>, CancelReason),
     /// Rule T6: the `JoinHandle` gives up its interest (and drops an output it owns).
     pub(crate) detach: unsafe fn(NonNull<Header<S>>),
     /// Frees the allocation; called once, by whoever released the last reference.

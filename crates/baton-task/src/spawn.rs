@@ -5,7 +5,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::injector::Injected;
-use crate::join::JoinHandle;
+use crate::join::{CancelReason, JoinHandle};
 use crate::raw::TaskRef;
 use crate::run_queues::RunQueues;
 use crate::scheduler_state::SchedulerState;
@@ -30,7 +30,7 @@ where
     };
     match accepted {
         Injected::Queued => {}
-        Injected::Closed => handle.refuse(),
+        Injected::Closed => handle.refuse(CancelReason::SpawnAfterShutdown),
     }
     (handle, accepted)
 }
@@ -51,7 +51,7 @@ where
         Injected::Queued => {}
         Injected::Closed => {
             // Rule T7: we are on the owner thread, so dropping the future here is allowed.
-            handle.refuse();
+            handle.refuse(CancelReason::SpawnAfterShutdown);
         }
     }
     handle
@@ -71,4 +71,21 @@ fn accept_here(
     queues.register(task.clone());
     queues.push_ready(task);
     Injected::Queued
+}
+
+/// A `Send` task that is never accepted: its future is dropped here, unpolled, and its handle
+/// resolves to a cancelled `JoinError` carrying `reason`.
+pub(crate) fn reject_send<F>(
+    state: &Arc<SchedulerState>,
+    future: F,
+    reason: CancelReason,
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (_task, join) = Task::spawn(future, None, Arc::clone(state));
+    let handle = JoinHandle::new(join);
+    handle.refuse(reason);
+    handle
 }

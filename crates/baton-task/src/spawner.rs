@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use crate::counts::TaskCounts;
 use crate::injector::Injected;
-use crate::join::JoinHandle;
+use crate::join::{CancelReason, JoinHandle};
 use crate::scheduler_state::SchedulerState;
-use crate::spawn::spawn_send;
+use crate::spawn::{reject_send, spawn_send};
 
 /// The error of [`Spawner::try_spawn`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -51,6 +51,18 @@ impl Spawner {
         F::Output: Send + 'static,
     {
         spawn_send(&self.state, future).0
+    }
+
+    /// Refuses `future` without queueing it: it is dropped here, unpolled, and the handle
+    /// resolves to [`JoinError::Cancelled`](crate::JoinError::Cancelled) with `reason` (a
+    /// runtime uses it for a spawn it cannot place, e.g. on a worker it does not have). Nothing
+    /// is counted as spawned.
+    pub fn reject<F>(&self, future: F, reason: CancelReason) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        reject_send(&self.state, future, reason)
     }
 
     /// Like [`spawn`](Spawner::spawn), but reports a shut-down runtime as an error.

@@ -280,12 +280,12 @@ where
     /// # Safety
     ///
     /// `header` is the header of a live `Task<F, S>` whose reference the caller holds.
-    unsafe fn refuse(header: NonNull<Header<S>>) {
+    unsafe fn refuse(header: NonNull<Header<S>>, reason: CancelReason) {
         // SAFETY: the caller's guarantee.
         let this = unsafe { Self::from_header(header) };
         match this.header.state.start() {
             StartOutcome::Poll | StartOutcome::Cancelled => {
-                let _ = this.cancel(CancelReason::SpawnAfterShutdown);
+                let _ = this.cancel(reason);
             }
             StartOutcome::Stale => {}
         }

@@ -309,3 +309,51 @@ fn tasks_see_their_scheduler_as_current() {
     });
     assert_eq!(drive(&scheduler, handle).unwrap(), (true, 5));
 }
+
+/// `Spawner::reject`: the future is dropped unpolled, the handle carries the reason, and
+/// nothing is counted as spawned (a runtime's spawn on a worker it does not have).
+#[test]
+fn a_rejected_spawn_drops_its_future_unpolled_and_carries_the_reason() {
+    let (scheduler, _) = scheduler();
+    let polled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let dropped = Arc::new(());
+    let mut handle = scheduler.spawner().reject(
+        {
+            let polled = Arc::clone(&polled);
+            let dropped = Arc::clone(&dropped);
+            async move {
+                let _keep = dropped;
+                polled.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        },
+        CancelReason::NoSuchWorker {
+            index: 3,
+            workers: 2,
+        },
+    );
+    assert_eq!(
+        Arc::strong_count(&dropped),
+        1,
+        "the future was dropped at once"
+    );
+    match poll_once(&mut handle) {
+        Poll::Ready(Err(err)) => {
+            assert_eq!(
+                err.cancel_reason(),
+                Some(CancelReason::NoSuchWorker {
+                    index: 3,
+                    workers: 2
+                })
+            );
+            let message = err.to_string();
+            assert!(
+                message.contains("worker 3") && message.contains("2 worker"),
+                "{message}"
+            );
+        }
+        other => panic!("expected a cancelled handle, got {other:?}"),
+    }
+    assert!(!polled.load(std::sync::atomic::Ordering::SeqCst));
+    assert_eq!(scheduler.counts().spawned, 0);
+    assert_eq!(scheduler.counts().live, 0);
+}

@@ -131,6 +131,17 @@ pub struct InboxTraffic {
     pub refused: u64,
 }
 
+impl std::ops::Add for InboxTraffic {
+    type Output = InboxTraffic;
+
+    fn add(self, other: InboxTraffic) -> InboxTraffic {
+        InboxTraffic {
+            accepted: self.accepted + other.accepted,
+            refused: self.refused + other.refused,
+        }
+    }
+}
+
 /// A new open inbox whose deliveries unpark through `unparker`.
 pub(crate) fn inbox(unparker: Unparker) -> (Arc<InboxSender>, InboxReceiver) {
     let (tx, rx) = queue::unbounded();

@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::handle::Handle;
 use crate::net::Resolver;
 use crate::runtime::Runtime;
+use crate::runtime_worker::{RuntimeWorker, allowed_cpus, pin_to};
 use crate::shared::Shared;
 use crate::worker_adapter::{WakeWorker, WorkerAdapter};
 
@@ -30,7 +31,9 @@ use crate::worker_adapter::{WakeWorker, WorkerAdapter};
 /// | `blocking_queue_capacity` | 4096 per lane | a full queue rejects new jobs instead of growing without bound |
 /// | `tasks_per_turn` | 61 | task polls between two looks at I/O, timers and the inbox |
 /// | `drain_turns` | 16 | turns `block_on` may run after its root completed |
-/// | `thread_name` | `"baton"` | prefix of the background and pool threads' names |
+/// | `thread_name` | `"baton"` | worker 0's background thread; the prefix of the other workers' threads (`baton-worker-1`, ...) and the pool's |
+/// | `workers` | 1 | one worker (one ring, one task queue, one core) is today's thread-per-core unit; add workers for more cores |
+/// | `pin_workers` | off | the kernel places threads; pinning pays off on a machine the runtime has to itself |
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
@@ -50,6 +53,8 @@ pub struct Builder {
     tasks_per_turn: usize,
     drain_turns: usize,
     thread_name: String,
+    workers: usize,
+    pin_workers: bool,
     executor: Option<Arc<dyn IoExecutor>>,
     resolver: Resolver,
 }
@@ -73,6 +78,8 @@ impl Builder {
             tasks_per_turn: 61,
             drain_turns: DEFAULT_DRAIN_TURNS,
             thread_name: "baton".to_owned(),
+            workers: 1,
+            pin_workers: false,
             executor: None,
             resolver: Resolver::default(),
         }
@@ -136,6 +143,45 @@ impl Builder {
         self
     }
 
+    /// How many workers the runtime has (at least 1; zero is refused by
+    /// [`build`](Builder::build) with `InvalidInput`).
+    ///
+    /// Each worker is a thread with its own ring, request slab, timers, task queues and
+    /// completion inbox (the thread-per-core model). Worker 0 is the one
+    /// [`Runtime::block_on`] borrows, exactly as with one worker; the others run on threads of
+    /// their own for the runtime's life. [`ring_entries`](Builder::ring_entries) and
+    /// [`max_in_flight`](Builder::max_in_flight) are per worker; the blocking pool and its
+    /// limits are shared by all. A task never moves between workers: an outside spawn
+    /// ([`Handle::spawn`](crate::Handle::spawn)) goes to the worker with the fewest live tasks,
+    /// [`baton::spawn`](crate::spawn) inside a task stays on the task's worker, and
+    /// [`Handle::spawn_on`](crate::Handle::spawn_on) picks one. Files, sockets and timers
+    /// submit to the ring of the worker they were made on, and may still be used from any
+    /// task or thread.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let rt = baton::Builder::new().workers(2).build()?;
+    /// assert_eq!(rt.handle().worker_count(), 2);
+    /// let err = baton::Builder::new().workers(0).build().expect_err("zero workers");
+    /// assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn workers(mut self, workers: usize) -> Builder {
+        self.workers = workers;
+        self
+    }
+
+    /// Pins each worker's own thread (worker 0's background thread and workers 1..n) to one
+    /// CPU of those this process may use, in order, wrapping around when there are more
+    /// workers than CPUs. A `block_on` caller borrowing worker 0 is never pinned. A thread the
+    /// kernel refuses to pin runs unpinned and says so on stderr;
+    /// [`WorkerMetrics::cpu`](crate::WorkerMetrics::cpu) shows where each one is.
+    pub fn pin_workers(mut self, pin: bool) -> Builder {
+        self.pin_workers = pin;
+        self
+    }
+
     /// Runs blocking jobs on `executor` instead of a pool of the runtime's own. A shared
     /// executor is detached from, not shut down, when the runtime shuts down.
     pub fn blocking_executor(mut self, executor: Arc<dyn IoExecutor>) -> Builder {
@@ -178,7 +224,23 @@ impl Builder {
     /// range (`InvalidInput`, e.g. zero `ring_entries`), io_uring disabled or out of locked
     /// memory, or a thread the OS refused to start.
     pub fn build(self) -> io::Result<Runtime> {
-        let runtime_id = RuntimeId::allocate().map_err(|err| setup(io::ErrorKind::Other, err))?;
+        if self.workers == 0 {
+            return Err(setup(
+                io::ErrorKind::InvalidInput,
+                "workers(0): a runtime needs at least one worker (the default is 1)",
+            ));
+        }
+        let cpus = if self.pin_workers {
+            let cpus = allowed_cpus().map_err(|err| {
+                setup(
+                    io::ErrorKind::Other,
+                    format!("pin_workers: this process's CPU set cannot be read ({err})"),
+                )
+            })?;
+            Some(cpus).filter(|cpus| !cpus.is_empty())
+        } else {
+            None
+        };
         let mut driver = DriverConfig::new().ring_entries(self.ring_entries);
         if let Some(limit) = self.max_in_flight {
             driver = driver.max_in_flight(limit);
@@ -186,7 +248,6 @@ impl Builder {
         let config = WorkerConfig::new()
             .driver(driver)
             .tasks_per_turn(self.tasks_per_turn);
-        let worker = Worker::new(config, runtime_id).map_err(worker_error)?;
         let (executor, owns_executor) = match self.executor {
             Some(executor) => (executor, false),
             None => {
@@ -204,36 +265,113 @@ impl Builder {
                 (Arc::new(pool) as Arc<dyn IoExecutor>, true)
             }
         };
-        let lease = executor
-            .attach_runtime(runtime_id)
-            .map_err(|err| setup(io::ErrorKind::Other, err))?;
-        let worker_handle = worker.handle();
+        let mut workers = Vec::with_capacity(self.workers);
+        let mut shared_workers: Vec<RuntimeWorker> = Vec::with_capacity(self.workers);
+        for index in 0..self.workers {
+            let made = make_worker(config, &executor, index);
+            let (worker, shared_worker) = match made {
+                Ok(made) => made,
+                Err(err) => {
+                    for shared_worker in &shared_workers {
+                        shared_worker.lease().detach();
+                    }
+                    return Err(err);
+                }
+            };
+            workers.push(worker);
+            shared_workers.push(shared_worker);
+        }
         let shared = Arc::new(Shared::new(
-            runtime_id,
-            worker_handle.clone(),
-            lease,
+            shared_workers,
             executor,
             owns_executor,
             self.resolver,
         ));
-        let handle = Handle {
-            shared: Arc::clone(&shared),
-        };
-        let adapter = WorkerAdapter::new(worker, handle.clone());
-        let loan = Loan::with_config(
-            Box::new(adapter),
-            Arc::new(WakeWorker(worker_handle)),
-            LoanConfig {
-                thread_name: self.thread_name,
+        for (index, worker) in workers.into_iter().enumerate() {
+            let loan = LoanConfig {
+                thread_name: if index == 0 {
+                    self.thread_name.clone()
+                } else {
+                    format!("{}-worker-{index}", self.thread_name)
+                },
                 drain_turns: self.drain_turns,
-            },
-        )
-        .map_err(|err| setup(io::ErrorKind::Other, err))?;
-        shared
-            .set_loan(loan)
-            .expect("the loan is set exactly once, here");
-        Ok(Runtime::from_handle(handle))
+                on_background_start: cpus
+                    .as_ref()
+                    .map(|cpus| pin_hook(&shared, index, cpus[index % cpus.len()])),
+            };
+            if let Err(err) = start_loan(&shared, index, worker, loan) {
+                abandon(&shared);
+                return Err(err);
+            }
+        }
+        Ok(Runtime::from_handle(Handle { shared, worker: 0 }))
     }
+}
+
+/// Sets up worker `index`: its own runtime id, ring and scheduler, and its lease on the
+/// blocking executor.
+fn make_worker(
+    config: WorkerConfig,
+    executor: &Arc<dyn IoExecutor>,
+    index: usize,
+) -> io::Result<(Worker, RuntimeWorker)> {
+    let runtime_id = RuntimeId::allocate().map_err(|err| setup(io::ErrorKind::Other, err))?;
+    let worker = Worker::new(config, runtime_id).map_err(worker_error)?;
+    let lease = executor
+        .attach_runtime(runtime_id)
+        .map_err(|err| setup(io::ErrorKind::Other, err))?;
+    let shared_worker = RuntimeWorker::new(index, worker.handle(), lease);
+    Ok((worker, shared_worker))
+}
+
+/// Hands worker `index` to a loan of its own, which starts the thread that runs it.
+fn start_loan(
+    shared: &Arc<Shared>,
+    index: usize,
+    worker: Worker,
+    config: LoanConfig,
+) -> io::Result<()> {
+    let handle = Handle {
+        shared: Arc::clone(shared),
+        worker: index,
+    };
+    let worker_handle = worker.handle();
+    let adapter = WorkerAdapter::new(worker, handle);
+    let loan = Loan::with_config(
+        Box::new(adapter),
+        Arc::new(WakeWorker(worker_handle)),
+        config,
+    )
+    .map_err(|err| setup(io::ErrorKind::Other, err))?;
+    shared.workers()[index]
+        .set_loan(loan)
+        .expect("each worker's loan is set exactly once, here");
+    Ok(())
+}
+
+/// A build that failed after some loans started: they are shut down (which breaks their
+/// handle cycles and joins their threads), and an owned pool with them.
+fn abandon(shared: &Shared) {
+    let _first = shared.begin_shutdown();
+    for worker in shared.workers() {
+        if let Some(loan) = worker.try_loan() {
+            let _closed = loan.shutdown();
+        }
+    }
+    let _stopped = shared.stop_executor();
+}
+
+/// Pins worker `index`'s own thread to `cpu` when that thread starts.
+fn pin_hook(shared: &Arc<Shared>, index: usize, cpu: usize) -> Arc<dyn Fn() + Send + Sync> {
+    let shared = Arc::downgrade(shared);
+    Arc::new(move || match pin_to(cpu) {
+        Ok(()) => {
+            if let Some(shared) = shared.upgrade() {
+                shared.workers()[index].note_pinned(cpu);
+            }
+        }
+        Err(err) => eprintln!("baton: worker {index} could not be pinned to CPU {cpu} ({err})"),
+    })
 }
 
 fn setup(kind: io::ErrorKind, err: impl std::fmt::Display) -> io::Error {

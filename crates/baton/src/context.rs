@@ -90,9 +90,36 @@ pub(crate) fn with_worker<R>(runtime: RuntimeId, f: impl FnOnce(&Worker) -> R) -
     Some(f(worker))
 }
 
-/// Whether this thread is running `runtime`'s worker further up its stack.
+/// Whether this thread is running one of `runtime`'s workers further up its stack.
 pub(crate) fn runs_worker(runtime: RuntimeId) -> bool {
-    with_worker(runtime, |_| ()).is_some()
+    current_worker(runtime).is_some()
+}
+
+/// The index of `runtime`'s worker this thread runs further up its stack (the innermost one,
+/// the one [`with_worker`] reaches), if any.
+pub(crate) fn current_worker(runtime: RuntimeId) -> Option<usize> {
+    CURRENT.with(|stack| {
+        stack
+            .borrow()
+            .iter()
+            .rev()
+            .filter(|entry| entry.handle.shared.runtime_id() == runtime)
+            .find(|entry| entry.worker.is_some())
+            .map(|entry| entry.handle.worker)
+    })
+}
+
+/// The index of the worker this thread is running right now (the innermost entry that holds
+/// one), of whichever runtime.
+pub(crate) fn running_worker_index() -> Option<usize> {
+    CURRENT.with(|stack| {
+        stack
+            .borrow()
+            .iter()
+            .rev()
+            .find(|entry| entry.worker.is_some())
+            .map(|entry| entry.handle.worker)
+    })
 }
 
 /// The current thread's runtime, or an `io::Error` carrying [`Error::NotInRuntime`] that names

@@ -13,8 +13,9 @@ use baton_uring::DriverHandle;
 use crate::context;
 use crate::error::Error;
 use crate::nested_drive;
+use crate::runtime_worker::RuntimeWorker;
 use crate::shared::Shared;
-use crate::task::JoinHandle;
+use crate::task::{CancelReason, JoinHandle};
 
 /// A handle to a runtime: spawns tasks and blocking jobs from any thread, and runs
 /// [`block_on`](Handle::block_on). `Clone + Send + Sync`; cloning is cheap.
@@ -37,12 +38,17 @@ use crate::task::JoinHandle;
 #[derive(Clone)]
 pub struct Handle {
     pub(crate) shared: Arc<Shared>,
+    /// The handle's home worker: the one whose thread made it current (0 outside any worker).
+    /// Files, sockets and timers made through it submit their requests to that worker's ring
+    /// (workers rule K4).
+    pub(crate) worker: usize,
 }
 
 impl fmt::Debug for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Handle")
             .field("runtime", &self.shared.runtime_id())
+            .field("worker", &self.worker)
             .field("shutting_down", &self.shared.is_shutting_down())
             .finish_non_exhaustive()
     }
@@ -74,9 +80,12 @@ impl Handle {
         })
     }
 
-    /// Spawns a `Send` task; it runs on the runtime's worker whether or not anyone is in
-    /// `block_on` (between calls a background thread runs it). After shutdown the returned
-    /// handle resolves to a cancelled [`JoinError`](crate::JoinError) and the future is dropped
+    /// Spawns a `Send` task; it runs whether or not anyone is in `block_on` (between calls a
+    /// background thread runs worker 0). With several workers it goes to the one with the
+    /// fewest live tasks, ties round-robin, and never moves from there
+    /// ([`Builder::workers`](crate::Builder::workers)); [`baton::spawn`](crate::spawn) inside a
+    /// task keeps to the task's own worker instead. After shutdown the returned handle
+    /// resolves to a cancelled [`JoinError`](crate::JoinError) and the future is dropped
     /// unpolled.
     #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
@@ -84,7 +93,97 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.shared.worker().spawn(crate::trace::task(future))
+        self.shared
+            .place()
+            .handle()
+            .spawn(crate::trace::task(future))
+    }
+
+    /// Spawns a `Send` task on worker `index` (0-based), where it stays.
+    ///
+    /// An index the runtime does not have drops the future unpolled; the handle resolves to a
+    /// cancelled [`JoinError`](crate::JoinError) whose reason,
+    /// [`CancelReason::NoSuchWorker`](crate::task::CancelReason::NoSuchWorker), names the index
+    /// and the number of workers.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let rt = baton::Builder::new().workers(2).build()?;
+    /// let on_one = rt.handle().spawn_on(1, async { baton::task::worker_index() });
+    /// assert_eq!(rt.block_on(on_one).ok(), Some(Some(1)));
+    /// let missing = rt.handle().spawn_on(2, async {});
+    /// let err = rt.block_on(missing).expect_err("there is no worker 2");
+    /// assert!(err.to_string().contains("worker 2"), "{err}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn spawn_on<F>(&self, index: usize, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match self.shared.worker(index) {
+            Some(worker) => worker.handle().spawn(crate::trace::task(future)),
+            None => self.shared.primary().handle().spawner().reject(
+                future,
+                CancelReason::NoSuchWorker {
+                    index,
+                    workers: self.shared.workers().len(),
+                },
+            ),
+        }
+    }
+
+    /// Runs one task per worker: `make(i)` builds the future spawned on worker `i`. The handles
+    /// come back in worker order. For per-core loops, such as one accept loop per worker over
+    /// [`TcpListener::bind_reuseport`](crate::net::TcpListener::bind_reuseport).
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let rt = baton::Builder::new().workers(2).build()?;
+    /// let joins = rt.handle().on_each_worker(|i| async move { (i, baton::task::worker_index()) });
+    /// let seen: Vec<_> = joins.into_iter().map(|join| rt.block_on(join).ok()).collect();
+    /// assert_eq!(seen, [Some((0, Some(0))), Some((1, Some(1)))]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn on_each_worker<M, F>(&self, mut make: M) -> Vec<JoinHandle<F::Output>>
+    where
+        M: FnMut(usize) -> F,
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.shared
+            .workers()
+            .iter()
+            .map(|worker| {
+                worker
+                    .handle()
+                    .spawn(crate::trace::task(make(worker.index())))
+            })
+            .collect()
+    }
+
+    /// How many workers the runtime has ([`Builder::workers`](crate::Builder::workers)).
+    pub fn worker_count(&self) -> usize {
+        self.shared.workers().len()
+    }
+
+    /// Spawns on the handle's home worker: where the waits of its blocking jobs live.
+    pub(crate) fn spawn_home<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.home().handle().spawn(crate::trace::task(future))
+    }
+
+    /// The handle's home worker.
+    pub(crate) fn home(&self) -> &RuntimeWorker {
+        self.shared
+            .worker(self.worker)
+            .expect("a handle's home is one of its runtime's workers")
     }
 
     /// Like [`spawn`](Handle::spawn), but reports a runtime that is shutting down.
@@ -102,7 +201,8 @@ impl Handle {
             return Err(Error::ShuttingDown);
         }
         self.shared
-            .worker()
+            .place()
+            .handle()
             .try_spawn(crate::trace::task(future))
             .map_err(|_| Error::ShuttingDown)
     }
@@ -117,25 +217,28 @@ impl Handle {
             handle: self,
             future,
         };
-        let loan = self.shared.loan();
-        match loan.thread_role() {
-            // Inside a task poll (or the background thread's turn) the loan driver cannot lend
-            // the worker; drive its driver from here (`nested_drive` rules) instead of polling
-            // a future whose timers and I/O nobody would complete.
-            ThreadRole::TaskPoll | ThreadRole::Background
-                if context::runs_worker(self.shared.runtime_id()) =>
-            {
+        // Inside a task poll (or a worker thread's own turn) of this runtime, no loan can lend
+        // a worker here; drive the driver of the worker this thread runs (`nested_drive`
+        // rules) instead of polling a future whose timers and I/O nobody would complete.
+        let runtime = self.shared.runtime_id();
+        if let Some(running) = context::current_worker(runtime) {
+            let loan = self.shared.workers()[running].loan();
+            if matches!(
+                loan.thread_role(),
+                ThreadRole::TaskPoll | ThreadRole::Background
+            ) {
                 let mut future = Some(future);
-                context::with_worker(self.shared.runtime_id(), |worker| {
+                if let Some(output) = context::with_worker(runtime, |worker| {
                     let future = future.take().expect("taken once, here");
                     nested_drive::block_on_driver_only(worker, future)
-                })
-                .unwrap_or_else(|| {
-                    loan.block_on(future.take().expect("not taken when no worker was found"))
-                })
+                }) {
+                    return output;
+                }
+                let future = future.take().expect("not taken when no worker was found");
+                return self.shared.primary().loan().block_on(future);
             }
-            _ => loan.block_on(future),
         }
+        self.shared.primary().loan().block_on(future)
     }
 
     /// Whether shutdown began.
@@ -148,9 +251,9 @@ impl Handle {
         self.shared.runtime_id()
     }
 
-    /// The driver that I/O of this runtime binds to.
+    /// The driver that I/O made through this handle binds to: its home worker's.
     pub(crate) fn driver(&self) -> &DriverHandle {
-        self.shared.worker().driver()
+        self.home().handle().driver()
     }
 
     /// Whether two handles refer to the same runtime.

@@ -137,6 +137,7 @@ mod nested_drive;
 pub mod net;
 pub mod process;
 mod runtime;
+mod runtime_worker;
 mod shared;
 pub mod signal;
 pub mod task;
@@ -149,7 +150,7 @@ mod worker_adapter;
 pub use builder::Builder;
 pub use error::{BlockingError, Error};
 pub use handle::Handle;
-pub use metrics::RuntimeMetrics;
+pub use metrics::{RuntimeMetrics, WorkerMetrics};
 pub use runtime::{Runtime, ShutdownReport};
 pub use task::{JoinError, JoinHandle, TaskCounts, spawn, spawn_local};
 

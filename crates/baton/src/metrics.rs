@@ -1,12 +1,13 @@
 //! [`RuntimeMetrics`]: a snapshot of a runtime's counters, from any thread.
 //!
 //! Task and blocking-pool counters are read directly (they are atomic). The driver's and the
-//! inbox's counters belong to the worker, which only the thread running it may read, so the
+//! inbox's counters belong to each worker, which only the thread running it may read, so the
 //! worker adapter publishes them: every [`PUBLISH_EVERY`] turns (a `block_on` giving the worker
 //! back counts as one), at shutdown, and on request — [`Runtime::metrics`](crate::Runtime::metrics)
-//! asks for a fresh copy, unparks the worker and waits briefly for the next turn to publish it.
-//! Called on the thread that runs the worker (inside `block_on` or a task), it reads the worker
-//! directly instead (worker adapter rule A4), without waiting.
+//! asks every worker for a fresh copy, unparks them and waits briefly for their next turns to
+//! publish it. The worker the calling thread runs (inside `block_on` or a task) is read directly
+//! instead (worker adapter rule A4), without waiting. The runtime's counters are the sums over
+//! its workers; [`RuntimeMetrics::workers`] has each worker's own.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use baton_completion::ExecutorSnapshot;
 use baton_task::TaskCounts;
-use baton_uring::{InboxMetrics, Worker, WorkerMetrics};
+use baton_uring::{InboxMetrics, Worker};
 
 use crate::context;
 use crate::shared::{Shared, lock};
@@ -42,10 +43,10 @@ const FRESH_WAIT: Duration = Duration::from_millis(20);
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RuntimeMetrics {
-    /// Tasks: live, spawned, completed, panicked, cancelled (exact).
+    /// Tasks: live, spawned, completed, panicked, cancelled (exact; summed over the workers).
     pub tasks: TaskCounts,
     /// I/O requests waiting for ring space or a durability permit.
     pub ops_queued: usize,
@@ -71,9 +72,48 @@ pub struct RuntimeMetrics {
     /// of a forwarded operation, say): each was contained, the operation retired as usual, and
     /// the runtime kept running; the first one was reported on stderr.
     pub waker_panics: u64,
-    /// Whether the worker's counters above are a copy taken for this call (`false`: the worker
-    /// was busy on another thread, and the last published copy is shown).
+    /// Whether every worker's counters above are a copy taken for this call (`false`: a worker
+    /// was busy on another thread, and its last published copy is shown).
     pub worker_counters_fresh: bool,
+    /// Each worker's own counters, in worker order.
+    pub workers: Vec<WorkerMetrics>,
+}
+
+/// One worker's counters, in [`RuntimeMetrics::workers`].
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Builder::new().workers(2).build()?;
+/// let on_one = rt.handle().spawn_on(1, async { 7 });
+/// assert_eq!(rt.block_on(on_one).ok(), Some(7));
+/// let metrics = rt.metrics();
+/// assert_eq!(metrics.workers.len(), 2);
+/// assert_eq!(metrics.workers[1].tasks.spawned, 1);
+/// assert!(metrics.workers[1].turns > 0);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorkerMetrics {
+    /// Tasks spawned on this worker: live, spawned, completed, panicked, cancelled (exact).
+    pub tasks: TaskCounts,
+    /// I/O requests waiting for ring space or a durability permit.
+    pub ops_queued: usize,
+    /// I/O requests the kernel owns.
+    pub ops_in_flight: usize,
+    /// I/O requests completed since the runtime started.
+    pub ops_completed: u64,
+    /// Armed timers.
+    pub timers: usize,
+    /// Driver turns run (looks at the ring, the timers and messages from other threads).
+    pub turns: u64,
+    /// Turns that waited in the ring because nothing was ready.
+    pub parks: u64,
+    /// The CPU the worker's own thread is pinned to ([`Builder::pin_workers`](crate::Builder::pin_workers)).
+    pub cpu: Option<usize>,
+    /// Whether the counters above were published for this call.
+    pub fresh: bool,
 }
 
 impl RuntimeMetrics {
@@ -106,7 +146,7 @@ pub(crate) struct MetricsCell {
     requested: AtomicBool,
     version: AtomicU64,
     turns: AtomicU64,
-    latest: Mutex<Option<WorkerMetrics>>,
+    latest: Mutex<Option<baton_uring::WorkerMetrics>>,
 }
 
 impl MetricsCell {
@@ -131,40 +171,85 @@ impl MetricsCell {
 }
 
 impl Shared {
-    /// Builds a snapshot, asking the worker for a fresh copy of its counters first.
+    /// Builds a snapshot, asking every worker for a fresh copy of its counters first.
     pub(crate) fn metrics(&self) -> RuntimeMetrics {
-        let cell = self.metrics_cell();
-        // This thread runs the worker further up its stack (a root, a task): read it here,
+        let runtime = self.runtime_id();
+        // This thread runs one worker further up its stack (a root, a task): read it here,
         // since no other thread could publish while this one holds it.
-        let held_here = context::with_worker(self.runtime_id(), |worker| cell.publish(worker));
-        let mut fresh = held_here.is_some();
-        let before = cell.version.load(Ordering::Acquire);
-        if !fresh {
-            cell.requested.store(true, Ordering::Release);
-            self.worker().unpark();
+        let here = context::current_worker(runtime);
+        let mut fresh: Vec<bool> = self.workers().iter().map(|_| false).collect();
+        if let Some(index) = here {
+            let cell = self.workers()[index].metrics_cell();
+            fresh[index] = context::with_worker(runtime, |worker| cell.publish(worker)).is_some();
+        }
+        let before: Vec<u64> = self
+            .workers()
+            .iter()
+            .map(|worker| worker.metrics_cell().version.load(Ordering::Acquire))
+            .collect();
+        for (worker, fresh) in self.workers().iter().zip(&fresh) {
+            if !fresh {
+                worker
+                    .metrics_cell()
+                    .requested
+                    .store(true, Ordering::Release);
+                worker.handle().unpark();
+            }
         }
         let asked = Instant::now();
-        while !fresh && !self.worker().is_closed() && asked.elapsed() < FRESH_WAIT {
-            if cell.version.load(Ordering::Acquire) != before {
-                fresh = true;
+        loop {
+            for ((worker, fresh), before) in self.workers().iter().zip(&mut fresh).zip(&before) {
+                *fresh = *fresh || worker.metrics_cell().version.load(Ordering::Acquire) != *before;
+            }
+            let waiting = self
+                .workers()
+                .iter()
+                .zip(&fresh)
+                .any(|(worker, fresh)| !fresh && !worker.handle().is_closed());
+            if !waiting || asked.elapsed() >= FRESH_WAIT {
                 break;
             }
             std::thread::sleep(Duration::from_micros(100));
         }
-        let worker = *lock(&cell.latest);
+        let published: Vec<Option<baton_uring::WorkerMetrics>> = self
+            .workers()
+            .iter()
+            .map(|worker| *lock(&worker.metrics_cell().latest))
+            .collect();
+        let workers: Vec<WorkerMetrics> = self
+            .workers()
+            .iter()
+            .zip(&published)
+            .zip(&fresh)
+            .map(|((worker, counters), &fresh)| WorkerMetrics {
+                tasks: worker.handle().spawner().counts(),
+                ops_queued: counters.map_or(0, |c| c.driver.queued),
+                ops_in_flight: counters.map_or(0, |c| c.driver.in_flight),
+                ops_completed: counters.map_or(0, |c| c.driver.completed),
+                timers: counters.map_or(0, |c| c.driver.timers),
+                turns: counters.map_or(0, |c| c.driver.turns),
+                parks: counters.map_or(0, |c| c.driver.parks),
+                cpu: worker.pinned_cpu(),
+                fresh,
+            })
+            .collect();
+        let published = || published.iter().flatten();
         RuntimeMetrics {
-            tasks: self.worker().spawner().counts(),
-            ops_queued: worker.map_or(0, |w| w.driver.queued),
-            ops_in_flight: worker.map_or(0, |w| w.driver.in_flight),
-            ops_completed: worker.map_or(0, |w| w.driver.completed),
-            timers: worker.map_or(0, |w| w.driver.timers),
-            inbox: worker.map_or_else(InboxMetrics::default, |w| w.inbox),
-            waits: worker.map_or(0, |w| w.waits),
-            blocking: self.lease().snapshot(),
-            active_block_ons: self.loan().active_roots(),
+            tasks: workers
+                .iter()
+                .fold(TaskCounts::default(), |sum, worker| sum + worker.tasks),
+            ops_queued: workers.iter().map(|w| w.ops_queued).sum(),
+            ops_in_flight: workers.iter().map(|w| w.ops_in_flight).sum(),
+            ops_completed: workers.iter().map(|w| w.ops_completed).sum(),
+            timers: workers.iter().map(|w| w.timers).sum(),
+            inbox: published().fold(InboxMetrics::default(), |sum, c| sum + c.inbox),
+            waits: published().map(|c| c.waits).sum(),
+            blocking: self.primary().lease().snapshot(),
+            active_block_ons: self.primary().loan().active_roots(),
             roots_active: self.roots_active(),
-            waker_panics: worker.map_or(0, |w| w.driver.waker_panics),
-            worker_counters_fresh: fresh,
+            waker_panics: published().map(|c| c.driver.waker_panics).sum(),
+            worker_counters_fresh: fresh.iter().all(|&fresh| fresh),
+            workers,
         }
     }
 }

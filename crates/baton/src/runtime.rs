@@ -1,9 +1,10 @@
-//! [`Runtime`]: owns the worker, its background thread and the blocking pool; runs
-//! `block_on`, and shuts everything down in order.
+//! [`Runtime`]: owns the workers, their threads and the blocking pool; runs `block_on`, and
+//! shuts everything down in order.
 
 use std::fmt;
 use std::future::Future;
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use baton_completion::{ExecutorSnapshot, ShutdownReport as ExecutorShutdown};
@@ -17,11 +18,13 @@ use crate::builder::Builder;
 use crate::context;
 use crate::handle::Handle;
 use crate::metrics::RuntimeMetrics;
+use crate::shared::Shared;
 use crate::task::JoinHandle;
 use crate::worker_adapter::DROP_SHUTDOWN_TIMEOUT;
 
-/// A Baton runtime: one io_uring worker (ring + task scheduler + completion inbox), the
-/// background thread that runs it between `block_on` calls, and a blocking pool.
+/// A Baton runtime: its io_uring workers (each a ring, a task scheduler and a completion inbox;
+/// one by default, see [`Builder::workers`]), the background thread that runs worker 0 between
+/// `block_on` calls and the threads of the others, and one blocking pool.
 ///
 /// ```
 /// fn main() -> std::io::Result<()> {
@@ -65,16 +68,16 @@ impl fmt::Debug for Runtime {
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use = "a shutdown report tells whether anything was left running"]
 #[non_exhaustive]
 pub struct ShutdownReport {
-    /// Tasks whose future was dropped (their `JoinHandle`s resolve cancelled).
+    /// Tasks whose future was dropped (their `JoinHandle`s resolve cancelled), on every worker.
     pub tasks_cancelled: usize,
     /// Local tasks of other threads, leaked rather than dropped on the wrong thread.
     pub tasks_leaked: usize,
-    /// Every I/O request the kernel owned completed before the deadline (writes and syncs in
-    /// flight were finished, not cancelled).
+    /// On every worker, every I/O request the kernel owned completed before the deadline
+    /// (writes and syncs in flight were finished, not cancelled).
     pub io_drained: bool,
     /// I/O requests whose memory was leaked on purpose because the kernel might still use it.
     pub io_leaked: usize,
@@ -85,9 +88,12 @@ pub struct ShutdownReport {
     pub blocking_drained: Option<bool>,
     /// The blocking executor's counters at the end of its shutdown.
     pub blocking: Option<ExecutorSnapshot>,
-    /// The worker's own report; `None` when a `block_on` on another thread still had the
+    /// Worker 0's own report; `None` when a `block_on` on another thread still had the
     /// worker on loan at the deadline (it is shut down when that call gives it back).
     pub worker: Option<WorkerShutdownReport>,
+    /// Every worker's own report, in worker order (the first is [`worker`](Self::worker)); an
+    /// entry is `None` when that worker was not shut down within this call.
+    pub workers: Vec<Option<WorkerShutdownReport>>,
     /// A `block_on` on another thread had the worker on loan when shutdown began: the worker
     /// was closed there (see [`closed_on_loan`](Self::closed_on_loan)), and shutdown waited,
     /// until its deadline, for that call to give it back.
@@ -118,7 +124,10 @@ impl ShutdownReport {
         self.io_drained
             && self.tasks_leaked == 0
             && self.blocking_drained != Some(false)
-            && self.worker.is_some_and(|worker| worker.is_clean())
+            && self
+                .workers
+                .iter()
+                .all(|worker| worker.is_some_and(|worker| worker.is_clean()))
     }
 }
 
@@ -192,6 +201,16 @@ impl Runtime {
         F::Output: Send + 'static,
     {
         self.handle.spawn(future)
+    }
+
+    /// Runs one task per worker; see [`Handle::on_each_worker`].
+    pub fn on_each_worker<M, F>(&self, make: M) -> Vec<JoinHandle<F::Output>>
+    where
+        M: FnMut(usize) -> F,
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.on_each_worker(make)
     }
 
     /// Runs a blocking job; see [`Handle::spawn_blocking`].
@@ -282,31 +301,29 @@ impl Drop for Runtime {
 fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     let shared = &handle.shared;
     let deadline = Instant::now() + timeout;
-    // This thread runs the worker further up its stack (a task, or a root with the worker
-    // borrowed): it must not wait for the worker, which is busy running this very call.
+    // This thread runs a worker further up its stack (a task, or a root with worker 0
+    // borrowed): it must not wait for that worker, which is busy running this very call.
     let inside = context::runs_worker(shared.runtime_id());
-    if inside {
-        // From here on nothing new runs, although the caller's turn goes on (baton-task rule T8:
-        // refused from any thread, without the scheduler).
-        let _refused: RefuseSpawns = shared.worker().spawner().refuse_spawns();
+    // Workers rule K6: from here on no worker accepts a spawn (baton-task rule T8: refused from
+    // any thread, without the scheduler), so a task on one worker cannot start work on another
+    // that shutdown is about to stop, and a caller inside gets nothing new run.
+    for worker in shared.workers() {
+        let _refused: RefuseSpawns = worker.handle().spawner().refuse_spawns();
     }
     // Step 1: the executor refuses new jobs and cancels the queued ones at once; their
-    // `Cancelled` completions reach the still-open inbox. Running jobs are waited for in step 4,
-    // so a long job cannot eat the time the kernel needs to finish writes.
+    // `Cancelled` completions reach the still-open inboxes. Running jobs are waited for in step
+    // 4, so a long job cannot eat the time the kernel needs to finish writes.
     let cancelled_queued = shared.stop_executor();
-    // Steps 2 and 3 run where the worker is dropped (the worker adapter's `Drop`); from inside,
+    // Steps 2 and 3 run where each worker is dropped (the worker adapter's `Drop`); from inside,
     // when the caller's turn or root returns (loan rule L8: the background thread or the
     // borrower sees the slot closed there).
     shared.set_shutdown_deadline(deadline);
     let _first = shared.begin_shutdown();
-    let loan = shared.loan().shutdown();
-    let worker_on_loan = !inside && loan.worker == WorkerDisposal::DroppedOnReturn;
-    let worker = if worker_on_loan {
-        // The borrower closes the worker at its next dispatch boundary (worker adapter rule
-        // A7) and drops it when its `block_on` returns, which publishes the report.
-        shared.wait_worker_report(deadline)
+    let (worker_on_loan, workers) = if inside {
+        close_from_inside(shared);
+        (false, vec![None; shared.workers().len()])
     } else {
-        shared.take_worker_report()
+        close_from_outside(shared, deadline)
     };
     // Step 4: running blocking jobs get what is left of the deadline — except from inside,
     // where waiting would hold up the worker this thread runs.
@@ -315,19 +332,82 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     } else {
         shared.finish_executor(deadline)
     };
+    let reported = || workers.iter().flatten();
     let report = ShutdownReport {
-        tasks_cancelled: worker.map_or(0, |w| w.tasks.cancelled),
-        tasks_leaked: worker.map_or(0, |w| w.tasks.leaked),
-        io_drained: worker.is_some_and(|w| w.driver.drained),
-        io_leaked: worker.map_or(0, |w| w.driver.leaked),
-        io_completed_during_shutdown: worker.map_or(0, |w| w.driver.completed_during_shutdown),
+        tasks_cancelled: reported().map(|w| w.tasks.cancelled).sum(),
+        tasks_leaked: reported().map(|w| w.tasks.leaked).sum(),
+        io_drained: workers.iter().all(|w| w.is_some_and(|w| w.driver.drained)),
+        io_leaked: reported().map(|w| w.driver.leaked).sum(),
+        io_completed_during_shutdown: reported().map(|w| w.driver.completed_during_shutdown).sum(),
         blocking_drained: blocking.map(|report| matches!(report, ExecutorShutdown::Drained { .. })),
         blocking: blocking.map(|report| report.snapshot()),
-        worker,
+        worker: workers[0],
+        workers,
         worker_on_loan,
-        closed_on_loan: shared.was_closed_on_loan(),
+        closed_on_loan: shared.primary().was_closed_on_loan(),
         called_from_runtime: inside,
     };
     crate::trace::runtime_shut_down(&report);
     report
+}
+
+/// Workers rule K6 from outside: each worker's loan closes in worker order and the worker is
+/// shut down (here, by its thread, or by the `block_on` that has worker 0 on loan, waited for
+/// until `deadline`). Returns whether worker 0 was on loan, and every worker's report.
+fn close_from_outside(
+    shared: &Shared,
+    deadline: Instant,
+) -> (bool, Vec<Option<WorkerShutdownReport>>) {
+    let mut worker_on_loan = false;
+    let reports = shared
+        .workers()
+        .iter()
+        .map(|worker| {
+            let loan = worker.loan().shutdown();
+            if loan.worker == WorkerDisposal::DroppedOnReturn {
+                // The borrower closes the worker at its next dispatch boundary (worker adapter
+                // rule A7) and drops it when its `block_on` returns, which publishes the report.
+                worker_on_loan = true;
+                worker.wait_report(deadline)
+            } else {
+                worker.take_report()
+            }
+        })
+        .collect();
+    (worker_on_loan, reports)
+}
+
+/// Shuts down the loans of the workers at `indices`.
+fn close_workers(shared: &Shared, indices: &[usize]) {
+    for &index in indices {
+        let _closed = shared.workers()[index].loan().shutdown();
+    }
+}
+
+/// Workers rule K6 from inside: this thread's own worker only closes (it is dropped when the
+/// caller's turn or root returns); the others are shut down by a thread of their own, so this
+/// call never waits for a worker while it holds one.
+fn close_from_inside(shared: &Arc<Shared>) {
+    let here = context::current_worker(shared.runtime_id());
+    let mut others = Vec::new();
+    for worker in shared.workers() {
+        if Some(worker.index()) == here {
+            let _closed = worker.loan().shutdown();
+        } else {
+            others.push(worker.index());
+        }
+    }
+    if others.is_empty() {
+        return;
+    }
+    let closer = Arc::clone(shared);
+    let closing = others.clone();
+    let spawned = std::thread::Builder::new()
+        .name("baton-shutdown".to_owned())
+        .spawn(move || close_workers(&closer, &closing));
+    if spawned.is_err() {
+        // Without a thread of their own they are closed here: each waits at most for its own
+        // kernel completions, never for this thread's worker.
+        close_workers(shared, &others);
+    }
 }

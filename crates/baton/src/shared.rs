@@ -1,20 +1,15 @@
-//! [`Shared`]: what every handle of one runtime shares, behind methods — the worker's handle,
-//! the registrar and executor lease of blocking jobs, the loan of the worker, the lifecycle
-//! flag, and the shutdown hand-offs (deadline, the worker's report) — and [`lock`], the
-//! poison-ignoring lock its plain data uses.
+//! [`Shared`]: what every handle of one runtime shares, behind methods — its workers (each a
+//! [`RuntimeWorker`]), where outside spawns go, the blocking executor, the lifecycle flag and
+//! the shutdown deadline — and [`lock`], the poison-ignoring lock its plain data uses.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use baton_completion::{
-    ExecutorLease, IoExecutor, Registrar, RuntimeId, ShutdownReport as ExecutorShutdown,
-};
-use baton_loan::Loan;
-use baton_uring::{WorkerHandle, WorkerShutdownReport};
+use baton_completion::{IoExecutor, RuntimeId, ShutdownReport as ExecutorShutdown};
 use web_time::Instant;
 
-use crate::metrics::MetricsCell;
 use crate::net::Resolver;
+use crate::runtime_worker::RuntimeWorker;
 use crate::signal::Hub;
 
 /// The runtime's lifecycle, as its handles see it.
@@ -23,31 +18,21 @@ const SHUTTING_DOWN: u8 = 1;
 
 /// What every handle of one runtime shares.
 ///
-/// Invariant: `loan` is set once, right after the worker was handed to the loan driver, before
-/// any handle escapes `Builder::build`. The loan holds the worker, whose adapter holds a
-/// `Handle`: that cycle is broken when the loan shuts down and drops the worker.
+/// Invariant: `workers` is never empty; worker 0 is the one `block_on` borrows, and the
+/// runtime's id is its id.
 pub(crate) struct Shared {
     runtime_id: RuntimeId,
-    worker: WorkerHandle,
-    registrar: Registrar,
-    lease: Arc<dyn ExecutorLease>,
+    workers: Box<[RuntimeWorker]>,
+    /// Where the next outside spawn starts looking, so ties between equally loaded workers go
+    /// round-robin (workers rule K1).
+    next_placement: AtomicUsize,
     /// The blocking executor, and whether this runtime owns it (shuts it down).
     executor: Arc<dyn IoExecutor>,
     owns_executor: bool,
-    loan: OnceLock<Loan>,
     state: AtomicU8,
-    /// Until when the worker's shutdown may wait for the kernel; set before the loan closes.
+    /// Until when the workers' shutdown may wait for the kernel; set before the loans close.
     shutdown_deadline: Mutex<Option<Instant>>,
-    /// What the worker's shutdown reported, stored by whoever dropped the worker (worker
-    /// adapter rule A3).
-    worker_report: Mutex<Option<WorkerShutdownReport>>,
-    /// Notified when `worker_report` is stored: a shutdown whose worker is on loan waits for it.
-    worker_reported: Condvar,
-    /// The worker was closed where a `block_on` had it on loan (worker adapter rule A7).
-    closed_on_loan: AtomicBool,
-    /// The worker's counters, as last published by the worker adapter.
-    metrics: MetricsCell,
-    /// `block_on` roots being driven on the worker right now (worker adapter rule A5).
+    /// `block_on` roots being driven on worker 0 right now (worker adapter rule A5).
     roots_active: AtomicUsize,
     /// Resolves host names for `net` (on the blocking pool).
     resolver: Resolver,
@@ -56,28 +41,27 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// # Panics
+    ///
+    /// If `workers` is empty (the builder refuses `workers(0)` before it gets here).
     pub(crate) fn new(
-        runtime_id: RuntimeId,
-        worker: WorkerHandle,
-        lease: Arc<dyn ExecutorLease>,
+        workers: Vec<RuntimeWorker>,
         executor: Arc<dyn IoExecutor>,
         owns_executor: bool,
         resolver: Resolver,
     ) -> Shared {
+        let runtime_id = workers
+            .first()
+            .expect("a runtime has at least one worker")
+            .runtime_id();
         Shared {
             runtime_id,
-            registrar: worker.registrar(),
-            worker,
-            lease,
+            workers: workers.into_boxed_slice(),
+            next_placement: AtomicUsize::new(0),
             executor,
             owns_executor,
-            loan: OnceLock::new(),
             state: AtomicU8::new(RUNNING),
             shutdown_deadline: Mutex::new(None),
-            worker_report: Mutex::new(None),
-            worker_reported: Condvar::new(),
-            closed_on_loan: AtomicBool::new(false),
-            metrics: MetricsCell::default(),
             roots_active: AtomicUsize::new(0),
             resolver,
             signal_hub: Mutex::new(None),
@@ -106,31 +90,37 @@ impl Shared {
         &self.resolver
     }
 
-    /// Sets the loan, once, while `Builder::build` still holds the only handles (see the type's
-    /// invariant).
-    pub(crate) fn set_loan(&self, loan: Loan) -> Result<(), Loan> {
-        self.loan.set(loan)
-    }
-
     pub(crate) fn runtime_id(&self) -> RuntimeId {
         self.runtime_id
     }
 
-    pub(crate) fn worker(&self) -> &WorkerHandle {
-        &self.worker
+    /// Every worker, in index order.
+    pub(crate) fn workers(&self) -> &[RuntimeWorker] {
+        &self.workers
     }
 
-    pub(crate) fn registrar(&self) -> &Registrar {
-        &self.registrar
+    /// Worker `index`, if the runtime has it.
+    pub(crate) fn worker(&self, index: usize) -> Option<&RuntimeWorker> {
+        self.workers.get(index)
     }
 
-    pub(crate) fn lease(&self) -> &Arc<dyn ExecutorLease> {
-        &self.lease
+    /// Worker 0: the one `block_on` borrows.
+    pub(crate) fn primary(&self) -> &RuntimeWorker {
+        &self.workers[0]
     }
 
-    /// The worker's counters as the worker adapter publishes them.
-    pub(crate) fn metrics_cell(&self) -> &MetricsCell {
-        &self.metrics
+    /// Workers rule K1: where an outside spawn goes — the worker with the fewest live tasks,
+    /// ties broken round-robin.
+    pub(crate) fn place(&self) -> &RuntimeWorker {
+        if let [only] = &*self.workers {
+            return only;
+        }
+        let start = self.next_placement.fetch_add(1, Ordering::Relaxed);
+        let count = self.workers.len();
+        (0..count)
+            .map(|offset| &self.workers[start.wrapping_add(offset) % count])
+            .min_by_key(|worker| worker.live_tasks())
+            .expect("a runtime has at least one worker")
     }
 
     /// Worker adapter rule A5: a `block_on` root starts being driven on the worker.
@@ -154,7 +144,9 @@ impl Shared {
         if self.owns_executor {
             Some(self.executor.shutdown(Instant::now()))
         } else {
-            self.lease.detach();
+            for worker in self.workers() {
+                worker.lease().detach();
+            }
             None
         }
     }
@@ -175,12 +167,6 @@ impl Shared {
         *lock(&self.shutdown_deadline)
     }
 
-    pub(crate) fn loan(&self) -> &Loan {
-        self.loan
-            .get()
-            .expect("the loan is set before any handle escapes Builder::build")
-    }
-
     pub(crate) fn is_shutting_down(&self) -> bool {
         self.state.load(Ordering::Acquire) != RUNNING
     }
@@ -188,48 +174,6 @@ impl Shared {
     /// Marks the runtime as shutting down; `false` if it already was.
     pub(crate) fn begin_shutdown(&self) -> bool {
         self.state.swap(SHUTTING_DOWN, Ordering::AcqRel) == RUNNING
-    }
-
-    /// Worker adapter rule A3: stores the worker's shutdown report and wakes a shutdown waiting
-    /// for it.
-    pub(crate) fn publish_worker_report(&self, report: WorkerShutdownReport) {
-        *lock(&self.worker_report) = Some(report);
-        self.worker_reported.notify_all();
-    }
-
-    /// Takes the worker's shutdown report, if it was published.
-    pub(crate) fn take_worker_report(&self) -> Option<WorkerShutdownReport> {
-        lock(&self.worker_report).take()
-    }
-
-    /// Waits until the worker's shutdown report is published or `deadline` passes, and takes
-    /// it (`None` at the deadline).
-    pub(crate) fn wait_worker_report(&self, deadline: Instant) -> Option<WorkerShutdownReport> {
-        let mut report = lock(&self.worker_report);
-        loop {
-            if let Some(report) = report.take() {
-                return Some(report);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            report = self
-                .worker_reported
-                .wait_timeout(report, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-    }
-
-    /// Worker adapter rule A7: the worker was closed where a `block_on` had it on loan.
-    pub(crate) fn note_closed_on_loan(&self) {
-        self.closed_on_loan.store(true, Ordering::Release);
-    }
-
-    /// Whether the worker was closed on loan (worker adapter rule A7).
-    pub(crate) fn was_closed_on_loan(&self) -> bool {
-        self.closed_on_loan.load(Ordering::Acquire)
     }
 }
 

@@ -123,7 +123,7 @@ impl LoanWorker for WorkerAdapter {
         let worker = self.worker();
         let _installed = Installed::new(&self.handle, worker);
         let turn = worker.turn(Park::Poll);
-        self.handle.shared.metrics_cell().publish_if_due(worker);
+        self.handle.home().metrics_cell().publish_if_due(worker);
         if turn.progressed() {
             TurnOutcome::Progressed
         } else {
@@ -136,11 +136,11 @@ impl LoanWorker for WorkerAdapter {
         until: &mut dyn FnMut() -> bool,
         deadline: Option<Instant>,
     ) -> RunOutcome {
-        let shared = &self.handle.shared;
+        let home = self.handle.home();
         let worker = self.worker();
         let _installed = Installed::new(&self.handle, worker);
         let mut until_published = || {
-            shared.metrics_cell().publish_if_due(worker);
+            home.metrics_cell().publish_if_due(worker);
             until()
         };
         // Shutdown reaches a running worker through the loan driver (its slot closes and the
@@ -178,7 +178,7 @@ impl LoanWorker for WorkerAdapter {
     fn leave(&mut self) {
         context::leave();
         self.handle
-            .shared
+            .home()
             .metrics_cell()
             .publish_if_due(self.worker());
         let guard = self.guards.pop();
@@ -203,7 +203,7 @@ impl LoanWorker for WorkerAdapter {
     fn close_on_loan(&mut self) {
         // Rule A7: the loan driver calls this once, at the borrower's dispatch boundary.
         let _closed: WorkerClose = self.worker().close();
-        self.handle.shared.note_closed_on_loan();
+        self.handle.home().note_closed_on_loan();
     }
 
     fn pending(&self) -> Pending {
@@ -243,13 +243,15 @@ impl Drop for WorkerAdapter {
             return;
         };
         // Rule A3: shut down with the runtime's deadline, and publish the report.
-        let shared = &self.handle.shared;
-        shared.metrics_cell().publish(&worker);
-        let deadline = shared
+        let home = self.handle.home();
+        home.metrics_cell().publish(&worker);
+        let deadline = self
+            .handle
+            .shared
             .shutdown_deadline()
             .unwrap_or_else(|| Instant::now() + DROP_SHUTDOWN_TIMEOUT);
         let report = worker.shutdown(Some(deadline));
-        shared.publish_worker_report(report);
+        home.publish_report(report);
     }
 }
 

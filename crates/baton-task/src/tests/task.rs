@@ -394,7 +394,7 @@ fn refused_spawn_is_cancelled_unpolled() {
     let recorder = Arc::new(Recorder::default());
     let (future, probe) = probed();
     let mut task = spawn(&recorder, future);
-    task.join.refuse();
+    task.join.refuse(CancelReason::SpawnAfterShutdown);
     assert_eq!((probe.polls(), probe.drops()), (0, 1));
     assert!(matches!(task.queued.run(), RunOutcome::Stale));
     let err = join_error(&mut task.join);

@@ -258,6 +258,10 @@ impl Driver {
                 }
                 None => Wait::No,
             };
+            core.counts.turns += 1;
+            if matches!(wait, Wait::ForOne(_)) {
+                core.counts.parks += 1;
+            }
             let _ = core.submit(wait);
             report.completions += core.reap();
             if matches!(wait, Wait::ForOne(_)) {
@@ -447,6 +451,8 @@ impl Driver {
             timer_entries: core.timer_entries(),
             forwarded: core.counts.forwarded,
             stale_messages: core.counts.stale_messages,
+            turns: core.counts.turns,
+            parks: core.counts.parks,
             flags: self.flags,
             max_in_flight: self.max_in_flight,
             closed: core.closed,

@@ -48,6 +48,11 @@ pub struct DriverMetrics {
     pub forwarded: u64,
     /// Mailbox messages naming a retired slot (ignored).
     pub stale_messages: u64,
+    /// Turns run.
+    pub turns: u64,
+    /// Turns that waited in the ring (for a completion, a timer or an unpark) because nothing
+    /// was ready.
+    pub parks: u64,
     /// Ring set-up flags in effect.
     pub flags: RingFlags,
     /// The in-flight limit for requests that complete on their own.

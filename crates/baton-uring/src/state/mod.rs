@@ -120,6 +120,10 @@ pub(crate) struct Counts {
     pub(crate) timers_fired: u64,
     pub(crate) forwarded: u64,
     pub(crate) stale_messages: u64,
+    /// Turns run (each `Driver::turn`, also driver-only ones).
+    pub(crate) turns: u64,
+    /// Turns that waited in the ring for a completion, a timer or an unpark.
+    pub(crate) parks: u64,
     /// Retained requests detached by closure whose real outcome was an error (U7).
     pub(crate) retained_failures: usize,
 }

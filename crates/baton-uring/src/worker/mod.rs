@@ -263,6 +263,23 @@ pub struct InboxMetrics {
     pub bounds_exceeded: u64,
 }
 
+/// The counters of two inboxes together (a runtime with several workers sums theirs).
+impl std::ops::Add for InboxMetrics {
+    type Output = InboxMetrics;
+
+    fn add(self, other: InboxMetrics) -> InboxMetrics {
+        InboxMetrics {
+            traffic: self.traffic + other.traffic,
+            queued: self.queued + other.queued,
+            settled: self.settled + other.settled,
+            stale: self.stale + other.stale,
+            foreign: self.foreign + other.foreign,
+            held: self.held + other.held,
+            bounds_exceeded: self.bounds_exceeded + other.bounds_exceeded,
+        }
+    }
+}
+
 /// A snapshot of a worker's counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkerMetrics {

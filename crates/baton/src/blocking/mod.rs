@@ -296,7 +296,7 @@ impl<T> BlockingHandle<T> {
                 if let Some(outcome) = on_worker(handle, |waits| waits.cancel(key)) {
                     let _settled = cancel_outcome(outcome);
                 } else {
-                    let _relay = handle.spawn(async move {
+                    let _relay = handle.spawn_home(async move {
                         if let Ok(outcome) = with_current_waits(|waits| waits.cancel(key)) {
                             let _settled = cancel_outcome(outcome);
                         }
@@ -363,7 +363,7 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
                     Some(polled) => polled.map(from_body),
                     None => {
                         // Not on the worker: a relay task there takes the wait over.
-                        let mut relay = handle.spawn(WaitFor::<T>::new(key));
+                        let mut relay = handle.spawn_home(WaitFor::<T>::new(key));
                         let polled = Pin::new(&mut relay).poll(cx).map(flatten_relay);
                         self.state = State::Relayed(relay);
                         polled
@@ -389,7 +389,7 @@ impl<T> Drop for BlockingHandle<T> {
                 // A job that has not started is cancelled; a late completion is counted stale.
                 let key = *key;
                 if on_worker(handle, |waits| waits.discard(key)).is_none() {
-                    let _relay = handle.spawn(async move {
+                    let _relay = handle.spawn_home(async move {
                         let _ = with_current_waits(|waits| waits.discard(key));
                     });
                 }

@@ -55,7 +55,8 @@ where
     }
 }
 
-/// Starts a job: here when this thread runs `handle`'s worker, through a relay task otherwise.
+/// Starts a job: here when this thread runs `handle`'s home worker, through a relay task there
+/// otherwise.
 pub(super) fn start<F, T>(
     handle: &Handle,
     bound: Option<QuarantineBound>,
@@ -81,7 +82,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    if handle.shared.worker().is_closed() {
+    if handle.home().handle().is_closed() {
         return BlockingHandle::failed(BlockingError::Closed);
     }
     if on_worker(handle, |_| ()).is_some() {
@@ -109,7 +110,7 @@ where
     }
     let relay_handle = handle.clone();
     let relay_cell = Arc::clone(&cell);
-    let relay = handle.spawn(async move {
+    let relay = handle.spawn_home(async move {
         if on_worker(&relay_handle, |_| ()).is_none() {
             return Err(BlockingError::Closed);
         }
@@ -124,9 +125,9 @@ where
 
 /// Steps 1 and 2 of the module docs, on the thread running the worker.
 fn submit(handle: &Handle, prepared: SendPreparedOperation) -> Result<WaitKey, BlockingError> {
-    let shared = &handle.shared;
-    let identity = shared.registrar().issue(prepared.kind())?;
-    let binding = shared
+    let home = handle.home();
+    let identity = home.registrar().issue(prepared.kind())?;
+    let binding = home
         .registrar()
         .bind_send(identity, prepared)
         .expect("the identity was issued by this registrar for the prepared operation's kind");
@@ -137,7 +138,7 @@ fn submit(handle: &Handle, prepared: SendPreparedOperation) -> Result<WaitKey, B
         // The submission was never armed: dropping it delivers nothing.
         Ok(Err(_)) | Err(_) => return Err(BlockingError::Closed),
     };
-    match shared.lease().submit(submission) {
+    match home.lease().submit(submission) {
         Ok(()) => Ok(key),
         Err(rejected) => {
             let _ = with_current_waits(|waits| waits.discard(key));

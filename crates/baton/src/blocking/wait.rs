@@ -14,9 +14,10 @@ use crate::error::BlockingError;
 use crate::handle::Handle;
 use crate::task::{CancelReason, JoinError};
 
-/// Runs `f` on the wait table when this thread runs `handle`'s worker; `None` elsewhere.
+/// Runs `f` on the wait table when this thread runs `handle`'s home worker (whose registrar
+/// issues the handle's jobs, so their waits live there); `None` elsewhere.
 pub(super) fn on_worker<R>(handle: &Handle, f: impl FnOnce(&mut Waits<'_>) -> R) -> Option<R> {
-    let runtime = handle.runtime_id();
+    let runtime = handle.home().runtime_id();
     with_current_waits(|waits| (waits.runtime_id() == runtime).then(|| f(waits)))
         .ok()
         .flatten()

@@ -60,9 +60,40 @@ impl TcpListener {
     /// `InvalidInput` when `addr` names no address, or [`Error::Closed`](crate::Error::Closed)
     /// when the current runtime shut down.
     pub fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
+        TcpListener::bind_with(addr, false)
+    }
+
+    /// Like [`bind`](TcpListener::bind), with `SO_REUSEPORT` set too, so several listeners —
+    /// typically one per worker, each accepting on its own ring — may listen on one address;
+    /// the kernel spreads new connections over them by a hash of each connection's addresses.
+    /// Bind the first one to the port you want (or to port 0, then the others to its
+    /// [`local_addr`](TcpListener::local_addr)).
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use baton::net::TcpListener;
+    /// let rt = baton::Builder::new().workers(2).build()?;
+    /// let first = TcpListener::bind_reuseport("127.0.0.1:0")?;
+    /// let addr = first.local_addr()?;
+    /// let second = TcpListener::bind_reuseport(addr)?; // the same port, a second queue
+    /// assert_eq!(second.local_addr()?, addr);
+    /// # drop(rt);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`bind`](TcpListener::bind); `AddrInUse` when a listener on the address did not set
+    /// `SO_REUSEPORT` (or belongs to another user).
+    pub fn bind_reuseport(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
+        TcpListener::bind_with(addr, true)
+    }
+
+    fn bind_with(addr: impl ToSocketAddrs, reuseport: bool) -> io::Result<TcpListener> {
         let mut last = None;
         for addr in resolve_here(&addr)? {
-            match TcpListener::bind_one(addr) {
+            match TcpListener::bind_one(addr, reuseport) {
                 Ok(listener) => return Ok(listener),
                 Err(err) => last = Some(err),
             }
@@ -70,9 +101,12 @@ impl TcpListener {
         Err(last.unwrap_or_else(no_address))
     }
 
-    fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
+    fn bind_one(addr: SocketAddr, reuseport: bool) -> io::Result<TcpListener> {
         let socket = TcpSocket::for_addr(addr)?;
         socket.set_reuseaddr(true)?;
+        if reuseport {
+            socket.set_reuseport(true)?;
+        }
         socket.bind(addr)?;
         socket.listen(DEFAULT_BACKLOG)
     }

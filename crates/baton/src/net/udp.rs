@@ -58,11 +58,33 @@ impl UdpSocket {
     /// names no address, or [`Error::Closed`](crate::Error::Closed) when the current runtime
     /// shut down.
     pub fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
+        UdpSocket::bind_with(addr, false)
+    }
+
+    /// Like [`bind`](UdpSocket::bind), with `SO_REUSEPORT` set, so several sockets — one per
+    /// worker, say — may be bound to one address; the kernel spreads incoming datagrams over
+    /// them by a hash of the sender's and receiver's addresses (so one peer's datagrams keep
+    /// going to one socket).
+    ///
+    /// # Errors
+    ///
+    /// As [`bind`](UdpSocket::bind); `AddrInUse` when a socket on the address did not set
+    /// `SO_REUSEPORT`.
+    pub fn bind_reuseport(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
+        UdpSocket::bind_with(addr, true)
+    }
+
+    fn bind_with(addr: impl ToSocketAddrs, reuseport: bool) -> io::Result<UdpSocket> {
         let mut last = None;
         for addr in resolve_here(&addr)? {
             let bound =
                 socket2::Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))
-                    .and_then(|socket| socket.bind(&addr.into()).map(|()| socket));
+                    .and_then(|socket| {
+                        if reuseport {
+                            socket.set_reuse_port(true)?;
+                        }
+                        socket.bind(&addr.into()).map(|()| socket)
+                    });
             match bound {
                 Ok(socket) => return UdpSocket::adopt(OwnedFd::from(socket)),
                 Err(err) => last = Some(err),

@@ -107,6 +107,23 @@ where
     }
 }
 
+/// The index of the worker running the calling task or `block_on` root (0 for a root that
+/// borrowed the runtime's worker), or `None` when this thread runs no worker — outside a
+/// runtime, or in a `block_on` that could not borrow one. A task never changes workers, so the
+/// answer is the same at every await of a task.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let rt = baton::Builder::new().workers(2).build()?;
+/// assert_eq!(rt.block_on(async { baton::task::worker_index() }), Some(0));
+/// assert_eq!(baton::task::worker_index(), None);
+/// # Ok(())
+/// # }
+/// ```
+pub fn worker_index() -> Option<usize> {
+    context::running_worker_index()
+}
+
 #[cfg(test)]
 mod tests {
     use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -1,0 +1,367 @@
+//! End to end: a runtime with two workers (SPEC §12) — where spawns go, that tasks stay where
+//! they started, that operations cross workers, that `bind_reuseport` spreads connections, and
+//! that shutdown stops both workers without losing a write.
+
+use std::future::Future;
+use std::io::{self, Read, Write};
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::task::Poll;
+use std::time::Duration;
+
+use baton::fs::File;
+use baton::net::{TcpListener, UnixStream};
+use baton::task::{CancelReason, worker_index};
+use baton_tests::Scratch;
+
+/// Bound of every wait in this file; no assertion is about speed.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+fn two_workers() -> io::Result<baton::Runtime> {
+    baton::Builder::new().workers(2).build()
+}
+
+fn joined<T>(rt: &baton::Runtime, join: baton::JoinHandle<T>) -> io::Result<T> {
+    rt.block_on(join)
+        .map_err(|err| io::Error::other(err.to_string()))
+}
+
+#[test]
+fn zero_workers_is_a_clear_invalid_input_error() {
+    let err = baton::Builder::new()
+        .workers(0)
+        .build()
+        .expect_err("a runtime needs a worker");
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("workers(0)"), "{err}");
+}
+
+#[test]
+fn outside_spawns_spread_over_both_workers() -> io::Result<()> {
+    let rt = two_workers()?;
+    let joins: Vec<_> = (0..1000)
+        .map(|_| rt.spawn(async { worker_index() }))
+        .collect();
+    let mut per_worker = [0_usize; 2];
+    for join in joins {
+        match joined(&rt, join)? {
+            Some(index) => per_worker[index] += 1,
+            None => panic!("a task ran on no worker"),
+        }
+    }
+    assert!(
+        per_worker.iter().all(|&count| count >= 250),
+        "{per_worker:?}"
+    );
+    let metrics = rt.metrics();
+    assert_eq!(metrics.workers.len(), 2);
+    let spawned: Vec<u64> = metrics.workers.iter().map(|w| w.tasks.spawned).collect();
+    assert_eq!(spawned.iter().sum::<u64>(), 1000, "{metrics:?}");
+    assert_eq!(metrics.tasks.spawned, 1000, "{metrics:?}");
+    Ok(())
+}
+
+#[test]
+fn spawn_on_lands_where_asked_and_a_missing_worker_is_named() -> io::Result<()> {
+    let rt = two_workers()?;
+    let handle = rt.handle();
+    for index in [1, 0, 1, 1, 0] {
+        let join = handle.spawn_on(index, async { worker_index() });
+        assert_eq!(joined(&rt, join)?, Some(index));
+    }
+    let err = rt
+        .block_on(handle.spawn_on(5, async {}))
+        .expect_err("there is no worker 5");
+    assert_eq!(
+        err.cancel_reason(),
+        Some(CancelReason::NoSuchWorker {
+            index: 5,
+            workers: 2
+        })
+    );
+    assert!(err.to_string().contains("worker 5"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn a_tasks_thread_and_worker_never_change_across_awaits() -> io::Result<()> {
+    let rt = two_workers()?;
+    let joins = rt.on_each_worker(|_| async {
+        let (a, b) = UnixStream::pair()?;
+        let thread = std::thread::current().id();
+        let worker = worker_index();
+        let (mut same_worker, mut same_thread) = (true, true);
+        let mut buf = Vec::with_capacity(8);
+        for round in 0..50_u8 {
+            match round % 3 {
+                0 => baton::task::yield_now().await,
+                1 => baton::time::sleep(Duration::from_micros(50)).await,
+                _ => {
+                    let (res, _) = a.write_all(vec![round]).await;
+                    res?;
+                    let (res, back) = b.read(buf).await;
+                    res?;
+                    buf = back;
+                }
+            }
+            // A local task spawned here stays here too.
+            let child = baton::spawn(async { (std::thread::current().id(), worker_index()) });
+            let (child_thread, child_worker) = child.await.map_err(io::Error::other)?;
+            same_worker &= worker_index() == worker && child_worker == worker;
+            same_thread &= std::thread::current().id() == thread && child_thread == thread;
+        }
+        Ok::<_, io::Error>((worker, same_worker, same_thread))
+    });
+    // Worker 0 moves to a `block_on` caller and back (SPEC §5), so its tasks may change
+    // threads, never workers; worker 1 has one thread for the runtime's life.
+    for (index, join) in joins.into_iter().enumerate() {
+        let (worker, same_worker, same_thread) = joined(&rt, join)??;
+        assert_eq!(worker, Some(index));
+        assert!(same_worker, "worker {index}: a task changed workers");
+        assert!(
+            index == 0 || same_thread,
+            "worker {index}: a task changed threads"
+        );
+    }
+    Ok(())
+}
+
+/// Sockets and a sleep made (and first polled) on worker 1 are finished by a task on worker 0:
+/// their requests stay on worker 1's ring, and the results cross to the task that polls them.
+#[test]
+fn operations_made_on_worker_one_complete_when_polled_on_worker_zero() -> io::Result<()> {
+    let rt = two_workers()?;
+    let handle = rt.handle();
+    let made = handle.spawn_on(1, async {
+        let (a, b) = UnixStream::pair()?;
+        let mut sleep = Box::pin(baton::time::sleep(Duration::from_millis(20)));
+        // One poll binds the sleep to this worker's timers.
+        std::future::poll_fn(|cx| {
+            let _ = sleep.as_mut().poll(cx);
+            Poll::Ready(())
+        })
+        .await;
+        Ok::<_, io::Error>((a, b, sleep, worker_index()))
+    });
+    let (a, b, sleep, made_on) = joined(&rt, made)??;
+    assert_eq!(made_on, Some(1));
+    let finished = handle.spawn_on(0, async move {
+        sleep.await;
+        let writer = baton::spawn(async move { a.write_all(b"across workers".to_vec()).await });
+        let mut got = Vec::new();
+        while got.len() < 14 {
+            let (res, buf) = b.read(Vec::with_capacity(64)).await;
+            if res? == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf);
+        }
+        let (res, _) = writer.await.map_err(io::Error::other)?;
+        res?;
+        Ok::<_, io::Error>((got, worker_index()))
+    });
+    let (got, polled_on) = joined(&rt, finished)??;
+    assert_eq!(polled_on, Some(0));
+    assert_eq!(got, b"across workers");
+    Ok(())
+}
+
+#[test]
+fn blocking_jobs_from_either_worker_and_awaited_on_the_other_complete() -> io::Result<()> {
+    let rt = two_workers()?;
+    let handle = rt.handle();
+    let started = handle.spawn_on(1, async {
+        let direct = baton::blocking::spawn_blocking(|| 2).await;
+        let handed_over = baton::blocking::spawn_blocking(|| 40);
+        (direct, handed_over)
+    });
+    let (direct, handed_over) = joined(&rt, started)?;
+    assert_eq!(direct, Ok(2));
+    let awaited = handle.spawn_on(0, handed_over);
+    assert_eq!(joined(&rt, awaited)?, Ok(40));
+    assert_eq!(rt.block_on(rt.spawn_blocking(|| 7)), Ok(7));
+    Ok(())
+}
+
+/// 64 clients against one accept loop per worker over `bind_reuseport`: every client is echoed,
+/// and both workers accepted some connections.
+#[test]
+fn reuseport_listeners_serve_every_client_and_both_workers_accept() -> io::Result<()> {
+    const CLIENTS: usize = 64;
+    let rt = two_workers()?;
+    let first = TcpListener::bind_reuseport("127.0.0.1:0")?;
+    let addr = first.local_addr()?;
+    let mut first = Some(first);
+    let accepted: Arc<[AtomicUsize; 2]> = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    let loops = rt.on_each_worker(|index| {
+        let listener = first
+            .take()
+            .map_or_else(|| TcpListener::bind_reuseport(addr), Ok);
+        accept_and_echo(listener, Arc::clone(&accepted), index)
+    });
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|i| {
+            std::thread::spawn(move || -> io::Result<Vec<u8>> {
+                let mut stream = std::net::TcpStream::connect(addr)?;
+                stream.set_read_timeout(Some(DEADLINE))?;
+                stream.write_all(format!("client {i}").as_bytes())?;
+                stream.shutdown(std::net::Shutdown::Write)?;
+                let mut back = Vec::new();
+                stream.read_to_end(&mut back)?;
+                Ok(back)
+            })
+        })
+        .collect();
+    for (i, client) in clients.into_iter().enumerate() {
+        let back = client.join().expect("a client thread does not panic")?;
+        assert_eq!(back, format!("client {i}").as_bytes());
+    }
+    let counts = [0, 1].map(|i| accepted[i].load(Ordering::Relaxed));
+    assert_eq!(counts.iter().sum::<usize>(), CLIENTS, "{counts:?}");
+    assert!(counts.iter().all(|&count| count > 0), "{counts:?}");
+    for accept_loop in loops {
+        accept_loop.abort();
+    }
+    Ok(())
+}
+
+/// One worker's accept loop: counts its connections and echoes each until the peer is done.
+async fn accept_and_echo(
+    listener: io::Result<TcpListener>,
+    accepted: Arc<[AtomicUsize; 2]>,
+    index: usize,
+) -> io::Result<()> {
+    let listener = listener?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        accepted[index].fetch_add(1, Ordering::Relaxed);
+        drop(baton::spawn(async move {
+            let mut buf = Vec::with_capacity(64);
+            loop {
+                let (res, read) = stream.read(buf).await;
+                if !matches!(res, Ok(n) if n > 0) {
+                    return;
+                }
+                let (res, written) = stream.write_all(read).await;
+                if res.is_err() {
+                    return;
+                }
+                buf = written;
+            }
+        }));
+    }
+}
+
+const CHUNK: usize = 4096;
+/// Writes per worker: together within each worker's in-flight limit.
+const WRITES: usize = 64;
+
+fn chunk(i: usize) -> Vec<u8> {
+    vec![(i % 251) as u8 + 1; CHUNK]
+}
+
+/// Writes issued on both workers (one poll each, then the writing tasks park) are all in the
+/// file after shutdown, every worker reports a drained ring, and every `Arc` the tasks held
+/// is back to one.
+#[test]
+fn shutdown_with_writes_in_flight_on_both_workers_loses_none() -> io::Result<()> {
+    let scratch = Scratch::new("workers-shutdown")?;
+    let path = scratch.join("file");
+    let rt = two_workers()?;
+    let file = Arc::new(rt.block_on(File::create(&path))?);
+    let (issued, all_issued) = mpsc::channel();
+    for i in 0..2 * WRITES {
+        let file = Arc::clone(&file);
+        let issued = issued.clone();
+        drop(rt.handle().spawn_on(i % 2, async move {
+            let mut write = pin!(file.write_at(chunk(i), (i * CHUNK) as u64));
+            std::future::poll_fn(|cx| {
+                let _ = write.as_mut().poll(cx);
+                Poll::Ready(())
+            })
+            .await;
+            let _ = issued.send(worker_index());
+            baton::time::sleep(Duration::from_secs(600)).await;
+        }));
+    }
+    let mut per_worker = [0_usize; 2];
+    for _ in 0..2 * WRITES {
+        let worker = all_issued
+            .recv_timeout(DEADLINE)
+            .expect("every write was issued");
+        per_worker[worker.expect("issued on a worker")] += 1;
+    }
+    assert_eq!(per_worker, [WRITES, WRITES]);
+    let report = rt.shutdown_timeout(DEADLINE);
+    assert!(report.io_drained, "{report:?}");
+    assert!(report.is_clean(), "{report:?}");
+    assert_eq!(report.workers.len(), 2);
+    assert!(report.workers.iter().all(Option::is_some), "{report:?}");
+    assert_eq!(report.tasks_cancelled, 2 * WRITES, "{report:?}");
+    assert_eq!(
+        Arc::strong_count(&file),
+        1,
+        "a task's Arc outlived shutdown"
+    );
+    drop(file);
+    let data = std::fs::read(&path)?;
+    assert_eq!(data.len(), 2 * WRITES * CHUNK);
+    for i in 0..2 * WRITES {
+        assert!(
+            data[i * CHUNK..(i + 1) * CHUNK] == chunk(i)[..],
+            "write {i} was lost"
+        );
+    }
+    Ok(())
+}
+
+/// The runtime moved into a task on worker 1 and shut down there: the call returns without
+/// waiting, later spawns on either worker are refused, and both workers really stop.
+#[test]
+fn shutdown_from_a_task_on_worker_one_stops_both_workers() -> io::Result<()> {
+    let rt = two_workers()?;
+    let handle = rt.handle();
+    let pending = [0, 1].map(|i| handle.spawn_on(i, std::future::pending::<()>()));
+    let shutter = handle.spawn_on(1, async move {
+        let report = rt.shutdown_timeout(DEADLINE);
+        (report.called_from_runtime, baton::spawn(async {}))
+    });
+    let (inside, refused) = handle
+        .block_on(shutter)
+        .map_err(|err| io::Error::other(err.to_string()))?;
+    assert!(inside);
+    for join in [
+        refused,
+        handle.spawn_on(0, async {}),
+        handle.spawn(async {}),
+    ] {
+        let err = handle.block_on(join).expect_err("refused after shutdown");
+        assert_eq!(err.cancel_reason(), Some(CancelReason::SpawnAfterShutdown));
+    }
+    for join in pending {
+        let err = handle.block_on(join).expect_err("cancelled by shutdown");
+        assert_eq!(err.cancel_reason(), Some(CancelReason::RuntimeShutdown));
+    }
+    Ok(())
+}
+
+#[test]
+fn pinned_workers_run_on_the_cpu_their_metrics_name() -> io::Result<()> {
+    let rt = baton::Builder::new().workers(2).pin_workers(true).build()?;
+    let cpus = rt.on_each_worker(|_| async {
+        // SAFETY: `sched_getcpu` has no preconditions.
+        let cpu = unsafe { libc::sched_getcpu() };
+        usize::try_from(cpu).ok()
+    });
+    let seen: Vec<Option<usize>> = cpus
+        .into_iter()
+        .map(|join| joined(&rt, join))
+        .collect::<io::Result<_>>()?;
+    let metrics = rt.metrics();
+    // Worker 1 runs on its own pinned thread; worker 0's task may have run on this thread
+    // (a `block_on` borrowing it is never pinned), so only its background pin is checked.
+    assert!(metrics.workers[0].cpu.is_some(), "{metrics:?}");
+    assert_eq!(seen[1], metrics.workers[1].cpu, "{metrics:?}");
+    Ok(())
+}
