@@ -237,18 +237,8 @@ async fn accept_and_echo(
         let (stream, _) = listener.accept().await?;
         accepted[index].fetch_add(1, Ordering::Relaxed);
         drop(baton::spawn(async move {
-            let mut buf = Vec::with_capacity(64);
-            loop {
-                let (res, read) = stream.read(buf).await;
-                if !matches!(res, Ok(n) if n > 0) {
-                    return;
-                }
-                let (res, written) = stream.write_all(read).await;
-                if res.is_err() {
-                    return;
-                }
-                buf = written;
-            }
+            let (mut from_peer, mut to_peer) = stream.into_split();
+            baton::io::copy(&mut from_peer, &mut to_peer).await
         }));
     }
 }

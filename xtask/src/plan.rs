@@ -11,7 +11,7 @@ use crate::run::{Planned, Step};
 const LOOM_MODELS: &[(&str, bool, &[&str])] = &[
     ("baton-cancel", true, &[]),
     ("baton-completion", false, &["loom_dispatch", "loom_pool"]),
-    ("baton-task", true, &["loom_scheduler"]),
+    ("baton-task", true, &["loom_scheduler", "loom_workers"]),
     ("baton-uring", true, &[]),
     ("baton-loan", true, &[]),
 ];

@@ -6,8 +6,8 @@
 //!
 //! The sets: C cancel, E completion, P blocking pool, T tasks, U uring lifecycle, F forwarding,
 //! S stash, D durability, I inbox, W worker, L loan, A the facade's worker adapter, N nested
-//! drive, J blocking job cell, X the facade's thread context, Y the facade's fs fallback, M
-//! baton-compat's adapter; and
+//! drive, J blocking job cell, X the facade's thread context, Y the facade's fs fallback, Q the
+//! facade's workers, M baton-compat's adapter; and
 //! the benchmark crate's: H harness, K contender contract, R raw io_uring loops, G echo load
 //! generator, B park executor.
 
@@ -34,6 +34,7 @@ const SETS: &[(char, &str)] = &[
     ('J', "job cell"),
     ('X', "facade context"),
     ('Y', "fs fallback"),
+    ('Q', "workers"),
     ('M', "compat adapter"),
     ('H', "bench harness"),
     ('K', "bench contender contract"),

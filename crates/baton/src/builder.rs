@@ -308,8 +308,8 @@ impl Builder {
     }
 }
 
-/// Sets up worker `index`: its own runtime id, ring and scheduler, and its lease on the
-/// blocking executor.
+/// Sets up worker `index`: its own runtime id (workers rule Q5), ring and scheduler, and its
+/// lease on the blocking executor.
 fn make_worker(
     config: WorkerConfig,
     executor: &Arc<dyn IoExecutor>,

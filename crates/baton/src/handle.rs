@@ -40,7 +40,7 @@ pub struct Handle {
     pub(crate) shared: Arc<Shared>,
     /// The handle's home worker: the one whose thread made it current (0 outside any worker).
     /// Files, sockets and timers made through it submit their requests to that worker's ring
-    /// (workers rule K4).
+    /// (workers rule Q4).
     pub(crate) worker: usize,
 }
 
@@ -170,7 +170,8 @@ impl Handle {
         self.shared.workers().len()
     }
 
-    /// Spawns on the handle's home worker: where the waits of its blocking jobs live.
+    /// Spawns on the handle's home worker: where the waits of its blocking jobs live (workers
+    /// rule Q4).
     pub(crate) fn spawn_home<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,

@@ -171,7 +171,8 @@ impl MetricsCell {
 }
 
 impl Shared {
-    /// Builds a snapshot, asking every worker for a fresh copy of its counters first.
+    /// Builds a snapshot, asking every worker for a fresh copy of its counters first (workers
+    /// rule Q7).
     pub(crate) fn metrics(&self) -> RuntimeMetrics {
         let runtime = self.runtime_id();
         // This thread runs one worker further up its stack (a root, a task): read it here,

@@ -304,7 +304,7 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     // This thread runs a worker further up its stack (a task, or a root with worker 0
     // borrowed): it must not wait for that worker, which is busy running this very call.
     let inside = context::runs_worker(shared.runtime_id());
-    // Workers rule K6: from here on no worker accepts a spawn (baton-task rule T8: refused from
+    // Workers rule Q6: from here on no worker accepts a spawn (baton-task rule T8: refused from
     // any thread, without the scheduler), so a task on one worker cannot start work on another
     // that shutdown is about to stop, and a caller inside gets nothing new run.
     for worker in shared.workers() {
@@ -351,7 +351,7 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     report
 }
 
-/// Workers rule K6 from outside: each worker's loan closes in worker order and the worker is
+/// Workers rule Q6 from outside: each worker's loan closes in worker order and the worker is
 /// shut down (here, by its thread, or by the `block_on` that has worker 0 on loan, waited for
 /// until `deadline`). Returns whether worker 0 was on loan, and every worker's report.
 fn close_from_outside(
@@ -384,7 +384,7 @@ fn close_workers(shared: &Shared, indices: &[usize]) {
     }
 }
 
-/// Workers rule K6 from inside: this thread's own worker only closes (it is dropped when the
+/// Workers rule Q6 from inside: this thread's own worker only closes (it is dropped when the
 /// caller's turn or root returns); the others are shut down by a thread of their own, so this
 /// call never waits for a worker while it holds one.
 fn close_from_inside(shared: &Arc<Shared>) {

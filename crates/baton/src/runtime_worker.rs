@@ -2,8 +2,49 @@
 //! registrar and executor lease of its blocking jobs, the loan that runs it, its published
 //! counters and its shutdown report — and [`pin_to`], which pins a worker's thread to a CPU.
 //!
-//! Each worker has its own [`RuntimeId`], so a completion meant for one worker's inbox is
-//! counted foreign (never settled) by another's; the runtime's own id is worker 0's.
+//! # Rules (the workers protocol; `docs/protocols/workers.md` walks through them)
+//!
+//! Q1. Placement: a spawn from outside a worker (`Handle::spawn`, `Runtime::spawn`, a
+//!    `block_on` that holds no worker, `JoinSet::spawn_on`) goes to the worker with the fewest
+//!    live tasks — its scheduler's exact count of tasks spawned and not finished — scanning
+//!    from a cursor that moves one worker per spawn, so ties go round-robin. The counts are
+//!    read without a lock: two racing spawns may pick one worker, and the next ones even it out.
+//!
+//! Q2. Locality: `baton::spawn` and `spawn_local` inside a task, or in a root that borrowed
+//!    worker 0, go to the scheduler entered on this thread: the caller's own worker.
+//!    `spawn_on(i)` goes to worker `i`; an index the runtime does not have is rejected (the
+//!    future dropped unpolled, `CancelReason::NoSuchWorker`).
+//!
+//! Q3. Tasks never migrate: one worker's scheduler accepts a task and only it polls the task. A
+//!    spawn or wake from any other thread — another worker's included — takes that scheduler's
+//!    injection queue and unparks its worker (baton-task rules T2, T3). Workers 1..n each run on
+//!    one thread for the runtime's life, so their tasks never change threads; worker 0 moves
+//!    between its background thread and `block_on` callers, as with one worker (loan rules).
+//!
+//! Q4. Home: a handle has a home worker — the one whose thread made it current (worker 0 for
+//!    `Runtime::handle` and outside every worker). Files, sockets, listeners and timers made
+//!    through it submit to the home worker's ring; polled from another worker or thread, their
+//!    operations are forwarded there (forwarding rules) and the result comes back through the
+//!    poller's waker. A blocking job registers its wait on the home worker (its registrar, its
+//!    lease), and the relay that takes a wait over runs there, never on a placed worker.
+//!
+//! Q5. Each worker has its own [`RuntimeId`]: its inbox counts another worker's completion as
+//!    foreign instead of settling it, so a job's result can only reach the wait table that
+//!    registered it. The runtime's own id is worker 0's.
+//!
+//! Q6. Shutdown order: (1) every worker refuses spawns (baton-task rule T8), so a cross-worker
+//!    spawn racing shutdown is either accepted — and cancelled by step 3 — or refused, never
+//!    lost; (2) the blocking executor refuses jobs and cancels the queued ones; (3) each
+//!    worker's loan closes, in index order, and each worker shuts down with the one deadline
+//!    (writes and syncs finished, tasks cancelled, the kernel drained) wherever it is — on the
+//!    calling thread, on its own thread, or in the `block_on` that has worker 0 on loan;
+//!    (4) running blocking jobs get what is left of the deadline. Called from inside a worker,
+//!    that worker only closes (it shuts down when the caller's turn returns) and a thread of
+//!    their own shuts the others down, so the call never waits while it holds a worker.
+//!
+//! Q7. Metrics: each worker's adapter publishes its counters; `Runtime::metrics` asks every
+//!    worker for a fresh copy and sums them, reading the worker the calling thread holds
+//!    directly.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};

@@ -24,7 +24,7 @@ pub(crate) struct Shared {
     runtime_id: RuntimeId,
     workers: Box<[RuntimeWorker]>,
     /// Where the next outside spawn starts looking, so ties between equally loaded workers go
-    /// round-robin (workers rule K1).
+    /// round-robin (workers rule Q1).
     next_placement: AtomicUsize,
     /// The blocking executor, and whether this runtime owns it (shuts it down).
     executor: Arc<dyn IoExecutor>,
@@ -109,7 +109,7 @@ impl Shared {
         &self.workers[0]
     }
 
-    /// Workers rule K1: where an outside spawn goes — the worker with the fewest live tasks,
+    /// Workers rule Q1: where an outside spawn goes — the worker with the fewest live tasks,
     /// ties broken round-robin.
     pub(crate) fn place(&self) -> &RuntimeWorker {
         if let [only] = &*self.workers {

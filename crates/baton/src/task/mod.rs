@@ -91,7 +91,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    // The scheduler entered here (the worker's thread) first; else the facade's current runtime
+    // Workers rule Q2: the scheduler entered here (this worker's thread) first; else the facade's current runtime
     // (a `block_on` polling in place); else there is no runtime.
     if let Ok(spawner) = baton_task::try_current() {
         return spawner.spawn(crate::trace::task(future));
