@@ -355,3 +355,18 @@ fn pinned_workers_run_on_the_cpu_their_metrics_name() -> io::Result<()> {
     assert_eq!(seen[1], metrics.workers[1].cpu, "{metrics:?}");
     Ok(())
 }
+
+/// A `block_on` inside a task of worker 1 drives worker 1's own driver (nested-drive rules):
+/// its timer and its blocking job complete there, and worker 0 is never borrowed.
+#[test]
+fn block_on_inside_a_task_of_worker_one_drives_that_worker() -> io::Result<()> {
+    let rt = two_workers()?;
+    let nested = rt.handle().spawn_on(1, async {
+        let handle = baton::Handle::current();
+        handle.block_on(baton::time::sleep(Duration::from_millis(2)));
+        let job = handle.block_on(baton::blocking::spawn_blocking(|| 5));
+        (job, worker_index())
+    });
+    assert_eq!(joined(&rt, nested)?, (Ok(5), Some(1)));
+    Ok(())
+}

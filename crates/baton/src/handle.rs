@@ -221,25 +221,28 @@ impl Handle {
         // Inside a task poll (or a worker thread's own turn) of this runtime, no loan can lend
         // a worker here; drive the driver of the worker this thread runs (`nested_drive`
         // rules) instead of polling a future whose timers and I/O nobody would complete.
-        let runtime = self.shared.runtime_id();
-        if let Some(running) = context::current_worker(runtime) {
-            let loan = self.shared.workers()[running].loan();
-            if matches!(
-                loan.thread_role(),
-                ThreadRole::TaskPoll | ThreadRole::Background
-            ) {
-                let mut future = Some(future);
-                if let Some(output) = context::with_worker(runtime, |worker| {
-                    let future = future.take().expect("taken once, here");
-                    nested_drive::block_on_driver_only(worker, future)
-                }) {
-                    return output;
-                }
-                let future = future.take().expect("not taken when no worker was found");
-                return self.shared.primary().loan().block_on(future);
+        let primary = self.shared.primary().loan();
+        let busy = |role| matches!(role, ThreadRole::TaskPoll | ThreadRole::Background);
+        let nested = match primary.thread_role() {
+            role if busy(role) => context::runs_worker(self.shared.runtime_id()),
+            // Only a thread of worker 1..n has no role for worker 0's loan and still runs a
+            // worker of this runtime.
+            ThreadRole::Outside if self.shared.workers().len() > 1 => {
+                context::current_worker(self.shared.runtime_id()).is_some_and(|running| {
+                    busy(self.shared.workers()[running].loan().thread_role())
+                })
             }
+            _ => false,
+        };
+        if !nested {
+            return primary.block_on(future);
         }
-        self.shared.primary().loan().block_on(future)
+        let mut future = Some(future);
+        context::with_worker(self.shared.runtime_id(), |worker| {
+            let future = future.take().expect("taken once, here");
+            nested_drive::block_on_driver_only(worker, future)
+        })
+        .unwrap_or_else(|| primary.block_on(future.take().expect("not taken: no worker found")))
     }
 
     /// Whether shutdown began.
