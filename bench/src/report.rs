@@ -78,12 +78,15 @@ impl Stats {
     }
 }
 
-/// Formats a rate with an SI suffix: `1.23 M`, `456 k`, `789`.
+/// Formats a rate with an SI suffix and at least two significant digits: `1.23 M`, `456 k`,
+/// `1.6 k`, `789`.
 pub(crate) fn human(rate: f64) -> String {
     if rate >= 1e6 {
         format!("{:.2} M", rate / 1e6)
-    } else if rate >= 1e3 {
+    } else if rate >= 1e4 {
         format!("{:.0} k", rate / 1e3)
+    } else if rate >= 1e3 {
+        format!("{:.1} k", rate / 1e3)
     } else {
         format!("{rate:.0}")
     }
@@ -377,6 +380,7 @@ mod tests {
     fn human_rates_use_si_suffixes() {
         assert_eq!(human(1_234_567.0), "1.23 M");
         assert_eq!(human(45_600.0), "46 k");
+        assert_eq!(human(1_640.0), "1.6 k");
         assert_eq!(human(789.0), "789");
     }
 }
