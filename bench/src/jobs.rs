@@ -8,8 +8,11 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 
+use hyper::body::Bytes;
+
 use crate::echo_client::EchoClient;
 use crate::fixture::{BLOCK, FileFixture, Offsets};
+use crate::http_client::HttpClient;
 use crate::sample::{Meter, Sample, expect_count};
 
 /// Which direction a file workload moves data.
@@ -96,6 +99,87 @@ impl EchoJob {
     /// closes every connection (the server's cue to finish) and reports the timed sample.
     pub(crate) fn spawn_client(&self, addr: SocketAddr) -> io::Result<EchoClient> {
         EchoClient::spawn(*self, addr)
+    }
+}
+
+/// What every response of an HTTP row carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HttpBody {
+    /// [`JSON_BODY`] at `/json`, `application/json`.
+    Json,
+    /// A `len`-byte file at `/file`, served from memory (generated once per run, before the
+    /// timed window, as a server would read a small static file once at start).
+    File {
+        /// Body length in bytes.
+        len: usize,
+    },
+}
+
+/// The `/json` body: TechEmpower's "JSON serialization" message, pre-serialised.
+pub(crate) const JSON_BODY: &[u8] = br#"{"message":"Hello, World!"}"#;
+
+impl HttpBody {
+    /// The request path the server answers with this body (anything else is a 404).
+    pub(crate) fn path(&self) -> &'static str {
+        match self {
+            Self::Json => "/json",
+            Self::File { .. } => "/file",
+        }
+    }
+
+    /// The response's `Content-Type`.
+    pub(crate) fn content_type(&self) -> &'static str {
+        match self {
+            Self::Json => "application/json",
+            Self::File { .. } => "application/octet-stream",
+        }
+    }
+
+    /// The body's bytes: the JSON message, or a deterministic pattern whose period (251, a
+    /// prime) divides no buffer size, so a misplaced chunk fails the client's byte comparison.
+    pub(crate) fn bytes(&self) -> Bytes {
+        match self {
+            Self::Json => Bytes::from_static(JSON_BODY),
+            Self::File { len } => (0..*len).map(|i| (i % 251) as u8).collect(),
+        }
+    }
+}
+
+/// HTTP/1.1 over loopback through hyper: the contender serves, the harness's load generator
+/// ([`HttpClient`]) asks and checks.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpJob {
+    /// Keep-alive client connections; the server must accept exactly this many.
+    pub(crate) connections: usize,
+    /// Timed rounds; one round sends one request on every connection and reads every response
+    /// (so `connections` requests are in flight at once, none pipelined on a connection).
+    pub(crate) rounds: u64,
+    /// What is asked for and answered.
+    pub(crate) body: HttpBody,
+    /// The body every response carries; the server sends it, the client compares against it.
+    pub(crate) payload: Bytes,
+}
+
+impl HttpJob {
+    /// A job of `rounds` rounds on `connections` connections, with its payload built now.
+    pub(crate) fn new(body: HttpBody, connections: usize, rounds: u64) -> Self {
+        Self {
+            connections,
+            rounds,
+            body,
+            payload: body.bytes(),
+        }
+    }
+
+    /// Requests answered in the timed window.
+    pub(crate) fn ops(&self) -> u64 {
+        self.rounds * self.connections as u64
+    }
+
+    /// Starts the load generator against a server listening on `addr` (call it after binding,
+    /// before accepting); see [`crate::http_client`] for what it does and checks.
+    pub(crate) fn spawn_client(&self, addr: SocketAddr) -> io::Result<HttpClient> {
+        HttpClient::spawn(self.clone(), addr)
     }
 }
 
@@ -203,6 +287,16 @@ mod tests {
         assert_eq!(job.batches().collect::<Vec<_>>(), vec![1_000, 1_000, 500]);
         let empty = CountJob { count: 0, batch: 7 };
         assert_eq!(empty.batches().count(), 0);
+    }
+
+    #[test]
+    fn http_payloads_have_their_lengths_and_paths() {
+        let file = HttpJob::new(HttpBody::File { len: 12 * 1024 }, 64, 3);
+        assert_eq!(file.payload.len(), 12 * 1024);
+        assert_eq!(file.payload[251], 0);
+        assert_eq!(file.ops(), 192);
+        assert_eq!(HttpBody::Json.bytes(), JSON_BODY);
+        assert_ne!(HttpBody::Json.path(), file.body.path());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `baton-bench`: Baton measured side by side with a raw io_uring loop, tokio (current-thread),
-//! tokio-uring and monoio, in one process and one run.
+//! tokio-uring and monoio, in one process and one run; HTTP/1.1 through hyper on Baton, tokio
+//! and monoio; and Baton's `Compat` adapter against its native I/O.
 //!
 //! What it guarantees: every (workload, contender) cell is measured as an untimed warm-up plus at
 //! least five recorded runs of a fixed operation count, with the contenders interleaved within
@@ -10,7 +11,7 @@
 //! traffic stays on 127.0.0.1.
 //!
 //! How it is tested: unit tests cover the statistics, the offset generator, the job splitting,
-//! the echo client against a reference server, the parking executor and the argument parser;
+//! the echo client and the HTTP load generator against reference servers, the parking executor and the argument parser;
 //! `cargo xtask bench --quick` exercises every contender end to end (each transfer's length is
 //! checked and echoed bytes are compared, so a broken contender fails loudly instead of
 //! reporting a number).
@@ -24,6 +25,7 @@ mod contenders;
 mod echo_client;
 mod fixture;
 mod harness;
+mod http_client;
 mod jobs;
 mod park;
 mod report;

@@ -4,10 +4,13 @@
 //! CPU time and allocations per operation. Per row: each column's median divided by the
 //! reference column's median (above 1.00× is faster than the reference), and the reference's
 //! median CPU time per operation divided by the column's (above 1.00× uses less CPU; other
-//! load on the machine moves this far less than it moves throughput).
+//! load on the machine moves this far less than it moves throughput). Rows whose load generator
+//! measures its own CPU time (HTTP) get a third matrix by CPU time without it, and the column
+//! pairs of [`PAIRS`] are compared with each other as well.
 
 use std::fmt::Write;
 
+use crate::contenders::PAIRS;
 use crate::harness::{Cell, Row};
 use crate::sample::NoSample;
 
@@ -24,6 +27,8 @@ pub(crate) struct Stats {
     pub(crate) allocs_per_op: f64,
     /// Median CPU time per operation (whole process), in microseconds.
     pub(crate) cpu_micros_per_op: f64,
+    /// Median CPU time per operation of the load generator's threads, where it measures it.
+    pub(crate) load_cpu_micros_per_op: Option<f64>,
 }
 
 /// The median of `values` (the mean of the middle two for an even count); `None` when empty.
@@ -50,6 +55,11 @@ impl Stats {
             .map(|s| s.allocations_per_op())
             .collect();
         let mut cpu: Vec<f64> = cell.samples.iter().map(|s| s.cpu_micros_per_op()).collect();
+        let mut load: Vec<f64> = cell
+            .samples
+            .iter()
+            .filter_map(|s| s.load_cpu_micros_per_op())
+            .collect();
         let median_rate = median(&mut rates)?;
         Some(Self {
             median: median_rate,
@@ -57,16 +67,26 @@ impl Stats {
             max: rates[rates.len() - 1],
             allocs_per_op: median(&mut allocs)?,
             cpu_micros_per_op: median(&mut cpu)?,
+            load_cpu_micros_per_op: median(&mut load),
         })
+    }
+
+    /// Median CPU time per operation without the load generator's share (all of it where the
+    /// load does not measure itself).
+    pub(crate) fn server_cpu_micros_per_op(&self) -> f64 {
+        self.cpu_micros_per_op - self.load_cpu_micros_per_op.unwrap_or(0.0)
     }
 }
 
-/// Formats a rate with an SI suffix: `1.23 M`, `456 k`, `789`.
+/// Formats a rate with an SI suffix and at least two significant digits: `1.23 M`, `456 k`,
+/// `1.6 k`, `789`.
 pub(crate) fn human(rate: f64) -> String {
     if rate >= 1e6 {
         format!("{:.2} M", rate / 1e6)
-    } else if rate >= 1e3 {
+    } else if rate >= 1e4 {
         format!("{:.0} k", rate / 1e3)
+    } else if rate >= 1e3 {
+        format!("{:.1} k", rate / 1e3)
     } else {
         format!("{rate:.0}")
     }
@@ -112,7 +132,7 @@ fn reference_median(row: &Row, names: &[&str]) -> Option<f64> {
 /// reason the cell has no number.
 fn ratio_matrix(
     out: &mut String,
-    rows: &[Row],
+    rows: &[&Row],
     names: &[&str],
     notes: &mut Notes,
     ratio: impl Fn(&Stats, &Stats) -> f64,
@@ -155,16 +175,39 @@ pub(crate) fn markdown(rows: &[Row], names: &[&str], runs: usize) -> String {
         out,
         "### Ratios (median of {runs} runs, relative to the reference column; higher is faster)\n"
     );
-    ratio_matrix(&mut out, rows, names, &mut notes, |cell, reference| {
+    let all: Vec<&Row> = rows.iter().collect();
+    ratio_matrix(&mut out, &all, names, &mut notes, |cell, reference| {
         cell.median / reference.median
     });
     let _ = writeln!(
         out,
         "\n### Ratios by CPU time (the reference's median CPU time per operation divided by the column's; higher uses less CPU)\n"
     );
-    ratio_matrix(&mut out, rows, names, &mut notes, |cell, reference| {
+    ratio_matrix(&mut out, &all, names, &mut notes, |cell, reference| {
         reference.cpu_micros_per_op / cell.cpu_micros_per_op.max(1e-9)
     });
+    let measured_load: Vec<&Row> = rows
+        .iter()
+        .filter(|row| {
+            reference_stats(row, names).is_some_and(|s| s.load_cpu_micros_per_op.is_some())
+        })
+        .collect();
+    if !measured_load.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n### Ratios by CPU time without the load generator's threads (as above, each side's load-generator CPU per operation subtracted)\n"
+        );
+        ratio_matrix(
+            &mut out,
+            &measured_load,
+            names,
+            &mut notes,
+            |cell, reference| {
+                reference.server_cpu_micros_per_op() / cell.server_cpu_micros_per_op().max(1e-9)
+            },
+        );
+    }
+    pair_table(&mut out, rows, names);
 
     let _ = writeln!(
         out,
@@ -188,9 +231,12 @@ pub(crate) fn markdown(rows: &[Row], names: &[&str], runs: usize) -> String {
             };
             let ratio =
                 reference.map_or_else(|| "–".to_string(), |r| format!("{:.2}×", stats.median / r));
+            let load = stats
+                .load_cpu_micros_per_op
+                .map_or_else(String::new, |load| format!(" (load {load:.2})"));
             let _ = writeln!(
                 out,
-                "| {} | {name} | {} {} | {} – {} | {ratio} | {:.2} | {:.2} |",
+                "| {} | {name} | {} {} | {} – {} | {ratio} | {:.2}{load} | {:.2} |",
                 row.workload.label(),
                 human(stats.median),
                 row.workload.unit(),
@@ -210,6 +256,37 @@ pub(crate) fn markdown(rows: &[Row], names: &[&str], runs: usize) -> String {
     out
 }
 
+/// [`PAIRS`]: each column against its baseline on every row both measured.
+fn pair_table(out: &mut String, rows: &[Row], names: &[&str]) {
+    let index = |name: &str| names.iter().position(|n| *n == name);
+    for (column, baseline) in PAIRS {
+        let (Some(c), Some(b)) = (index(column), index(baseline)) else {
+            continue;
+        };
+        let measured: Vec<(&Row, Stats, Stats)> = rows
+            .iter()
+            .filter_map(|row| Some((row, Stats::of(&row.cells[c])?, Stats::of(&row.cells[b])?)))
+            .collect();
+        if measured.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\n### {column} against {baseline} (same rows, same rounds; higher is better for {column})\n\n\
+             | workload | by throughput | by CPU time |\n|---|---:|---:|"
+        );
+        for (row, column, baseline) in measured {
+            let _ = writeln!(
+                out,
+                "| {} | {:.2}× | {:.2}× |",
+                row.workload.label(),
+                column.median / baseline.median,
+                baseline.cpu_micros_per_op / column.cpu_micros_per_op.max(1e-9)
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,6 +304,7 @@ mod tests {
                     elapsed: Duration::from_secs(1),
                     allocations: ops * 2,
                     cpu: Duration::from_micros(ops * 2),
+                    load_cpu: None,
                 })
                 .collect(),
             missing: None,
@@ -271,9 +349,38 @@ mod tests {
     }
 
     #[test]
+    fn pairs_and_load_free_cpu_are_reported_for_rows_that_have_them() {
+        let with_load = |rate: u64, load_micros: u64| {
+            let mut cell = cell(&[rate; 5]);
+            for sample in &mut cell.samples {
+                sample.load_cpu = Some(Duration::from_micros(load_micros));
+            }
+            cell
+        };
+        let row = Row {
+            workload: Workload::Http {
+                body: crate::jobs::HttpBody::Json,
+            },
+            // CPU per op is 2 µs everywhere; without the load: 1.5, 1.0 and 0.5 µs.
+            cells: vec![
+                with_load(1000, 500),
+                with_load(800, 800),
+                with_load(500, 750),
+            ],
+        };
+        let text = markdown(&[row], &["tokio", "Baton", "Baton Compat"], 5);
+        assert!(text.contains("without the load generator"), "{text}");
+        assert!(text.contains("| 1.00× | 1.50× | 3.00× |"), "{text}");
+        assert!(text.contains("Baton Compat against Baton"), "{text}");
+        assert!(text.contains("| 0.62× | 1.00× |"), "{text}");
+        assert!(text.contains("2.00 (load 0.50)"), "{text}");
+    }
+
+    #[test]
     fn human_rates_use_si_suffixes() {
         assert_eq!(human(1_234_567.0), "1.23 M");
         assert_eq!(human(45_600.0), "46 k");
+        assert_eq!(human(1_640.0), "1.6 k");
         assert_eq!(human(789.0), "789");
     }
 }

@@ -24,6 +24,9 @@ pub(crate) struct Sample {
     /// thread of it, including a runtime's helper threads, the kernel's io_uring workers and
     /// the echo client.
     pub(crate) cpu: Duration,
+    /// The part of `cpu` the load generator's own threads used, where it measures it (the HTTP
+    /// rows); `None` elsewhere.
+    pub(crate) load_cpu: Option<Duration>,
 }
 
 impl Sample {
@@ -42,15 +45,30 @@ impl Sample {
     pub(crate) fn cpu_micros_per_op(&self) -> f64 {
         self.cpu.as_secs_f64() * 1e6 / (self.ops.max(1) as f64)
     }
+
+    /// The load generator's CPU time per completed operation, in microseconds, where measured.
+    pub(crate) fn load_cpu_micros_per_op(&self) -> Option<f64> {
+        self.load_cpu
+            .map(|cpu| cpu.as_secs_f64() * 1e6 / (self.ops.max(1) as f64))
+    }
 }
 
 /// CPU time (user plus system) used so far by every thread of this process, living or exited.
 fn process_cpu() -> Duration {
+    rusage_cpu(libc::RUSAGE_SELF)
+}
+
+/// CPU time (user plus system) used so far by the calling thread.
+pub(crate) fn thread_cpu() -> Duration {
+    rusage_cpu(libc::RUSAGE_THREAD)
+}
+
+fn rusage_cpu(who: libc::c_int) -> Duration {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `usage` is a valid, writable `rusage`; `getrusage(RUSAGE_SELF)` only writes it.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    // SAFETY: `usage` is a valid, writable `rusage`; `getrusage` only writes it.
+    let rc = unsafe { libc::getrusage(who, usage.as_mut_ptr()) };
     if rc != 0 {
-        // getrusage(RUSAGE_SELF) fails only for an invalid pointer or `who`, neither possible.
+        // getrusage fails only for an invalid pointer or `who`, neither possible here.
         return Duration::ZERO;
     }
     // SAFETY: getrusage succeeded, so it initialised the struct (and it started zeroed).
@@ -87,6 +105,7 @@ impl Meter {
             elapsed,
             allocations,
             cpu,
+            load_cpu: None,
         }
     }
 }
@@ -163,10 +182,16 @@ mod tests {
             elapsed: Duration::from_millis(250),
             allocations: 1000,
             cpu: Duration::from_millis(5),
+            load_cpu: Some(Duration::from_millis(1)),
         };
         assert!((sample.ops_per_sec() - 2000.0).abs() < 1e-6);
         assert!((sample.allocations_per_op() - 2.0).abs() < 1e-9);
         assert!((sample.cpu_micros_per_op() - 10.0).abs() < 1e-9);
+        assert!(
+            sample
+                .load_cpu_micros_per_op()
+                .is_some_and(|l| (l - 2.0).abs() < 1e-9)
+        );
     }
 
     #[test]

@@ -3,12 +3,15 @@
 
 use crate::contenders::{Contender, RAW, TOKIO};
 use crate::fixture::FileFixture;
-use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob};
+use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob, HttpBody, HttpJob};
 use crate::sample::Outcome;
 
 /// Spawned tasks and blocking jobs are issued in batches of this many, each joined before the
 /// next.
 const BATCH: u64 = 1_000;
+
+/// Keep-alive connections of every HTTP row.
+pub(crate) const HTTP_CONNECTIONS: usize = 64;
 
 /// One row of the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +29,11 @@ pub(crate) enum Workload {
         connections: usize,
         /// Bytes per message.
         message_len: usize,
+    },
+    /// HTTP/1.1 requests through hyper on keep-alive connections.
+    Http {
+        /// What every response carries.
+        body: HttpBody,
     },
     /// Spawn and join tiny tasks.
     SpawnJoin,
@@ -69,6 +77,16 @@ impl Workload {
                 };
                 format!("TCP echo {connections} {conns}, {size}")
             }
+            Self::Http { body } => {
+                let what = match body {
+                    HttpBody::Json => "JSON".to_string(),
+                    HttpBody::File { len } if len % (1024 * 1024) == 0 => {
+                        format!("{} MiB file", len / (1024 * 1024))
+                    }
+                    HttpBody::File { len } => format!("{} KiB file", len / 1024),
+                };
+                format!("hyper http/1.1 {HTTP_CONNECTIONS} conns, {what}")
+            }
             Self::SpawnJoin => "spawn + join tiny task".into(),
             Self::BlockOn => "block_on round trip".into(),
             Self::Blocking => "blocking job".into(),
@@ -81,6 +99,7 @@ impl Workload {
         match self {
             Self::File { .. } | Self::ForeignPoll => "ops/s",
             Self::Echo { .. } => "msgs/s",
+            Self::Http { .. } => "req/s",
             Self::SpawnJoin => "tasks/s",
             Self::BlockOn => "calls/s",
             Self::Blocking => "jobs/s",
@@ -113,6 +132,19 @@ impl Workload {
                     1_000 * *connections as u64
                 }
             }
+            // Whole rounds of 64 requests at either size: about a second per run each.
+            Self::Http {
+                body: HttpBody::Json,
+            } => 1_600 * HTTP_CONNECTIONS as u64,
+            Self::Http {
+                body: HttpBody::File { len },
+            } => {
+                if *len > 64 * 1024 {
+                    50 * HTTP_CONNECTIONS as u64
+                } else {
+                    1_000 * HTTP_CONNECTIONS as u64
+                }
+            }
             Self::SpawnJoin => 1_000_000,
             Self::BlockOn => 500_000,
             Self::Blocking => 100_000,
@@ -124,8 +156,8 @@ impl Workload {
         }
     }
 
-    /// Runs `ops` operations of this workload once on `contender` (for echo rows, `ops` is
-    /// rounded down to whole rounds); `seed` is shared by every contender in a round.
+    /// Runs `ops` operations of this workload once on `contender` (for echo and HTTP rows,
+    /// `ops` is rounded down to whole rounds); `seed` is shared by every contender in a round.
     pub(crate) fn run(
         &self,
         contender: &mut dyn Contender,
@@ -153,6 +185,11 @@ impl Workload {
                 message_len,
                 rounds: ops / connections as u64,
             }),
+            Self::Http { body } => contender.http(&HttpJob::new(
+                body,
+                HTTP_CONNECTIONS,
+                ops / HTTP_CONNECTIONS as u64,
+            )),
             Self::SpawnJoin => contender.spawn_join(&count),
             Self::BlockOn => contender.block_on_round_trip(&count),
             Self::Blocking => contender.blocking_jobs(&count),
@@ -177,6 +214,13 @@ pub(crate) fn catalog() -> Vec<Workload> {
             });
         }
     }
+    for body in [
+        HttpBody::Json,
+        HttpBody::File { len: 12 * 1024 },
+        HttpBody::File { len: 1024 * 1024 },
+    ] {
+        all.push(Workload::Http { body });
+    }
     all.extend([
         Workload::SpawnJoin,
         Workload::BlockOn,
@@ -193,22 +237,28 @@ mod tests {
     #[test]
     fn catalog_covers_every_required_workload_once() {
         let all = catalog();
-        assert_eq!(all.len(), 6 + 4 + 4);
+        assert_eq!(all.len(), 6 + 4 + 3 + 4);
         let labels: std::collections::HashSet<String> = all.iter().map(Workload::label).collect();
         assert_eq!(labels.len(), all.len(), "labels must be unique");
         assert!(labels.contains("file read 4 KiB, QD 128"));
         assert!(labels.contains("TCP echo 64 conns, 4 KiB"));
         assert!(labels.contains("TCP echo 1 conn, 64 B"));
+        assert!(labels.contains("hyper http/1.1 64 conns, JSON"));
+        assert!(labels.contains("hyper http/1.1 64 conns, 12 KiB file"));
+        assert!(labels.contains("hyper http/1.1 64 conns, 1 MiB file"));
     }
 
     #[test]
-    fn quick_runs_do_less_work_but_whole_echo_rounds() {
+    fn quick_runs_do_less_work_but_whole_echo_and_http_rounds() {
         for w in catalog() {
             assert!(w.ops(Size::Quick) < w.ops(Size::Full));
             assert!(w.ops(Size::Quick) > 0);
-            if let Workload::Echo { connections, .. } = w {
-                assert_eq!(w.ops(Size::Quick) % connections as u64, 0);
-            }
+            let connections = match w {
+                Workload::Echo { connections, .. } => connections,
+                Workload::Http { .. } => HTTP_CONNECTIONS,
+                _ => 1,
+            };
+            assert_eq!(w.ops(Size::Quick) % connections as u64, 0, "{}", w.label());
         }
     }
 

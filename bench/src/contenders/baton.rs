@@ -1,10 +1,18 @@
-//! Baton (the facade crate, `crates/baton`) with `Runtime::new()`'s documented defaults.
+//! Baton (the facade crate, `crates/baton`) with `Runtime::new()`'s documented defaults, in two
+//! columns: [`Baton`] (native owned-buffer I/O, and hyper through `baton_compat::hyper`) and
+//! [`BatonCompat`] (the echo rows through `baton_compat::Compat` and tokio's I/O traits). Both
+//! build their runtime with [`runtime`], the one place a runtime configuration is chosen.
 //!
 //! * Files: a `baton::fs::File` opened with Baton's own `OpenOptions`, then `read_at` /
 //!   `write_at` with owned buffers; `depth` tasks spawned with `baton::spawn` share the file
 //!   through an `Arc`, each reusing one buffer for all of its operations.
 //! * Echo: `baton::net::TcpListener`, one spawned task per connection, owned-buffer `read` and
 //!   `write_all` with one buffer per connection, reused (the facade's `with_capacity` idiom).
+//! * HTTP: hyper's http1 connection over `baton_compat::hyper::Io` (a `Compat` inside), one
+//!   spawned task per connection.
+//! * Compat echo ([`BatonCompat`]): the accepted stream wrapped in `Compat`, echoed with
+//!   tokio's `AsyncReadExt::read` / `AsyncWriteExt::write_all` by the very function the tokio
+//!   column uses on its own sockets.
 //! * Blocking jobs: `baton::blocking::spawn_blocking` on the runtime's own pool (up to 64
 //!   threads, started on demand).
 //! * Foreign poll: the file is opened on the runtime, then moved to a second thread that polls
@@ -20,12 +28,26 @@ use std::thread;
 
 use baton::fs::OpenOptions;
 use baton::net::{TcpListener, TcpStream};
+use baton_compat::CompatExt;
+use baton_compat::hyper::Io;
 
-use super::Contender;
+use super::recipes::{joined, tokio_io_echo};
+use super::{BATON, BATON_COMPAT, Contender};
 use crate::fixture::BLOCK;
-use crate::jobs::ForeignJob;
+use crate::jobs::{CountJob, FileJob, ForeignJob, HttpJob};
 use crate::park;
-use crate::sample::{Meter, Outcome, Sample, expect_len, join_sample};
+use crate::sample::{Meter, NoSample, Outcome, Sample, expect_len, join_sample};
+
+/// The runtime every Baton column measures: `Runtime::new()`, the documented defaults. The
+/// one place its configuration is chosen, so a column with another (more workers, a bigger
+/// ring) is a second constructor calling a builder here, not an edit of every method.
+fn runtime() -> io::Result<baton::Runtime> {
+    baton::Runtime::new()
+}
+
+/// How [`runtime`] is configured, for the report's preamble.
+const RUNTIME_SETUP: &str = "Baton Runtime::new() defaults: one worker with a 256-entry \
+                             ring, loaned to block_on callers";
 
 /// The Baton runtime, built once.
 #[derive(Debug)]
@@ -34,11 +56,9 @@ pub(crate) struct Baton {
 }
 
 impl Baton {
-    /// Builds the runtime with `Runtime::new()` (the documented defaults).
+    /// Builds the runtime with [`runtime`].
     pub(crate) fn new() -> io::Result<Self> {
-        Ok(Self {
-            rt: baton::Runtime::new()?,
-        })
+        Ok(Self { rt: runtime()? })
     }
 }
 
@@ -92,13 +112,14 @@ impl Drop for FinishGuard {
 
 impl Contender for Baton {
     fn name(&self) -> &'static str {
-        "Baton"
+        BATON
     }
 
     fn setup(&self) -> String {
-        "Baton Runtime::new() defaults: one worker with a 256-entry ring, loaned to block_on \
-         callers; blocking jobs on its own pool (up to 64 threads, started on demand)"
-            .into()
+        format!(
+            "{RUNTIME_SETUP}; blocking jobs on its own pool (up to 64 threads, started on \
+             demand); HTTP: hyper over baton_compat::hyper::Io"
+        )
     }
 
     owned_file_io!(OpenOptions, Arc, baton::spawn, "Baton file op", |lane| lane
@@ -112,6 +133,12 @@ impl Contender for Baton {
             => |handle| handle.await.map_err(io::Error::other),
         blocking: baton::blocking::spawn_blocking
             => |handle| handle.await.map_err(io::Error::other),
+    );
+
+    hyper_http!(
+        TcpListener::bind("127.0.0.1:0")? => baton::spawn,
+        |stream| Io::new(stream),
+        |conn| joined(conn.await),
     );
 
     fn foreign_poll(&mut self, job: &ForeignJob<'_>) -> Outcome {
@@ -140,6 +167,72 @@ impl Contender for Baton {
         // Drive the runtime on its owner thread until the foreign thread is done.
         self.rt.block_on(finished.wait());
         join_sample(foreign, "Baton foreign poller")
+    }
+}
+
+/// Baton with the echo rows served through `baton_compat::Compat` (its own runtime, built by
+/// [`runtime`] like the [`Baton`] column's); every other row is that column's business.
+#[derive(Debug)]
+pub(crate) struct BatonCompat {
+    rt: baton::Runtime,
+}
+
+impl BatonCompat {
+    /// Builds the runtime with [`runtime`].
+    pub(crate) fn new() -> io::Result<Self> {
+        Ok(Self { rt: runtime()? })
+    }
+}
+
+/// Why the Compat column has no cell outside the echo rows.
+const STREAMS_ONLY: &str = "Compat changes stream I/O only; this row is the Baton column's";
+
+async fn compat_echo(stream: TcpStream) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    tokio_io_echo(stream.compat()).await
+}
+
+impl Contender for BatonCompat {
+    fn name(&self) -> &'static str {
+        BATON_COMPAT
+    }
+
+    fn setup(&self) -> String {
+        format!(
+            "{RUNTIME_SETUP}; echo through baton_compat::Compat with tokio's AsyncReadExt / \
+             AsyncWriteExt (the tokio column's echo function)"
+        )
+    }
+
+    fn file_io(&mut self, _job: &FileJob<'_>) -> Outcome {
+        Err(NoSample::Unsupported(STREAMS_ONLY))
+    }
+
+    tcp_echo!(
+        TcpListener::bind("127.0.0.1:0")? => baton::spawn, compat_echo
+            => |conn| conn.await.map_err(io::Error::other)?,
+    );
+
+    fn spawn_join(&mut self, _job: &CountJob) -> Outcome {
+        Err(NoSample::Unsupported(STREAMS_ONLY))
+    }
+
+    fn block_on_round_trip(&mut self, _job: &CountJob) -> Outcome {
+        Err(NoSample::Unsupported(STREAMS_ONLY))
+    }
+
+    fn blocking_jobs(&mut self, _job: &CountJob) -> Outcome {
+        Err(NoSample::Unsupported(STREAMS_ONLY))
+    }
+
+    fn foreign_poll(&mut self, _job: &ForeignJob<'_>) -> Outcome {
+        Err(NoSample::Unsupported(STREAMS_ONLY))
+    }
+
+    fn http(&mut self, _job: &HttpJob) -> Outcome {
+        Err(NoSample::Unsupported(
+            "the Baton column's hyper already runs through Compat (baton_compat::hyper::Io)",
+        ))
     }
 }
 

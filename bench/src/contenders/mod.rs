@@ -22,6 +22,12 @@
 //!    `job.connections` connections, echoes each until end-of-stream, and returns
 //!    `client.join()`: the client's timing is the sample.
 //!
+//! K6. The HTTP server binds `127.0.0.1:0`, calls `job.spawn_client(addr)`, accepts exactly
+//!    `job.connections` connections and serves each with hyper's http1 connection at its
+//!    defaults and the one shared service ([`hyper_service::Responder`]), through the
+//!    runtime's own hyper glue; it counts every connection that ends in an error and returns
+//!    `client.join(errors)`. Only the glue differs between contenders (`hyper_http!`).
+//!
 //! Adding a contender (the Baton column was added this way): write one module implementing
 //! [`Contender`] by these rules, add its crate to `bench/Cargo.toml`, add one [`roster`] line
 //! in column order, drop its [`NOT_BUILT`] entry if it has one, and run this module's smoke test
@@ -33,13 +39,14 @@
 
 use std::io;
 
-use crate::jobs::{CountJob, EchoJob, FileJob, ForeignJob};
+use crate::jobs::{CountJob, EchoJob, FileJob, ForeignJob, HttpJob};
 use crate::sample::Outcome;
 
 #[macro_use]
 mod recipes;
 
 mod baton;
+mod hyper_service;
 mod monoio_rt;
 mod raw_uring;
 mod tokio_ct;
@@ -49,6 +56,15 @@ mod tokio_uring_rt;
 pub(crate) const RAW: &str = "raw io_uring";
 /// Column name of tokio's current-thread runtime (the reference for everything else).
 pub(crate) const TOKIO: &str = "tokio";
+/// Column name of Baton with its native owned-buffer I/O.
+pub(crate) const BATON: &str = "Baton";
+/// Column name of Baton serving the echo rows through `baton_compat::Compat` and tokio's I/O
+/// traits, to show what the adapter costs against [`BATON`].
+pub(crate) const BATON_COMPAT: &str = "Baton Compat";
+
+/// Pairs of columns the report also compares with each other, (column, baseline): the same
+/// rows in the same rounds, so the ratio is the cost of what differs between them.
+pub(crate) const PAIRS: &[(&str, &str)] = &[(BATON_COMPAT, BATON)];
 
 /// Contenders not compiled into this build, with the reason; the report lists them so a missing
 /// column is never silent.
@@ -87,6 +103,9 @@ pub(crate) trait Contender {
     ///
     /// [`park::block_on`]: crate::park::block_on
     fn foreign_poll(&mut self, job: &ForeignJob<'_>) -> Outcome;
+
+    /// Serve the HTTP/1.1 job through hyper as its server (K6).
+    fn http(&mut self, job: &HttpJob) -> Outcome;
 }
 
 /// A contender slot in the report: the runtime, or why it could not be started here.
@@ -120,7 +139,8 @@ fn entry<C: Contender + 'static>(name: &'static str, built: io::Result<C>) -> En
 pub(crate) fn roster() -> Vec<Entry> {
     vec![
         entry(RAW, raw_uring::RawUring::new()),
-        entry("Baton", self::baton::Baton::new()),
+        entry(BATON, self::baton::Baton::new()),
+        entry(BATON_COMPAT, self::baton::BatonCompat::new()),
         entry(TOKIO, tokio_ct::TokioCurrentThread::new()),
         entry("tokio-uring", tokio_uring_rt::TokioUring::new()),
         entry("monoio", monoio_rt::Monoio::new()),
@@ -129,13 +149,29 @@ pub(crate) fn roster() -> Vec<Entry> {
 
 #[cfg(test)]
 mod tests {
-    use super::roster;
+    use super::{BATON_COMPAT, RAW, roster};
     use crate::fixture::FileFixture;
     use crate::sample::NoSample;
     use crate::workloads::{Workload, catalog};
 
     /// Small but whole: 128 is a multiple of every echo row's connection count.
     const SMOKE_OPS: u64 = 128;
+
+    /// Which cells may be `n/a`: task and pool rows (no task system in the raw loop, none
+    /// polled from a foreign thread on thread-bound runtimes), HTTP where a runtime has no
+    /// hyper glue (the raw loop, tokio-uring), and every row but echo in the Compat column.
+    /// Baton, tokio and monoio must run every HTTP row; everyone must run every echo row.
+    fn may_be_unsupported(name: &str, workload: Workload) -> bool {
+        match workload {
+            Workload::Echo { .. } => false,
+            Workload::Http { .. } => matches!(name, RAW | "tokio-uring" | BATON_COMPAT),
+            Workload::File { .. } => name == BATON_COMPAT,
+            Workload::SpawnJoin
+            | Workload::BlockOn
+            | Workload::Blocking
+            | Workload::ForeignPoll => true,
+        }
+    }
 
     /// Every contender that starts on this kernel completes every workload it supports with
     /// exactly the requested operation count, and says why for the ones it does not.
@@ -164,13 +200,7 @@ mod tests {
                     Err(NoSample::Unsupported(why)) => {
                         assert!(!why.is_empty());
                         assert!(
-                            matches!(
-                                workload,
-                                Workload::SpawnJoin
-                                    | Workload::BlockOn
-                                    | Workload::Blocking
-                                    | Workload::ForeignPoll
-                            ),
+                            may_be_unsupported(entry.name, workload),
                             "{} must support {}",
                             entry.name,
                             workload.label()

@@ -5,6 +5,10 @@
 //!   `write_at` with owned buffers; `depth` tasks spawned with `monoio::spawn` share the file
 //!   through an `Rc`.
 //! * Echo: `monoio::net::TcpListener`, owned-buffer `read` and `write_all`.
+//! * HTTP: monoio's own hyper glue, as its hyper example does it: each accepted stream is
+//!   turned into monoio's poll-based stream (`into_poll_io`, feature `poll-io`: readiness
+//!   through the ring) and handed to hyper as `monoio_compat::hyper::MonoioIo`; one spawned
+//!   task per connection.
 //! * Blocking jobs: monoio has no pool by default (`spawn_blocking` panics without one), so its
 //!   own `DefaultThreadPool` is attached with [`BLOCKING_THREADS`] threads.
 //! * Foreign poll: not possible — operation futures are `!Send` and bound to the thread-local
@@ -15,9 +19,10 @@ use std::rc::Rc;
 
 use monoio::blocking::DefaultThreadPool;
 use monoio::fs::OpenOptions;
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::io::{AsyncReadRent, AsyncWriteRentExt, IntoPollIo};
 use monoio::net::{TcpListener, TcpStream};
 use monoio::{IoUringDriver, Runtime, RuntimeBuilder};
+use monoio_compat::hyper::MonoioIo;
 
 use super::Contender;
 use super::recipes::THREAD_BOUND;
@@ -62,7 +67,8 @@ impl Contender for Monoio {
     fn setup(&self) -> String {
         format!(
             "monoio IoUringDriver, {RING_ENTRIES}-entry ring; DefaultThreadPool of \
-             {BLOCKING_THREADS} threads attached for blocking jobs"
+             {BLOCKING_THREADS} threads attached for blocking jobs; HTTP: hyper over \
+             monoio-compat's MonoioIo on into_poll_io streams"
         )
     }
 
@@ -78,6 +84,12 @@ impl Contender for Monoio {
         blocking: monoio::spawn_blocking
             => |handle| (handle.await)
                 .map_err(|e| io::Error::other(format!("monoio blocking job: {e:?}"))),
+    );
+
+    hyper_http!(
+        TcpListener::bind("127.0.0.1:0")? => monoio::spawn,
+        |stream| MonoioIo::new(stream.into_poll_io()?),
+        |conn| conn.await,
     );
 
     fn foreign_poll(&mut self, _job: &ForeignJob<'_>) -> Outcome {

@@ -26,7 +26,7 @@ use io_uring::{IoUring, opcode, squeue, types};
 
 use super::{Contender, RAW};
 use crate::fixture::BLOCK;
-use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob};
+use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob, HttpJob};
 use crate::sample::{Meter, NoSample, Outcome, Sample, expect_len};
 
 mod echo;
@@ -252,6 +252,10 @@ impl Contender for RawUring {
 
     /// The foreign thread sends each offset over a channel to this thread, which owns the ring,
     /// submits the read, and sends the result back: the cheapest hand-off a ring owner can offer.
+    fn http(&mut self, _job: &HttpJob) -> Outcome {
+        Err(NoSample::Unsupported("a bare ring has no HTTP stack"))
+    }
+
     fn foreign_poll(&mut self, job: &ForeignJob<'_>) -> Outcome {
         let file = job.file.open()?;
         let fd = types::Fd(file.as_raw_fd());

@@ -1,4 +1,4 @@
-//! The workload recipes every async contender follows the same way (K4, K5), written once as
+//! The workload recipes every async contender follows the same way (K4, K5, K6), written once as
 //! macros because each runtime's spawn, join-handle and file types differ.
 //!
 //! Each macro expands inside a contender's `impl Contender` or inside its `block_on` future, so
@@ -114,13 +114,77 @@ macro_rules! owned_buffer_echo {
     };
 }
 
+/// Inside an async block that returns `io::Result`: accepts exactly `$count` connections on
+/// `$listener` (K5, K6) and collects `$spawned`, evaluated with each accepted `$stream`.
+macro_rules! accept_each {
+    ($listener:expr, $count:expr, |$stream:ident| $spawned:expr) => {{
+        let mut handles = Vec::with_capacity($count);
+        for _ in 0..$count {
+            let ($stream, _) = $listener.accept().await?;
+            handles.push($spawned);
+        }
+        handles
+    }};
+}
+
+/// The `tcp_echo` method (K5) of a contender with a `self.rt.block_on`: the listener `$bind`
+/// (bound to `127.0.0.1:0`) gets the job's client, accepts exactly `job.connections`
+/// connections and spawns `$serve(stream)` for each with `$spawn`; `$conn_joined` turns one
+/// awaited connection handle `$conn` into `io::Result<()>`; the client's join is the sample.
+macro_rules! tcp_echo {
+    ($bind:expr => $spawn:path, $serve:path => |$conn:ident| $conn_joined:expr $(,)?) => {
+        fn tcp_echo(&mut self, job: &$crate::jobs::EchoJob) -> $crate::sample::Outcome {
+            let client = self.rt.block_on(async {
+                let listener = $bind;
+                let client = job.spawn_client(listener.local_addr()?)?;
+                let conns = accept_each!(listener, job.connections, |stream| {
+                    $spawn($serve(stream))
+                });
+                for $conn in conns {
+                    $conn_joined?;
+                }
+                Ok::<_, ::std::io::Error>(client)
+            })?;
+            client.join()
+        }
+    };
+}
+
+/// The `http` method (K6) of a contender with a `self.rt.block_on`: the listener `$bind`
+/// (bound to `127.0.0.1:0`) gets the job's load generator, accepts exactly `job.connections`
+/// connections, sets `TCP_NODELAY` on each accepted `$stream` and serves it with hyper's http1
+/// builder at its defaults (keep-alive on; no timer, so no header-read timeout is armed) over
+/// `$io`, the runtime's hyper glue around `$stream`, in a task spawned with `$spawn`.
+/// `$conn_joined` turns an awaited connection handle `$conn` into `Result<(), impl Display>`;
+/// every error is counted (rule L4 of [`crate::http_client`]) and fails the run.
+macro_rules! hyper_http {
+    ($bind:expr => $spawn:path, |$stream:ident| $io:expr, |$conn:ident| $conn_joined:expr $(,)?) => {
+        fn http(&mut self, job: &$crate::jobs::HttpJob) -> $crate::sample::Outcome {
+            let (client, errors) = self.rt.block_on(async {
+                let listener = $bind;
+                let client = job.spawn_client(listener.local_addr()?)?;
+                let conns = accept_each!(listener, job.connections, |$stream| {
+                    $stream.set_nodelay(true)?;
+                    let service = $crate::contenders::hyper_service::Responder::new(job);
+                    let connection =
+                        ::hyper::server::conn::http1::Builder::new().serve_connection($io, service);
+                    $spawn(connection)
+                });
+                let mut errors = $crate::http_client::ConnectionErrors::default();
+                for $conn in conns {
+                    errors.check("serving a connection", $conn_joined);
+                }
+                Ok::<_, ::std::io::Error>((client, errors))
+            })?;
+            client.join(errors)
+        }
+    };
+}
+
 /// The four workloads every async contender with a `self.rt.block_on` runs the same way;
 /// expands to those `Contender` methods:
 ///
-/// * `tcp_echo` (K5): the listener `$bind` (bound to `127.0.0.1:0`) gets the job's client,
-///   accepts exactly `job.connections` connections and spawns `$serve(stream)` for each with
-///   `$echo_spawn`; `$conn_joined` turns one awaited connection handle `$conn` into
-///   `io::Result<()>`; the client's join is the sample.
+/// * `tcp_echo`: [`tcp_echo!`] with `$bind`, `$echo_spawn`, `$serve` and `$conn_joined`.
 /// * `spawn_join`: spawns with `$spawn`; `$joined` turns the handle `$task` into the future's
 ///   `io::Result`.
 /// * `blocking_jobs`: likewise with `$blocking` and `$job_handle`.
@@ -131,22 +195,7 @@ macro_rules! common_workloads {
         spawn: $spawn:path => |$task:ident| $joined:expr,
         blocking: $blocking:path => |$job_handle:ident| $job_joined:expr $(,)?
     ) => {
-        fn tcp_echo(&mut self, job: &$crate::jobs::EchoJob) -> $crate::sample::Outcome {
-            let client = self.rt.block_on(async {
-                let listener = $bind;
-                let client = job.spawn_client(listener.local_addr()?)?;
-                let mut conns = Vec::with_capacity(job.connections);
-                for _ in 0..job.connections {
-                    let (stream, _) = listener.accept().await?;
-                    conns.push($echo_spawn($serve(stream)));
-                }
-                for $conn in conns {
-                    $conn_joined?;
-                }
-                Ok::<_, ::std::io::Error>(client)
-            })?;
-            client.join()
-        }
+        tcp_echo!($bind => $echo_spawn, $serve => |$conn| $conn_joined);
 
         fn spawn_join(&mut self, job: &$crate::jobs::CountJob) -> $crate::sample::Outcome {
             let join = |i| {
@@ -170,6 +219,34 @@ macro_rules! common_workloads {
                 .block_on(job.join_batches("joined blocking jobs", join))?)
         }
     };
+}
+
+/// The echo connection of a stream with tokio's poll-based `AsyncRead`/`AsyncWrite` (tokio's
+/// own sockets, Baton's through `Compat`): echoes until end-of-stream with one
+/// `SERVER_BUFFER`-byte buffer, reused.
+pub(crate) async fn tokio_io_echo(
+    mut stream: impl tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0_u8; crate::jobs::SERVER_BUFFER];
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        stream.write_all(&buf[..n]).await?;
+    }
+}
+
+/// A joined connection task's outcome (the join's error or the connection's) as one result.
+pub(crate) fn joined<E: std::fmt::Display, F: std::fmt::Display>(
+    join: Result<Result<(), E>, F>,
+) -> Result<(), String> {
+    match join {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(error) => Err(format!("the connection task failed: {error}")),
+    }
 }
 
 /// Why a runtime whose operation futures are bound to its own thread cannot run the

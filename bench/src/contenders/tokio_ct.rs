@@ -5,6 +5,8 @@
 //!   `spawn_blocking(move || file.read_at / write_at)` on a shared `std::fs::File` — exactly the
 //!   mechanism `tokio::fs` uses — with `depth` tasks spawned on the runtime.
 //! * Echo: `tokio::net::TcpListener`, one spawned task per connection.
+//! * HTTP: hyper's http1 connection over hyper-util's `TokioIo`, one spawned task per
+//!   connection (what hyper's own tokio examples do).
 //! * Blocking jobs: `tokio::task::spawn_blocking` with tokio's default pool (up to 512 threads).
 //! * Foreign poll: the runtime is driven by `block_on` on this thread while a second thread,
 //!   inside the runtime's context (`Handle::enter`), polls each read's `JoinHandle` with
@@ -15,13 +17,14 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::thread;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::{Builder, Runtime};
 
+use super::recipes::{joined, tokio_io_echo};
 use super::{Contender, TOKIO};
 use crate::fixture::BLOCK;
-use crate::jobs::{FileJob, FileOp, ForeignJob, SERVER_BUFFER};
+use crate::jobs::{FileJob, FileOp, ForeignJob};
 use crate::park;
 use crate::sample::{Meter, Outcome, Sample, expect_len, join_sample};
 
@@ -61,16 +64,9 @@ async fn blocking_file_op(
     Ok(buf)
 }
 
-async fn echo(mut stream: TcpStream) -> io::Result<()> {
+async fn echo(stream: TcpStream) -> io::Result<()> {
     stream.set_nodelay(true)?;
-    let mut buf = vec![0_u8; SERVER_BUFFER];
-    loop {
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        stream.write_all(&buf[..n]).await?;
-    }
+    tokio_io_echo(stream).await
 }
 
 impl Contender for TokioCurrentThread {
@@ -80,7 +76,7 @@ impl Contender for TokioCurrentThread {
 
     fn setup(&self) -> String {
         "tokio current-thread runtime (enable_all); files and blocking jobs on its default \
-         blocking pool (up to 512 threads)"
+         blocking pool (up to 512 threads); HTTP: hyper over hyper-util's TokioIo"
             .into()
     }
 
@@ -107,6 +103,12 @@ impl Contender for TokioCurrentThread {
             => |handle| handle.await.map_err(io::Error::other),
         blocking: tokio::task::spawn_blocking
             => |handle| handle.await.map_err(io::Error::other),
+    );
+
+    hyper_http!(
+        TcpListener::bind("127.0.0.1:0").await? => tokio::spawn,
+        |stream| TokioIo::new(stream),
+        |conn| joined(conn.await),
     );
 
     fn foreign_poll(&mut self, job: &ForeignJob<'_>) -> Outcome {

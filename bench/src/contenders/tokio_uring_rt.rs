@@ -19,7 +19,7 @@ use tokio_uring::net::{TcpListener, TcpStream};
 
 use super::Contender;
 use super::recipes::THREAD_BOUND;
-use crate::jobs::{ForeignJob, SERVER_BUFFER};
+use crate::jobs::{ForeignJob, HttpJob, SERVER_BUFFER};
 use crate::sample::{NoSample, Outcome};
 
 /// The tokio-uring runtime, built once with its default 256-entry ring.
@@ -86,6 +86,13 @@ impl Contender for TokioUring {
         blocking: tokio::task::spawn_blocking
             => |handle| handle.await.map_err(io::Error::other),
     );
+
+    fn http(&mut self, _job: &HttpJob) -> Outcome {
+        Err(NoSample::Unsupported(
+            "no hyper glue: tokio-uring's TcpStream has only owned-buffer methods, no tokio-io \
+             or hyper::rt traits",
+        ))
+    }
 
     fn foreign_poll(&mut self, _job: &ForeignJob<'_>) -> Outcome {
         Err(NoSample::Unsupported(THREAD_BOUND))

@@ -11,8 +11,15 @@ use std::task::{Context, Poll, ready};
 
 use baton::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufResult};
 
-/// How many bytes one read asks the kernel for, and the most one `poll_write` accepts.
+/// How many bytes one read asks the kernel for, and the most write-buffer capacity a stream
+/// keeps once its writes are flushed.
 const BUFFER_CAPACITY: usize = 16 * 1024;
+
+/// The most one `poll_write` (or `poll_write_vectored`) accepts. A write waits for the one
+/// before it, so a large body in 16 KiB pieces pays one kernel round trip per piece; in pieces
+/// of this size it pays a few. A buffer grown past [`BUFFER_CAPACITY`] for them is released at
+/// the next completed flush, so an idle stream still holds at most 16 KiB for writing.
+const WRITE_LIMIT: usize = 256 * 1024;
 
 /// An owned-buffer operation, boxed once when it starts and kept until it completes.
 type Operation<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -216,20 +223,39 @@ where
         Poll::Ready(result)
     }
 
-    /// Accepts up to 16 KiB of `src` into the write buffer and starts
+    /// Accepts up to 256 KiB of `src` into the write buffer and starts
     /// writing them all (M2); waits first for the previous write.
     pub fn poll_write_slice(
         &mut self,
         cx: &mut Context<'_>,
         src: &[u8],
     ) -> Poll<io::Result<usize>> {
-        if src.is_empty() {
+        self.poll_write_vectored(cx, &[io::IoSlice::new(src)])
+    }
+
+    /// Like [`poll_write_slice`](Self::poll_write_slice) for the concatenation of `srcs`: up
+    /// to 256 KiB of them, in order, go out in one write (hyper hands a response's head and
+    /// body over this way, uncopied until here).
+    pub fn poll_write_vectored(
+        &mut self,
+        cx: &mut Context<'_>,
+        srcs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let offered = srcs.iter().map(|src| src.len()).sum::<usize>();
+        if offered == 0 {
             return Poll::Ready(Ok(0));
         }
         ready!(self.poll_write_done(cx))?;
-        let count = src.len().min(BUFFER_CAPACITY);
+        let count = offered.min(WRITE_LIMIT);
         let mut buf = std::mem::take(&mut self.write_buf);
-        buf.extend_from_slice(&src[..count]);
+        buf.reserve(count);
+        for src in srcs {
+            let room = count - buf.len();
+            if room == 0 {
+                break;
+            }
+            buf.extend_from_slice(&src[..src.len().min(room)]);
+        }
         let stream = Arc::clone(&self.stream);
         self.write_op = Some(Box::pin(
             async move { (&mut &*stream).write_all(buf).await },
@@ -244,7 +270,11 @@ where
 
     /// Waits until every accepted byte is written.
     pub fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_write_done(cx)
+        ready!(self.poll_write_done(cx))?;
+        if self.write_buf.capacity() > BUFFER_CAPACITY {
+            self.write_buf = Vec::new();
+        }
+        Poll::Ready(Ok(()))
     }
 
     /// Flushes, then shuts the stream's write side (`Ok` when the peer already closed).

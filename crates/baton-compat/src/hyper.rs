@@ -82,6 +82,20 @@ where
         self.get_mut().0.poll_write_slice(cx, buf)
     }
 
+    /// hyper then queues a response's head and body as separate buffers instead of copying
+    /// the body into its head buffer first; [`Compat`] copies them once, into one write.
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut().0.poll_write_vectored(cx, bufs)
+    }
+
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.get_mut().0.poll_flush(cx)
     }

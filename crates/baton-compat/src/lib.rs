@@ -44,7 +44,9 @@
 //!    "mid-message" by hyper's http1 dispatcher, which reads before it flushes.
 //!
 //! Cost: each read, write and shutdown boxes its future once (one allocation per operation,
-//! not per poll); the buffers are allocated once per stream. A `Compat` is `Send` and `Unpin`
+//! not per poll); the buffers are allocated once per stream, 16 KiB each. One write takes up
+//! to 256 KiB (vectored writes are gathered into it), growing the write buffer for it; a
+//! buffer grown past 16 KiB is released when a flush completes. A `Compat` is `Send` and `Unpin`
 //! (so it can move into `baton::spawn`ed tasks and be polled through `Pin::new`) but not
 //! `Sync`: its in-flight futures are not.
 //!

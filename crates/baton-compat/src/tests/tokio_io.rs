@@ -89,6 +89,27 @@ fn a_large_write_is_all_delivered_by_flush_and_shutdown() {
     });
 }
 
+/// A vectored write takes its slices in order, at most 256 KiB of them per call.
+#[test]
+fn vectored_writes_are_gathered_in_order_up_to_the_limit() {
+    run(async {
+        let (stream, peer) = tcp_pair().await?;
+        let reader = baton::spawn(async move { read_all(&peer).await });
+        let mut compat = stream.compat();
+        let sent = pattern(300 * 1024);
+        let (head, body) = sent.split_at(100);
+        let slices = [io::IoSlice::new(head), io::IoSlice::new(body)];
+        let taken = compat.write_vectored(&slices).await?;
+        assert_eq!(taken, 256 * 1024, "one call takes up to the limit");
+        compat.write_all(&sent[taken..]).await?;
+        compat.flush().await?;
+        compat.shutdown().await?;
+        let received = reader.await.map_err(io::Error::other)??;
+        assert!(received == sent, "the slices went out out of order");
+        Ok(())
+    });
+}
+
 /// The peer closes with unread data, so the kernel resets the connection: the writes that
 /// follow fail (their error surfacing on a later `write`/`flush`), and `shutdown` is still `Ok`.
 #[test]
