@@ -4,14 +4,14 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use baton::io::{AsyncRead, AsyncWrite};
+use baton::io::{AsyncWrite, PollIo};
 
 use crate::Compat;
 
 impl<S> futures_io::AsyncRead for Compat<S>
 where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    S: PollIo + Send + Sync + 'static,
+    for<'a> &'a S: AsyncWrite,
 {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -24,8 +24,8 @@ where
 
 impl<S> futures_io::AsyncBufRead for Compat<S>
 where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    S: PollIo + Send + Sync + 'static,
+    for<'a> &'a S: AsyncWrite,
 {
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
         self.get_mut().poll_fill_buf(cx)
@@ -38,8 +38,8 @@ where
 
 impl<S> futures_io::AsyncWrite for Compat<S>
 where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    S: PollIo + Send + Sync + 'static,
+    for<'a> &'a S: AsyncWrite,
 {
     fn poll_write(
         self: Pin<&mut Self>,

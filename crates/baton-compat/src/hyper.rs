@@ -22,7 +22,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
-use baton::io::{AsyncRead, AsyncWrite};
+use baton::io::{AsyncWrite, PollIo};
 use hyper::rt::ReadBufCursor;
 
 use crate::{Compat, CompatExt};
@@ -33,8 +33,8 @@ pub struct Io<S>(Compat<S>);
 
 impl<S> Io<S>
 where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    S: PollIo + Send + Sync + 'static,
+    for<'a> &'a S: AsyncWrite,
 {
     /// Wraps `stream` (in a [`Compat`]: its buffers and guarantees are this type's).
     pub fn new(stream: S) -> Io<S> {
@@ -49,8 +49,8 @@ where
 
 impl<S> hyper::rt::Read for Io<S>
 where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    S: PollIo + Send + Sync + 'static,
+    for<'a> &'a S: AsyncWrite,
 {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -61,18 +61,20 @@ where
         if buf.remaining() == 0 {
             return Poll::Ready(Ok(()));
         }
-        let available = ready!(compat.poll_fill_buf(cx))?;
-        let count = available.len().min(buf.remaining());
-        buf.put_slice(&available[..count]);
-        compat.consume(count);
+        // SAFETY: `poll_read_uninit` only writes initialized bytes into the cursor's unfilled
+        // part and never de-initializes any, as `as_mut` requires.
+        let unfilled = unsafe { buf.as_mut() };
+        let count = ready!(compat.poll_read_uninit(cx, unfilled))?;
+        // SAFETY: `poll_read_uninit` initialized the first `count` bytes of that part.
+        unsafe { buf.advance(count) };
         Poll::Ready(Ok(()))
     }
 }
 
 impl<S> hyper::rt::Write for Io<S>
 where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    S: PollIo + Send + Sync + 'static,
+    for<'a> &'a S: AsyncWrite,
 {
     fn poll_write(
         self: Pin<&mut Self>,
@@ -83,7 +85,7 @@ where
     }
 
     /// hyper then queues a response's head and body as separate buffers instead of copying
-    /// the body into its head buffer first; [`Compat`] copies them once, into one write.
+    /// the body into its head buffer first; [`Compat`] hands them to one `sendmsg`, uncopied.
     fn is_write_vectored(&self) -> bool {
         true
     }

@@ -5,9 +5,11 @@
 //!
 //! Baton's streams take and return owned buffers (`read(buf) -> (io::Result<usize>, buf)`),
 //! because the kernel reads and writes them while the request is in flight. The ecosystem's
-//! traits lend a buffer for one `poll` instead. [`Compat`] bridges the two: it owns one read
-//! buffer and one write buffer per stream and keeps the in-flight owned-buffer operation across
-//! polls, copying between its buffers and the caller's.
+//! traits lend a buffer for one `poll` instead. [`Compat`] bridges the two the way
+//! readiness-based runtimes do, through [`baton::io::PollIo`]: the lent buffer goes straight
+//! to a non-blocking `recv` or `sendmsg`, and when the socket has nothing to read (or no room)
+//! a one-shot readiness request on Baton's ring waits for it. No byte is copied through a
+//! buffer of the adapter's, and no operation future is boxed per call.
 //!
 //! - feature `tokio-io`: `Compat<S>` is `tokio::io::{AsyncRead, AsyncWrite}` (tokio's traits
 //!   only; no tokio runtime is started or needed).
@@ -17,44 +19,38 @@
 //!
 //! # What it guarantees (the compat rules, M)
 //!
-//! M1. **Reads are cancel-safe at the poll level.** A read in flight stays in the `Compat` when
-//!    the caller stops polling; its bytes are delivered by the next `poll_read`, never lost.
-//!    Bytes read beyond what the caller's buffer takes are kept for the next call.
-//! M2. **An accepted write is written.** `poll_write` returns `Ok(n)` once `n` bytes were copied
-//!    into the write buffer and their write was started; the `Compat` finishes writing them
-//!    (short writes are continued). `poll_flush` waits until they are all written. An error
-//!    from such a background write is returned by the next `poll_write`, `poll_flush` or
-//!    `poll_shutdown`. As with any write buffer, dropping the `Compat` before a flush may
-//!    leave the tail of an accepted write unsent (the send already in the kernel completes;
-//!    the rest of a short write is not continued): flush or shut down first, as hyper does.
-//! M3. **A read and a write may be in flight at once** (full duplex, as hyper needs): each
-//!    operation holds a shared reference to the stream, which Baton's sockets allow.
-//!
-//!    So `S` must read and write through `&S` (`TcpStream`, `UnixStream`). Types whose
-//!    `baton::io::AsyncRead`/`AsyncWrite` need `&mut self`, such as the owned halves of
-//!    `into_split` (and, later, child stdio), are not wrapped yet: wrap the whole stream and
+//! M1. **Reads are cancel-safe at the poll level.** A read takes bytes only in a synchronous
+//!    call that hands them to the caller (or, for `poll_fill_buf`, into the `Compat`'s buffer,
+//!    kept for the next call); the readiness wait of a read that found nothing holds no data,
+//!    so stopping between polls loses nothing. Bytes that a cancelled owned-buffer read of the
+//!    same socket left behind come first (Baton's stash rule S4).
+//! M2. **An accepted write is the kernel's.** `poll_write` returns `Ok(n)` once the kernel took
+//!    `n` bytes (a short count when the socket buffer is full; the caller writes the rest);
+//!    nothing is held back, so `poll_flush` has nothing to wait for, and dropping the `Compat`
+//!    loses no accepted byte.
+//! M3. **A read and a write may wait at once** (full duplex, as hyper needs): each has its own
+//!    readiness wait. `S` is one of Baton's stream sockets (`TcpStream`, `UnixStream`); the
+//!    owned halves of `into_split` and child stdio are not wrapped: wrap the whole stream and
 //!    split the `Compat` with `tokio::io::split` or `futures::AsyncReadExt::split` instead.
 //! M4. **`poll_shutdown` after the peer closed or reset is `Ok`** (Baton's `shutdown` maps
-//!    `ENOTCONN` to `Ok`); it flushes first.
-//! M5. **The end of the stream comes after the writes before it.** A read that finds the end of
-//!    the stream while a write is in flight waits for that write, then returns `Pending` once
-//!    (waking itself) so the caller's next `poll_flush` sees the write done before its next
-//!    read sees the end. A flush here completes a poll later than on a readiness-based socket;
-//!    without this, a peer that closes right after reading a whole response is seen closing
-//!    "mid-message" by hyper's http1 dispatcher, which reads before it flushes.
+//!    `ENOTCONN` to `Ok`).
+//! M5. **The end of the stream comes after the writes before it.** Writes are done when they
+//!    return (M2), so a read that finds the end of the stream can never overtake one: a peer
+//!    that closes right after reading a whole response is not seen closing "mid-message" by
+//!    hyper's http1 dispatcher, which reads before it flushes.
 //!
-//! Cost: each read, write and shutdown boxes its future once (one allocation per operation,
-//! not per poll); the buffers are allocated once per stream, 16 KiB each. One write takes up
-//! to 256 KiB (vectored writes are gathered into it), growing the write buffer for it; a
-//! buffer grown past 16 KiB is released when a flush completes. A `Compat` is `Send` and `Unpin`
-//! (so it can move into `baton::spawn`ed tasks and be polled through `Pin::new`) but not
-//! `Sync`: its in-flight futures are not.
+//! Cost: a read or write that can go at once is one system call, as on a readiness-based
+//! runtime; one that must wait adds one ring request (`IORING_OP_POLL_ADD`), boxed once per
+//! wait. The read buffer (16 KiB) is allocated only by `poll_fill_buf` (`AsyncBufRead`)
+//! callers. A `Compat` is `Send` and `Unpin` (so it can move into `baton::spawn`ed tasks and be
+//! polled through `Pin::new`) but not `Sync`: its in-flight waits are not.
 //!
 //! # How it is tested
 //!
 //! Unit tests (`src/tests/`) drive `Compat` over real TCP sockets on a Baton runtime: small
-//! caller buffers reassembling a large body, a read abandoned mid-flight and then resumed with
-//! a write passing it, a 1 MiB write through flush and shutdown, writes failing after a reset
+//! caller buffers reassembling a large body, a read abandoned mid-wait and then resumed with a
+//! write passing it, bytes a cancelled owned-buffer read left behind coming first, a 1 MiB
+//! write through flush and shutdown, vectored writes in order, writes failing after a reset
 //! with `shutdown` still `Ok`, lines through `AsyncBufRead`, and echoes through tokio's and
 //! futures' `split`/`copy`. `tests/http.rs` runs the example HTTP server in-process and
 //! fetches from it with `curl` (http1 and h2c) and with hyper's client on Baton: JSON, a 1 MiB

@@ -4,15 +4,15 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use baton::io::{AsyncRead, AsyncWrite};
+use baton::io::{AsyncWrite, PollIo};
 use tokio::io::ReadBuf;
 
 use crate::Compat;
 
 impl<S> tokio::io::AsyncRead for Compat<S>
 where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    S: PollIo + Send + Sync + 'static,
+    for<'a> &'a S: AsyncWrite,
 {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -20,22 +20,25 @@ where
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        // An empty `ReadBuf` asks for nothing; starting a read for it would hold bytes back.
+        // An empty `ReadBuf` asks for nothing.
         if buf.remaining() == 0 {
             return Poll::Ready(Ok(()));
         }
-        let available = ready!(this.poll_fill_buf(cx))?;
-        let count = available.len().min(buf.remaining());
-        buf.put_slice(&available[..count]);
-        this.consume(count);
+        // SAFETY: `poll_read_uninit` only writes initialized bytes into the unfilled part and
+        // never de-initializes any, as `unfilled_mut` requires.
+        let unfilled = unsafe { buf.unfilled_mut() };
+        let count = ready!(this.poll_read_uninit(cx, unfilled))?;
+        // SAFETY: `poll_read_uninit` initialized the first `count` bytes of the unfilled part.
+        unsafe { buf.assume_init(count) };
+        buf.advance(count);
         Poll::Ready(Ok(()))
     }
 }
 
 impl<S> tokio::io::AsyncBufRead for Compat<S>
 where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    S: PollIo + Send + Sync + 'static,
+    for<'a> &'a S: AsyncWrite,
 {
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
         self.get_mut().poll_fill_buf(cx)
@@ -48,8 +51,8 @@ where
 
 impl<S> tokio::io::AsyncWrite for Compat<S>
 where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    S: PollIo + Send + Sync + 'static,
+    for<'a> &'a S: AsyncWrite,
 {
     fn poll_write(
         self: Pin<&mut Self>,

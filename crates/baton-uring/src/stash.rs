@@ -151,6 +151,28 @@ impl Stash {
         })
     }
 
+    /// [`poll_take_bytes`](Stash::poll_take_bytes) into borrowed, possibly uninitialized memory
+    /// (a readiness-style read, which takes stashed bytes before it asks the kernel): up to
+    /// `dst.len()` of them, the first `n` of `dst` initialized when it returns `Some(n)`.
+    pub fn poll_take_slice(
+        &self,
+        cx: &mut Context<'_>,
+        dst: &mut [std::mem::MaybeUninit<u8>],
+    ) -> Poll<Option<usize>> {
+        let room = dst.len();
+        self.poll_take_with(cx, room, |bytes| {
+            // SAFETY: `dst` is valid for writes of `room >= bytes.len()` bytes (a `&mut`
+            // slice of that length) and is not the stash's memory.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    dst.as_mut_ptr().cast::<u8>(),
+                    bytes.len(),
+                );
+            }
+        })
+    }
+
     /// [`poll_take_bytes`](Stash::poll_take_bytes) for a vectored receive: the stashed bytes
     /// fill `bufs` in order, as a vectored receive would.
     pub fn poll_take_bytes_vectored<V: IoVecBufMut>(

@@ -82,7 +82,7 @@ fn raw_fd(data: &Request) -> i32 {
         | Request::SendMsg { fd, .. }
         | Request::RecvMsg { fd, .. }
         | Request::Shutdown { fd, .. }
-        | Request::PollReadable { fd }
+        | Request::Poll { fd, .. }
         | Request::Ftruncate { fd, .. }
         | Request::SyncRange { fd, .. } => fd.as_raw_fd(),
         Request::Close { fd: Some(fd) } => fd.as_raw_fd(),

@@ -40,8 +40,9 @@ fn small_caller_buffers_reassemble_a_large_body_in_order() {
     });
 }
 
-/// A `poll_read` abandoned mid-flight (here by a timeout) leaves its read in the `Compat`; the
-/// next read delivers what arrived, and a write can go out while that read is in flight.
+/// A `poll_read` abandoned mid-wait (here by a timeout) leaves its readiness wait in the
+/// `Compat`; the next read delivers what arrived, and a write can go out while that read
+/// waits.
 #[test]
 fn an_abandoned_read_stays_in_flight_and_a_write_passes_it() {
     run(async {
@@ -89,7 +90,7 @@ fn a_large_write_is_all_delivered_by_flush_and_shutdown() {
     });
 }
 
-/// A vectored write takes its slices in order, at most 256 KiB of them per call.
+/// A vectored write takes its slices in order, as much as the socket has room for.
 #[test]
 fn vectored_writes_are_gathered_in_order_up_to_the_limit() {
     run(async {
@@ -100,7 +101,7 @@ fn vectored_writes_are_gathered_in_order_up_to_the_limit() {
         let (head, body) = sent.split_at(100);
         let slices = [io::IoSlice::new(head), io::IoSlice::new(body)];
         let taken = compat.write_vectored(&slices).await?;
-        assert_eq!(taken, 256 * 1024, "one call takes up to the limit");
+        assert!(taken > 0 && taken <= sent.len(), "{taken}");
         compat.write_all(&sent[taken..]).await?;
         compat.flush().await?;
         compat.shutdown().await?;
@@ -185,6 +186,64 @@ fn tokio_split_halves_read_and_write_from_two_tasks() {
         sender.await.map_err(io::Error::other)??;
         echo.await.map_err(io::Error::other)??;
         assert!(received == expected, "the echo differs");
+        Ok(())
+    });
+}
+
+/// Owned-buffer reads cut short by tight timeouts (whose bytes the stash keeps when the kernel
+/// delivered them late) interleaved with `Compat` reads on one socket: every byte arrives once,
+/// in order — a `Compat` read takes stashed bytes before the socket's own (M1).
+#[test]
+fn owned_reads_cut_short_and_compat_reads_interleave_in_order() {
+    const TOTAL: usize = 6000;
+    run(async {
+        let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        // A peer on a thread of its own, so bytes arrive while reads are being cut short.
+        let writer = std::thread::spawn(move || -> io::Result<std::net::TcpStream> {
+            use std::io::Write;
+            let mut peer = std::net::TcpStream::connect(addr)?;
+            peer.set_nodelay(true)?;
+            for i in 0..TOTAL {
+                peer.write_all(&[(i % 251) as u8])?;
+                // Paced, so receives are in the kernel when their timeouts cut them short.
+                std::thread::sleep(Duration::from_micros((i % 37) as u64));
+            }
+            Ok(peer)
+        });
+        let (stream, _) = listener.accept().await?;
+        let mut compat = stream.compat();
+        let mut got = Vec::with_capacity(TOTAL);
+        for round in 0_u64.. {
+            if got.len() >= TOTAL {
+                break;
+            }
+            assert!(
+                round < 1_000_000,
+                "only {} of {TOTAL} bytes arrived",
+                got.len()
+            );
+            if round % 2 == 0 {
+                let owned = compat.get_ref().read(Vec::with_capacity(7));
+                let cut = Duration::from_micros(1 + round % 40);
+                if let Ok((Ok(_), buf)) = baton::time::timeout(cut, owned).await {
+                    got.extend_from_slice(&buf);
+                }
+            } else {
+                let mut small = [0_u8; 5];
+                let read = compat.read(&mut small);
+                if let Ok(count) = baton::time::timeout(Duration::from_millis(50), read).await {
+                    got.extend_from_slice(&small[..count?]);
+                }
+            }
+        }
+        let _peer = writer
+            .join()
+            .map_err(|_| io::Error::other("the writer panicked"))??;
+        assert!(
+            got == pattern(TOTAL),
+            "bytes were lost, doubled or reordered"
+        );
         Ok(())
     });
 }

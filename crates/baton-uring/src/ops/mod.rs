@@ -29,7 +29,7 @@ pub use net::{
     ConnectTo, accept, connect, recv, recv_vectored, send, send_vectored, shutdown, socket,
 };
 pub use path::{linkat, mkdirat, renameat, symlinkat, unlinkat};
-pub use poll::poll_readable;
+pub use poll::{poll_readable, poll_writable};
 pub use time::{nop, sleep, sleep_until};
 
 use std::io;

@@ -203,9 +203,11 @@ pub(crate) enum Request {
         fd: Arc<OwnedFd>,
         how: i32,
     },
-    /// Waits until `fd` is readable (`POLLIN`), once: a pidfd when its process exits.
-    PollReadable {
+    /// Waits until `fd` signals one of `events` (`POLLIN`, `POLLOUT`), once: a pidfd when its
+    /// process exits, a socket that can be read or written without waiting.
+    Poll {
         fd: Arc<OwnedFd>,
+        events: u32,
     },
     /// A namespace request (mkdir, rename, unlink, link, symlink) on paths it owns.
     Path(PathRequest),
@@ -249,7 +251,7 @@ impl Request {
             Request::SendMsg { .. } => (opcode::SendMsg::CODE, "IORING_OP_SENDMSG"),
             Request::RecvMsg { .. } => (opcode::RecvMsg::CODE, "IORING_OP_RECVMSG"),
             Request::Shutdown { .. } => (opcode::Shutdown::CODE, "IORING_OP_SHUTDOWN"),
-            Request::PollReadable { .. } => (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
+            Request::Poll { .. } => (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
             Request::Path(path) => path.opcode(),
             Request::Ftruncate { .. } => (opcode::Ftruncate::CODE, "IORING_OP_FTRUNCATE"),
             Request::SyncRange { .. } => {
@@ -289,7 +291,7 @@ impl Request {
                 | Request::RecvMsg { .. }
                 | Request::Accept { .. }
                 | Request::Connect { .. }
-                | Request::PollReadable { .. }
+                | Request::Poll { .. }
         )
     }
 
@@ -424,8 +426,8 @@ impl Request {
             Request::Shutdown { fd, how } => {
                 opcode::Shutdown::new(types::Fd(fd.as_raw_fd()), *how).build()
             }
-            Request::PollReadable { fd } => {
-                opcode::PollAdd::new(types::Fd(fd.as_raw_fd()), libc::POLLIN as u32).build()
+            Request::Poll { fd, events } => {
+                opcode::PollAdd::new(types::Fd(fd.as_raw_fd()), *events).build()
             }
             Request::Path(path) => path.prepare(),
             Request::Ftruncate { fd, len } => {

@@ -19,6 +19,9 @@
 //!   halves, `fs::File` (a cursor-based sequential view), [`BufReader`], [`BufWriter`] and
 //!   `std::io::Cursor<Vec<u8>>`. Their futures are `Send`, so generic code over a stream can
 //!   be spawned.
+//! * **Readiness.** [`PollIo`] drives a socket the way readiness-based runtimes do (borrowed
+//!   buffers, non-blocking calls, waits for readable or writable on the ring): what adapters to
+//!   poll-based traits (`baton-compat`) use to avoid copying through owned buffers.
 //! * **Cancel safety.** Socket reads are cancel-safe: a read dropped after the kernel received
 //!   bytes for it leaves them to the next read. [`BufReader::read_line`] keeps that promise: a
 //!   dropped `read_line` leaves every byte in the reader's buffer. Writes are retained, not
@@ -29,6 +32,7 @@ mod buf_writer;
 mod copy;
 mod cursor;
 mod ext;
+mod poll_io;
 mod traits;
 
 pub use baton_uring::{IoBuf, IoBufMut, IoVecBuf, IoVecBufMut, Slice};
@@ -36,4 +40,5 @@ pub use buf_reader::{BufReader, Lines};
 pub use buf_writer::BufWriter;
 pub use copy::copy;
 pub use ext::{AsyncReadExt, AsyncWriteExt};
+pub use poll_io::{PollIo, Readiness};
 pub use traits::{AsyncRead, AsyncWrite, BufResult};

@@ -30,6 +30,7 @@
 
 mod lookup;
 mod options;
+mod readiness;
 mod socket;
 mod split;
 mod stream;

@@ -67,6 +67,21 @@ impl Socket {
         })
     }
 
+    /// The descriptor.
+    pub(crate) fn fd(&self) -> &Arc<OwnedFd> {
+        &self.fd
+    }
+
+    /// Where late receives and accepts are kept (stash rules).
+    pub(crate) fn stash(&self) -> &Arc<Stash> {
+        &self.stash
+    }
+
+    /// The runtime the socket was made on, if any.
+    pub(crate) fn runtime_handle(&self) -> Option<&Handle> {
+        self.handle.as_ref()
+    }
+
     /// The runtime this socket belongs to: the one it was made on, else the current one.
     pub(crate) fn runtime(&self) -> Option<Handle> {
         self.handle.clone().or_else(crate::context::current)

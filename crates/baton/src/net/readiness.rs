@@ -1,0 +1,134 @@
+//! Readiness-style calls on a stream socket ([`PollIo`]): a non-blocking receive into a
+//! borrowed slice (after what the stash holds), a non-blocking vectored send, and one-shot
+//! readiness waits on the socket's ring.
+
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use baton_uring::{Op, ops};
+
+use super::socket::Socket;
+use super::stream::{Stream, sealed::Sealed};
+use crate::io::{PollIo, Readiness};
+
+/// Linux's limit on the buffers of one `sendmsg` (`UIO_MAXIOV`, `<linux/uio.h>`).
+const UIO_MAXIOV: usize = 1024;
+
+impl Socket {
+    /// [`PollIo::poll_try_read_uninit`]: stash rule S4 first, then `recv(MSG_DONTWAIT)`. Only
+    /// ever writes initialized bytes into `dst` (the stash's copy, the kernel's receive).
+    pub(crate) fn poll_try_read(
+        &self,
+        cx: &mut Context<'_>,
+        dst: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>> {
+        if dst.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        if !self.stash().is_idle() {
+            match self.stash().poll_take_slice(cx, dst) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(taken)) => return Poll::Ready(Ok(taken)),
+                Poll::Ready(None) => {}
+            }
+        }
+        loop {
+            // SAFETY: `dst` is valid for writes of `dst.len()` bytes for the whole call, and the
+            // descriptor is open (the socket owns it); `recv` writes at most that many.
+            let received = unsafe {
+                libc::recv(
+                    self.fd().as_raw_fd(),
+                    dst.as_mut_ptr().cast(),
+                    dst.len(),
+                    libc::MSG_DONTWAIT,
+                )
+            };
+            match usize::try_from(received) {
+                Ok(count) => return Poll::Ready(Ok(count)),
+                Err(_) => {
+                    let err = io::Error::last_os_error();
+                    if err.kind() != io::ErrorKind::Interrupted {
+                        return Poll::Ready(Err(err));
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`PollIo::try_write_vectored`]: `sendmsg(MSG_DONTWAIT | MSG_NOSIGNAL)`.
+    pub(crate) fn try_write_vectored(&self, srcs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        if srcs.iter().all(|src| src.is_empty()) {
+            return Ok(0);
+        }
+        // `IoSlice` is ABI-compatible with `iovec`; the kernel takes at most `UIO_MAXIOV` of
+        // them (a longer list is `EINVAL`), so the rest waits for the next call.
+        let count = srcs.len().min(UIO_MAXIOV);
+        // SAFETY: `msghdr` is a plain C struct, valid when zeroed (no name, no control data).
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = srcs.as_ptr().cast_mut().cast();
+        msg.msg_iovlen = count;
+        loop {
+            // SAFETY: `msg` points at `count` live `iovec`s (the borrowed `IoSlice`s) that the
+            // kernel only reads during the call; the descriptor is open (the socket owns it).
+            let sent = unsafe {
+                libc::sendmsg(
+                    self.fd().as_raw_fd(),
+                    &msg,
+                    libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+                )
+            };
+            match usize::try_from(sent) {
+                Ok(count) => return Ok(count),
+                Err(_) => {
+                    let err = io::Error::last_os_error();
+                    if err.kind() != io::ErrorKind::Interrupted {
+                        return Err(err);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A readiness wait made by `make` on this socket, on its runtime's ring (or the one current
+    /// where it is first polled, for a socket made outside a runtime).
+    pub(crate) fn readiness(&self, make: fn(Arc<OwnedFd>) -> Op<io::Result<()>>) -> Readiness {
+        let op = make(Arc::clone(self.fd()));
+        Readiness::new(match self.runtime_handle() {
+            Some(handle) => op.bind(handle.driver()),
+            None => op,
+        })
+    }
+}
+
+impl<S: Stream> PollIo for S {
+    fn poll_try_read(&self, cx: &mut Context<'_>, dst: &mut [u8]) -> Poll<io::Result<usize>> {
+        // SAFETY: viewing initialized bytes as `MaybeUninit` is sound as long as nothing writes
+        // uninitialized bytes through the view, and `Socket::poll_try_read` writes only
+        // initialized ones.
+        let dst = unsafe { &mut *(std::ptr::from_mut(dst) as *mut [MaybeUninit<u8>]) };
+        Sealed::socket(self).poll_try_read(cx, dst)
+    }
+
+    fn poll_try_read_uninit(
+        &self,
+        cx: &mut Context<'_>,
+        dst: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>> {
+        Sealed::socket(self).poll_try_read(cx, dst)
+    }
+
+    fn try_write_vectored(&self, srcs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        Sealed::socket(self).try_write_vectored(srcs)
+    }
+
+    fn readable(&self) -> Readiness {
+        Sealed::socket(self).readiness(ops::poll_readable)
+    }
+
+    fn writable(&self) -> Readiness {
+        Sealed::socket(self).readiness(ops::poll_writable)
+    }
+}
