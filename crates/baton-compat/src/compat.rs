@@ -1,8 +1,16 @@
-//! [`Compat`]: a Baton socket driven readiness-style ([`baton::io::PollIo`]) — the caller's
-//! buffers go straight to non-blocking `recv`/`sendmsg`, and a `WouldBlock` waits for a
-//! one-shot readiness request on the ring — plus a read buffer for `poll_fill_buf` callers and
-//! the in-flight shutdown. The trait impls (`tokio_io`, `futures_io`, `hyper`) are thin shells
-//! over the `poll_*` methods here.
+//! [`Compat`]: a Baton socket behind the ecosystem's poll-based traits. Reads are
+//! owned-buffer receives on the ring, kept across polls in one read buffer. Writes up to the
+//! write buffer's size are copied into it and written by the ring in the background; larger
+//! ones go readiness-style ([`baton::io::PollIo`]): the caller's buffers straight to a
+//! non-blocking `sendmsg`, a `WouldBlock` waiting for a one-shot readiness request on the ring.
+//! The trait impls (`tokio_io`, `futures_io`, `hyper`) are thin shells over the `poll_*`
+//! methods here.
+//!
+//! Why: a read usually finds nothing yet (a server waits for the next request), so one receive
+//! on the ring waits and reads at once, where trying a `recv` first would cost a failing
+//! system call each time. A small write costs less copied and submitted with the other
+//! connections' requests in one `io_uring_enter` than as a system call of its own; a large one
+//! costs less sent from the caller's memory than copied.
 
 use std::fmt;
 use std::future::Future;
@@ -12,19 +20,20 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use baton::io::{AsyncWrite, PollIo, Readiness};
+use baton::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufResult, PollIo, Readiness};
 
-/// How many bytes one `poll_fill_buf` asks the socket for (its buffer's capacity).
+/// How many bytes one receive asks the kernel for (the read buffer's capacity), and the
+/// largest write copied into the write buffer; larger writes are sent from the caller's memory.
 const BUFFER_CAPACITY: usize = 16 * 1024;
 
-/// The shutdown request, boxed once when it starts and kept until it completes.
-type Shutdown = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
+/// An owned-buffer operation, boxed once when it starts and kept until it completes.
+type Operation<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// A Baton stream usable through the ecosystem's poll-based I/O traits.
 ///
 /// `S` is one of Baton's stream sockets ([`baton::net::TcpStream`],
-/// [`baton::net::UnixStream`]: [`PollIo`] and `&S: AsyncWrite`); a read and a write may wait at
-/// once. Make one with [`CompatExt::compat`] or [`Compat::new`]; see the crate docs for what it
+/// [`baton::net::UnixStream`]: [`PollIo`], and `&S: AsyncRead + AsyncWrite`); a read and a
+/// write may be in flight at once. Make one with [`CompatExt::compat`] or [`Compat::new`]; see the crate docs for what it
 /// guarantees.
 ///
 /// Its `poll_*` methods are the whole mechanism and are public, so traits this crate does not
@@ -61,22 +70,35 @@ type Shutdown = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
 /// ```
 pub struct Compat<S> {
     stream: Arc<S>,
-    /// Bytes `poll_fill_buf` read, `[read_pos..]` not yet handed out.
+    /// The bytes of the last completed receive, `[read_pos..]` not yet handed out. Empty (and
+    /// unallocated) while `read_op` holds it.
     read_buf: Vec<u8>,
     read_pos: usize,
-    /// The readiness wait of a read that found nothing, kept across polls (M1).
-    read_ready: Option<Readiness>,
-    /// The readiness wait of a write the socket had no room for.
+    /// A receive returned 0 bytes; the end of the stream is reported by the next fill.
+    read_eof: bool,
+    /// The receive in flight, kept across polls (M1).
+    read_op: Option<Operation<BufResult<usize, Vec<u8>>>>,
+    /// Empty while `write_op` holds it.
+    write_buf: Vec<u8>,
+    /// The background write of a small write, kept until it completes (M2).
+    write_op: Option<Operation<BufResult<(), Vec<u8>>>>,
+    /// The error of a background write that ended while a read was waiting on it, for the
+    /// next write call.
+    write_error: Option<io::Error>,
+    /// The readiness wait of a large write the socket had no room for.
     write_ready: Option<Readiness>,
-    shutdown_op: Option<Shutdown>,
+    shutdown_op: Option<Operation<io::Result<()>>>,
 }
 
 impl<S> fmt::Debug for Compat<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Compat")
             .field("buffered_read", &(self.read_buf.len() - self.read_pos))
-            .field("reading", &self.read_ready.is_some())
-            .field("writing", &self.write_ready.is_some())
+            .field("reading", &self.read_op.is_some())
+            .field(
+                "writing",
+                &(self.write_op.is_some() || self.write_ready.is_some()),
+            )
             .field("shutting_down", &self.shutdown_op.is_some())
             .finish_non_exhaustive()
     }
@@ -91,39 +113,29 @@ pub trait CompatExt: Sized {
 impl<S> CompatExt for S
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
 {
     fn compat(self) -> Compat<Self> {
         Compat::new(self)
     }
 }
 
-/// Waits on the readiness request in `slot` (made by `make` when there is none) and clears
-/// the slot once it ends.
-fn poll_ready<S>(
-    slot: &mut Option<Readiness>,
-    stream: &S,
-    make: fn(&S) -> Readiness,
-    cx: &mut Context<'_>,
-) -> Poll<io::Result<()>> {
-    let ready = slot.get_or_insert_with(|| make(stream));
-    let result = ready!(Pin::new(ready).poll(cx));
-    *slot = None;
-    Poll::Ready(result)
-}
-
 impl<S> Compat<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
 {
-    /// Wraps `stream`. The read buffer is allocated on the first `poll_fill_buf`.
+    /// Wraps `stream`. The read buffer is allocated on the first read.
     pub fn new(stream: S) -> Compat<S> {
         Compat {
             stream: Arc::new(stream),
             read_buf: Vec::new(),
             read_pos: 0,
-            read_ready: None,
+            read_eof: false,
+            read_op: None,
+            write_buf: Vec::new(),
+            write_op: None,
+            write_error: None,
             write_ready: None,
             shutdown_op: None,
         }
@@ -134,10 +146,9 @@ where
         &self.stream
     }
 
-    /// Reads into `dst`, possibly uninitialized: buffered bytes first, then straight from the
-    /// socket, waiting for it to become readable when nothing is there (M1). On `Ok(n)` the
-    /// first `n` bytes of `dst` are initialized; `Ok(0)` is the end of the stream (or an empty
-    /// `dst`).
+    /// Copies buffered bytes into `dst`, possibly uninitialized (receiving first when nothing
+    /// is buffered): on `Ok(n)` the first `n` bytes of `dst` are initialized; `Ok(0)` is the
+    /// end of the stream (or an empty `dst`).
     pub fn poll_read_uninit(
         &mut self,
         cx: &mut Context<'_>,
@@ -146,65 +157,97 @@ where
         if dst.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        if self.read_pos < self.read_buf.len() {
-            let buffered = &self.read_buf[self.read_pos..];
-            let count = buffered.len().min(dst.len());
-            for (slot, byte) in dst.iter_mut().zip(&buffered[..count]) {
-                slot.write(*byte);
-            }
-            self.consume(count);
-            return Poll::Ready(Ok(count));
+        let available = ready!(self.poll_fill_buf(cx))?;
+        let count = available.len().min(dst.len());
+        // SAFETY: `dst` is valid for writes of `count <= dst.len()` bytes, `available` for
+        // reads of `count <= available.len()`, and the Compat's buffer is not `dst`'s memory.
+        unsafe {
+            std::ptr::copy_nonoverlapping(available.as_ptr(), dst.as_mut_ptr().cast(), count);
         }
-        loop {
-            match ready!(self.stream.poll_try_read_uninit(cx, dst)) {
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                    ready!(poll_ready(
-                        &mut self.read_ready,
-                        &*self.stream,
-                        S::readable,
-                        cx
-                    ))?;
-                }
-                read => return Poll::Ready(read),
-            }
-        }
+        self.consume(count);
+        Poll::Ready(Ok(count))
     }
 
-    /// Reads into `dst` (see [`poll_read_uninit`](Self::poll_read_uninit)).
+    /// Copies buffered bytes into `dst` (see [`poll_read_uninit`](Self::poll_read_uninit)).
     pub fn poll_read_slice(
         &mut self,
         cx: &mut Context<'_>,
         dst: &mut [u8],
     ) -> Poll<io::Result<usize>> {
         // SAFETY: viewing initialized bytes as `MaybeUninit` is sound as long as nothing writes
-        // uninitialized bytes through the view; `poll_read_uninit` writes only initialized
-        // ones (copies of buffered bytes, and `PollIo::poll_try_read_uninit`'s promise).
+        // uninitialized bytes through the view; `poll_read_uninit` writes only copies of
+        // buffered (initialized) bytes.
         let dst = unsafe { &mut *(std::ptr::from_mut(dst) as *mut [MaybeUninit<u8>]) };
         self.poll_read_uninit(cx, dst)
     }
 
-    /// Bytes read from the stream but not yet handed out, or (at the end of the stream) an
-    /// empty slice; reads into the `Compat`'s own buffer when nothing is buffered.
+    /// Bytes received but not yet handed out, or (at the end of the stream) an empty slice.
+    /// Starts a receive when nothing is buffered; a receive already in flight is resumed, so
+    /// stopping between polls loses nothing (M1). The end of the stream is reported only once
+    /// the background write, if any, has finished (M5).
     pub fn poll_fill_buf(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
-        if self.read_pos == self.read_buf.len() {
-            let mut buf = std::mem::take(&mut self.read_buf);
-            buf.clear();
-            buf.reserve_exact(BUFFER_CAPACITY);
-            self.read_pos = 0;
-            let read = self.poll_read_uninit(cx, buf.spare_capacity_mut());
-            let count = match read {
-                Poll::Ready(Ok(count)) => count,
-                other => {
-                    self.read_buf = buf;
-                    return other.map_ok(|_| &[][..]);
+        loop {
+            if self.read_pos < self.read_buf.len() {
+                return Poll::Ready(Ok(&self.read_buf[self.read_pos..]));
+            }
+            if self.read_eof {
+                if self.write_op.is_some() {
+                    ready!(self.poll_write_settled(cx));
+                    // The write ended unseen by the caller: its flush sees that first, and
+                    // the end of the stream comes one (self-woken) poll later.
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
                 }
-            };
-            // SAFETY: `poll_read_uninit` initialized the first `count` bytes of the spare
-            // capacity, which is at least `count` long.
-            unsafe { buf.set_len(count) };
+                self.read_eof = false;
+                return Poll::Ready(Ok(&[]));
+            }
+            let op = self.read_op.get_or_insert_with(|| {
+                let mut buf = std::mem::take(&mut self.read_buf);
+                buf.clear();
+                if buf.capacity() == 0 {
+                    buf.reserve_exact(BUFFER_CAPACITY);
+                }
+                let stream = Arc::clone(&self.stream);
+                Box::pin(async move { (&mut &*stream).read(buf).await })
+            });
+            let (result, buf) = ready!(op.as_mut().poll(cx));
+            self.read_op = None;
             self.read_buf = buf;
+            self.read_pos = 0;
+            match result {
+                Ok(0) => self.read_eof = true,
+                Ok(_) => {}
+                Err(error) => {
+                    // A failed receive fills nothing; the buffer is kept for the next attempt.
+                    self.read_buf.clear();
+                    return Poll::Ready(Err(error));
+                }
+            }
         }
-        Poll::Ready(Ok(&self.read_buf[self.read_pos..]))
+    }
+
+    /// Drives the background write, if any, to its end, keeping its error for the next
+    /// `poll_write`/`poll_flush`/`poll_shutdown`.
+    fn poll_write_settled(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if let Err(error) = ready!(self.poll_write_done(cx)) {
+            self.write_error = Some(error);
+        }
+        Poll::Ready(())
+    }
+
+    /// Waits for the background write, if any, to finish; its error is returned here.
+    fn poll_write_done(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if let Some(error) = self.write_error.take() {
+            return Poll::Ready(Err(error));
+        }
+        let Some(op) = &mut self.write_op else {
+            return Poll::Ready(Ok(()));
+        };
+        let (result, mut buf) = ready!(op.as_mut().poll(cx));
+        self.write_op = None;
+        buf.clear();
+        self.write_buf = buf;
+        Poll::Ready(result)
     }
 
     /// Marks `amount` bytes of [`poll_fill_buf`](Self::poll_fill_buf)'s slice as handed out.
@@ -212,8 +255,9 @@ where
         self.read_pos = (self.read_pos + amount).min(self.read_buf.len());
     }
 
-    /// Writes what the socket takes now of `src`, waiting for room when it takes nothing
-    /// (M2).
+    /// Writes `src` (M2): up to 16 KiB are copied into the write buffer and written in the
+    /// background; more are sent from `src` itself, as much as the socket takes now. Waits
+    /// first for the background write before it.
     pub fn poll_write_slice(
         &mut self,
         cx: &mut Context<'_>,
@@ -223,8 +267,41 @@ where
     }
 
     /// Like [`poll_write_slice`](Self::poll_write_slice) for the concatenation of `srcs`, in
-    /// one `sendmsg` (hyper hands a response's head and body over this way, uncopied).
+    /// order (hyper hands a response's head and body over this way).
     pub fn poll_write_vectored(
+        &mut self,
+        cx: &mut Context<'_>,
+        srcs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let offered = srcs.iter().map(|src| src.len()).sum::<usize>();
+        if offered == 0 {
+            return Poll::Ready(Ok(0));
+        }
+        // In order: the background write goes out before anything after it.
+        ready!(self.poll_write_done(cx))?;
+        if offered > BUFFER_CAPACITY {
+            return self.poll_send_direct(cx, srcs);
+        }
+        let mut buf = std::mem::take(&mut self.write_buf);
+        buf.reserve(offered);
+        for src in srcs {
+            buf.extend_from_slice(src);
+        }
+        let stream = Arc::clone(&self.stream);
+        self.write_op = Some(Box::pin(
+            async move { (&mut &*stream).write_all(buf).await },
+        ));
+        // Polled once now so the write is submitted before the caller's next poll; when it
+        // fails at once, the bytes were not taken and the error is returned instead.
+        match self.poll_write_done(cx) {
+            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
+            Poll::Ready(Ok(())) | Poll::Pending => Poll::Ready(Ok(offered)),
+        }
+    }
+
+    /// A large write, readiness-style: `sendmsg` on the caller's buffers, waiting for room when
+    /// the socket takes nothing.
+    fn poll_send_direct(
         &mut self,
         cx: &mut Context<'_>,
         srcs: &[io::IoSlice<'_>],
@@ -232,25 +309,26 @@ where
         loop {
             match self.stream.try_write_vectored(srcs) {
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                    ready!(poll_ready(
-                        &mut self.write_ready,
-                        &*self.stream,
-                        S::writable,
-                        cx
-                    ))?;
+                    let ready = self
+                        .write_ready
+                        .get_or_insert_with(|| self.stream.writable());
+                    let result = ready!(Pin::new(ready).poll(cx));
+                    self.write_ready = None;
+                    result?;
                 }
                 written => return Poll::Ready(written),
             }
         }
     }
 
-    /// Nothing to wait for: every accepted byte is already the kernel's (M2).
-    pub fn poll_flush(&mut self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
+    /// Waits until every accepted byte is written.
+    pub fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_write_done(cx)
     }
 
-    /// Shuts the stream's write side (`Ok` when the peer already closed, M4).
+    /// Flushes, then shuts the stream's write side (`Ok` when the peer already closed, M4).
     pub fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_flush(cx))?;
         let op = self.shutdown_op.get_or_insert_with(|| {
             let stream = Arc::clone(&self.stream);
             Box::pin(async move { (&mut &*stream).shutdown().await })

@@ -4,14 +4,14 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use baton::io::{AsyncWrite, PollIo};
+use baton::io::{AsyncRead, AsyncWrite, PollIo};
 
 use crate::Compat;
 
 impl<S> futures_io::AsyncRead for Compat<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
 {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -25,7 +25,7 @@ where
 impl<S> futures_io::AsyncBufRead for Compat<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
 {
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
         self.get_mut().poll_fill_buf(cx)
@@ -39,7 +39,7 @@ where
 impl<S> futures_io::AsyncWrite for Compat<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
 {
     fn poll_write(
         self: Pin<&mut Self>,

@@ -22,7 +22,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
-use baton::io::{AsyncWrite, PollIo};
+use baton::io::{AsyncRead, AsyncWrite, PollIo};
 use hyper::rt::ReadBufCursor;
 
 use crate::{Compat, CompatExt};
@@ -34,7 +34,7 @@ pub struct Io<S>(Compat<S>);
 impl<S> Io<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
 {
     /// Wraps `stream` (in a [`Compat`]: its buffers and guarantees are this type's).
     pub fn new(stream: S) -> Io<S> {
@@ -50,7 +50,7 @@ where
 impl<S> hyper::rt::Read for Io<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
 {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -74,7 +74,7 @@ where
 impl<S> hyper::rt::Write for Io<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
 {
     fn poll_write(
         self: Pin<&mut Self>,

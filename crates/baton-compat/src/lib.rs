@@ -5,11 +5,13 @@
 //!
 //! Baton's streams take and return owned buffers (`read(buf) -> (io::Result<usize>, buf)`),
 //! because the kernel reads and writes them while the request is in flight. The ecosystem's
-//! traits lend a buffer for one `poll` instead. [`Compat`] bridges the two the way
-//! readiness-based runtimes do, through [`baton::io::PollIo`]: the lent buffer goes straight
-//! to a non-blocking `recv` or `sendmsg`, and when the socket has nothing to read (or no room)
-//! a one-shot readiness request on Baton's ring waits for it. No byte is copied through a
-//! buffer of the adapter's, and no operation future is boxed per call.
+//! traits lend a buffer for one `poll` instead. [`Compat`] bridges the two: its reads are
+//! receives on Baton's ring into one owned read buffer per stream, kept across polls and copied
+//! out to the caller; a write of up to 16 KiB is copied into one owned write buffer and written
+//! by the ring in the background, submitted together with the other connections' requests; a
+//! larger write goes the way readiness-based runtimes write, through [`baton::io::PollIo`]:
+//! straight from the caller's buffers to a non-blocking `sendmsg`, a one-shot readiness request
+//! on the ring waiting when the socket has no room — no copy of a large body.
 //!
 //! - feature `tokio-io`: `Compat<S>` is `tokio::io::{AsyncRead, AsyncWrite}` (tokio's traits
 //!   only; no tokio runtime is started or needed).
@@ -19,37 +21,43 @@
 //!
 //! # What it guarantees (the compat rules, M)
 //!
-//! M1. **Reads are cancel-safe at the poll level.** A read takes bytes only in a synchronous
-//!    call that hands them to the caller (or, for `poll_fill_buf`, into the `Compat`'s buffer,
-//!    kept for the next call); the readiness wait of a read that found nothing holds no data,
-//!    so stopping between polls loses nothing. Bytes that a cancelled owned-buffer read of the
-//!    same socket left behind come first (Baton's stash rule S4).
-//! M2. **An accepted write is the kernel's.** `poll_write` returns `Ok(n)` once the kernel took
-//!    `n` bytes (a short count when the socket buffer is full; the caller writes the rest);
-//!    nothing is held back, so `poll_flush` has nothing to wait for, and dropping the `Compat`
-//!    loses no accepted byte.
+//! M1. **Reads are cancel-safe at the poll level.** A receive in flight stays in the `Compat`
+//!    when the caller stops polling; its bytes are delivered by the next read, never lost.
+//!    Bytes received beyond what the caller's buffer takes are kept for the next call.
+//! M2. **An accepted write is written.** A write of up to 16 KiB returns `Ok(n)` once its
+//!    bytes were copied into the write buffer and their write was started; the `Compat`
+//!    finishes writing them (short writes are continued), `poll_flush` waits until they are all
+//!    written, and an error from such a background write is returned by the next `poll_write`,
+//!    `poll_flush` or `poll_shutdown`. A larger write returns `Ok(n)` once the kernel took `n`
+//!    of its bytes (the caller writes the rest). Writes go out in the order they were accepted.
+//!    As with any write buffer, dropping the `Compat` before a flush may leave the tail of a
+//!    background write unsent: flush or shut down first, as hyper does.
 //! M3. **A read and a write may wait at once** (full duplex, as hyper needs): each has its own
-//!    readiness wait. `S` is one of Baton's stream sockets (`TcpStream`, `UnixStream`); the
+//!    request in flight. `S` is one of Baton's stream sockets (`TcpStream`, `UnixStream`); the
 //!    owned halves of `into_split` and child stdio are not wrapped: wrap the whole stream and
 //!    split the `Compat` with `tokio::io::split` or `futures::AsyncReadExt::split` instead.
 //! M4. **`poll_shutdown` after the peer closed or reset is `Ok`** (Baton's `shutdown` maps
 //!    `ENOTCONN` to `Ok`).
-//! M5. **The end of the stream comes after the writes before it.** Writes are done when they
-//!    return (M2), so a read that finds the end of the stream can never overtake one: a peer
-//!    that closes right after reading a whole response is not seen closing "mid-message" by
-//!    hyper's http1 dispatcher, which reads before it flushes.
+//! M5. **The end of the stream comes after the writes before it.** A read that finds the end of
+//!    the stream while a background write is in flight waits for that write, then returns
+//!    `Pending` once (waking itself) so the caller's next `poll_flush` sees the write done
+//!    before its next read sees the end. Without this, a peer that closes right after reading a
+//!    whole response is seen closing "mid-message" by hyper's http1 dispatcher, which reads
+//!    before it flushes.
 //!
-//! Cost: a read or write that can go at once is one system call, as on a readiness-based
-//! runtime; one that must wait adds one ring request (`IORING_OP_POLL_ADD`), boxed once per
-//! wait. The read buffer (16 KiB) is allocated only by `poll_fill_buf` (`AsyncBufRead`)
-//! callers. A `Compat` is `Send` and `Unpin` (so it can move into `baton::spawn`ed tasks and be
-//! polled through `Pin::new`) but not `Sync`: its in-flight waits are not.
+//! Cost: each receive and each small write boxes its future once (one allocation per
+//! operation, not per poll) and copies its bytes once; a large write is one system call when
+//! the socket has room, plus one ring request (`IORING_OP_POLL_ADD`, boxed) per wait for room.
+//! The buffers are 16 KiB each, allocated on first use. A `Compat` is `Send` and `Unpin` (so it
+//! can move into `baton::spawn`ed tasks and be polled through `Pin::new`) but not `Sync`: its
+//! in-flight futures are not.
 //!
 //! # How it is tested
 //!
 //! Unit tests (`src/tests/`) drive `Compat` over real TCP sockets on a Baton runtime: small
-//! caller buffers reassembling a large body, a read abandoned mid-wait and then resumed with a
-//! write passing it, bytes a cancelled owned-buffer read left behind coming first, a 1 MiB
+//! caller buffers reassembling a large body, a read abandoned mid-flight and then resumed with
+//! a write passing it, owned-buffer reads cut short by timeouts interleaved with `Compat`
+//! reads, a 1 MiB
 //! write through flush and shutdown, vectored writes in order, writes failing after a reset
 //! with `shutdown` still `Ok`, lines through `AsyncBufRead`, and echoes through tokio's and
 //! futures' `split`/`copy`. `tests/http.rs` runs the example HTTP server in-process and

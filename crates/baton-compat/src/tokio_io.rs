@@ -4,7 +4,7 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use baton::io::{AsyncWrite, PollIo};
+use baton::io::{AsyncRead, AsyncWrite, PollIo};
 use tokio::io::ReadBuf;
 
 use crate::Compat;
@@ -12,7 +12,7 @@ use crate::Compat;
 impl<S> tokio::io::AsyncRead for Compat<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
 {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -38,7 +38,7 @@ where
 impl<S> tokio::io::AsyncBufRead for Compat<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
 {
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
         self.get_mut().poll_fill_buf(cx)
@@ -52,7 +52,7 @@ where
 impl<S> tokio::io::AsyncWrite for Compat<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
+    for<'a> &'a S: AsyncRead + AsyncWrite,
 {
     fn poll_write(
         self: Pin<&mut Self>,
