@@ -1,0 +1,100 @@
+//! End to end: `baton::io::PollIo`, the readiness-style socket calls adapters use — reads and
+//! writes on borrowed memory, with readiness waits on the ring — mixed with owned-buffer reads
+//! cut short by timeouts on one socket.
+
+use std::future::poll_fn;
+use std::io::{self, Write};
+use std::time::Duration;
+
+use baton::io::PollIo;
+use baton::net::{TcpListener, TcpStream};
+
+const TOTAL: usize = 6000;
+
+/// One readiness-style read: try, and wait for readable on `WouldBlock`.
+async fn read_ready(stream: &TcpStream, dst: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match poll_fn(|cx| stream.poll_try_read(cx, dst)).await {
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => stream.readable().await?,
+            read => return read,
+        }
+    }
+}
+
+/// Owned-buffer reads cut short by timeouts of 1–40 µs (whose bytes the stash keeps when the
+/// kernel delivered them late) alternate with `PollIo` reads, against a peer thread sending
+/// single bytes: every byte arrives once and in order, so a `PollIo` read takes what the stash
+/// holds before the socket's own bytes.
+#[test]
+fn poll_io_reads_and_owned_reads_cut_short_interleave_in_order() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let writer = std::thread::spawn(move || -> io::Result<std::net::TcpStream> {
+            let mut peer = std::net::TcpStream::connect(addr)?;
+            peer.set_nodelay(true)?;
+            for i in 0..TOTAL {
+                peer.write_all(&[(i % 251) as u8])?;
+                std::thread::sleep(Duration::from_micros((i % 37) as u64));
+            }
+            Ok(peer)
+        });
+        let (stream, _) = listener.accept().await?;
+        let mut got = Vec::with_capacity(TOTAL);
+        for round in 0_u64.. {
+            if got.len() >= TOTAL {
+                break;
+            }
+            assert!(round < 1_000_000, "only {} of {TOTAL} bytes arrived", got.len());
+            if round % 2 == 0 {
+                let cut = Duration::from_micros(1 + round % 40);
+                let owned = stream.read(Vec::with_capacity(7));
+                if let Ok((Ok(_), buf)) = baton::time::timeout(cut, owned).await {
+                    got.extend_from_slice(&buf);
+                }
+            } else {
+                let mut small = [0_u8; 5];
+                let count = read_ready(&stream, &mut small).await?;
+                got.extend_from_slice(&small[..count]);
+            }
+        }
+        let _peer = writer.join().map_err(|_| io::Error::other("the writer panicked"))??;
+        let sent: Vec<u8> = (0..TOTAL).map(|i| (i % 251) as u8).collect();
+        assert!(got == sent, "bytes were lost, doubled or reordered");
+        Ok(())
+    })
+}
+
+/// A large vectored write through `PollIo`, waiting for room whenever the socket is full,
+/// arrives whole and in order; the end of the stream reads as 0.
+#[test]
+fn poll_io_writes_wait_for_room_and_deliver_in_order() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    rt.block_on(async {
+        let (a, b) = baton::net::UnixStream::pair()?;
+        let body: Vec<u8> = (0..(4 << 20)).map(|i| (i % 253) as u8).collect();
+        let reader = baton::spawn(async move {
+            let (res, got) = baton::io::AsyncReadExt::read_to_end(&mut &b, Vec::new()).await;
+            res.map(|_| got)
+        });
+        let (head, tail) = body.split_at(1000);
+        let mut sent = 0;
+        while sent < body.len() {
+            let (first, second) = if sent < head.len() {
+                (&head[sent..], tail)
+            } else {
+                (&tail[sent - head.len()..], &[][..])
+            };
+            match a.try_write_vectored(&[io::IoSlice::new(first), io::IoSlice::new(second)]) {
+                Ok(count) => sent += count,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => a.writable().await?,
+                Err(err) => return Err(err),
+            }
+        }
+        drop(a);
+        let got = reader.await.map_err(io::Error::other)??;
+        assert!(got == body, "the body arrived changed");
+        Ok(())
+    })
+}
