@@ -46,7 +46,11 @@ fn poll_io_reads_and_owned_reads_cut_short_interleave_in_order() -> io::Result<(
             if got.len() >= TOTAL {
                 break;
             }
-            assert!(round < 1_000_000, "only {} of {TOTAL} bytes arrived", got.len());
+            assert!(
+                round < 1_000_000,
+                "only {} of {TOTAL} bytes arrived",
+                got.len()
+            );
             if round % 2 == 0 {
                 let cut = Duration::from_micros(1 + round % 40);
                 let owned = stream.read(Vec::with_capacity(7));
@@ -59,7 +63,9 @@ fn poll_io_reads_and_owned_reads_cut_short_interleave_in_order() -> io::Result<(
                 got.extend_from_slice(&small[..count]);
             }
         }
-        let _peer = writer.join().map_err(|_| io::Error::other("the writer panicked"))??;
+        let _peer = writer
+            .join()
+            .map_err(|_| io::Error::other("the writer panicked"))??;
         let sent: Vec<u8> = (0..TOTAL).map(|i| (i % 251) as u8).collect();
         assert!(got == sent, "bytes were lost, doubled or reordered");
         Ok(())

@@ -45,6 +45,11 @@ fn runtime() -> io::Result<baton::Runtime> {
     baton::Runtime::new()
 }
 
+/// [`runtime`] with `workers` workers (`Builder::workers`), otherwise the same defaults.
+pub(super) fn runtime_with_workers(workers: usize) -> io::Result<baton::Runtime> {
+    baton::Builder::new().workers(workers).build()
+}
+
 /// How [`runtime`] is configured, for the report's preamble.
 const RUNTIME_SETUP: &str = "Baton Runtime::new() defaults: one worker with a 256-entry \
                              ring, loaned to block_on callers";

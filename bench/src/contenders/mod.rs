@@ -46,6 +46,7 @@ use crate::sample::Outcome;
 mod recipes;
 
 mod baton;
+mod baton_workers;
 mod hyper_service;
 mod monoio_rt;
 mod raw_uring;
@@ -61,10 +62,18 @@ pub(crate) const BATON: &str = "Baton";
 /// Column name of Baton serving the echo rows through `baton_compat::Compat` and tokio's I/O
 /// traits, to show what the adapter costs against [`BATON`].
 pub(crate) const BATON_COMPAT: &str = "Baton Compat";
+/// Column name of Baton with two workers (`Builder::workers(2)`) on the echo and HTTP rows.
+pub(crate) const BATON_WORKERS: &str = "Baton 2 workers";
+/// Column name of tokio's multi-thread runtime with two workers.
+pub(crate) const TOKIO_MULTI_THREAD: &str = "tokio mt 2 workers";
 
 /// Pairs of columns the report also compares with each other, (column, baseline): the same
 /// rows in the same rounds, so the ratio is the cost of what differs between them.
-pub(crate) const PAIRS: &[(&str, &str)] = &[(BATON_COMPAT, BATON)];
+pub(crate) const PAIRS: &[(&str, &str)] = &[
+    (BATON_COMPAT, BATON),
+    (BATON_WORKERS, BATON),
+    (BATON_WORKERS, TOKIO_MULTI_THREAD),
+];
 
 /// Contenders not compiled into this build, with the reason; the report lists them so a missing
 /// column is never silent.
@@ -141,7 +150,12 @@ pub(crate) fn roster() -> Vec<Entry> {
         entry(RAW, raw_uring::RawUring::new()),
         entry(BATON, self::baton::Baton::new()),
         entry(BATON_COMPAT, self::baton::BatonCompat::new()),
-        entry(TOKIO, tokio_ct::TokioCurrentThread::new()),
+        entry(TOKIO, tokio_ct::Tokio::current_thread()),
+        entry(BATON_WORKERS, self::baton_workers::BatonWorkers::new()),
+        entry(
+            TOKIO_MULTI_THREAD,
+            tokio_ct::Tokio::multi_thread(TOKIO_MULTI_THREAD, self::baton_workers::WORKERS),
+        ),
         entry("tokio-uring", tokio_uring_rt::TokioUring::new()),
         entry("monoio", monoio_rt::Monoio::new()),
     ]

@@ -28,17 +28,36 @@ use crate::jobs::{FileJob, FileOp, ForeignJob};
 use crate::park;
 use crate::sample::{Meter, Outcome, Sample, expect_len, join_sample};
 
-/// tokio's current-thread runtime, built once.
+/// A tokio runtime, built once: the current-thread one (the reference column) or the
+/// multi-thread one with a fixed number of workers (work stealing; the column multi-worker
+/// runtimes are compared with). Every row runs the same code on either.
 #[derive(Debug)]
-pub(crate) struct TokioCurrentThread {
+pub(crate) struct Tokio {
     rt: Runtime,
+    name: &'static str,
+    /// Multi-thread workers; `None` for the current-thread runtime.
+    workers: Option<usize>,
 }
 
-impl TokioCurrentThread {
-    /// Builds the runtime with I/O and time drivers enabled.
-    pub(crate) fn new() -> io::Result<Self> {
+impl Tokio {
+    /// The current-thread runtime with I/O and time drivers enabled.
+    pub(crate) fn current_thread() -> io::Result<Self> {
         Ok(Self {
             rt: Builder::new_current_thread().enable_all().build()?,
+            name: TOKIO,
+            workers: None,
+        })
+    }
+
+    /// The multi-thread runtime with `workers` worker threads, I/O and time drivers enabled.
+    pub(crate) fn multi_thread(name: &'static str, workers: usize) -> io::Result<Self> {
+        Ok(Self {
+            rt: Builder::new_multi_thread()
+                .worker_threads(workers)
+                .enable_all()
+                .build()?,
+            name,
+            workers: Some(workers),
         })
     }
 }
@@ -69,15 +88,20 @@ async fn echo(stream: TcpStream) -> io::Result<()> {
     tokio_io_echo(stream).await
 }
 
-impl Contender for TokioCurrentThread {
+impl Contender for Tokio {
     fn name(&self) -> &'static str {
-        TOKIO
+        self.name
     }
 
     fn setup(&self) -> String {
-        "tokio current-thread runtime (enable_all); files and blocking jobs on its default \
-         blocking pool (up to 512 threads); HTTP: hyper over hyper-util's TokioIo"
-            .into()
+        let flavor = match self.workers {
+            None => "current-thread runtime".to_owned(),
+            Some(workers) => format!("multi-thread runtime with {workers} workers"),
+        };
+        format!(
+            "tokio {flavor} (enable_all); files and blocking jobs on its default blocking pool \
+             (up to 512 threads); HTTP: hyper over hyper-util's TokioIo"
+        )
     }
 
     fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
