@@ -191,12 +191,27 @@ where
         cx: &mut Context<'_>,
         dst: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        if dst.is_empty() {
+        self.poll_read_into(cx, dst.len(), |bytes| {
+            dst[..bytes.len()].copy_from_slice(bytes);
+        })
+    }
+
+    /// Hands up to `room` buffered bytes to `put` (reading first when nothing is buffered) and
+    /// marks them consumed; `Ok(0)` at the end of the stream or when `room` is zero, which
+    /// asks for nothing (starting a read for it would hold bytes back). The one read path of
+    /// every foreign read trait: `put` copies into that trait's buffer.
+    pub(crate) fn poll_read_into(
+        &mut self,
+        cx: &mut Context<'_>,
+        room: usize,
+        put: impl FnOnce(&[u8]),
+    ) -> Poll<io::Result<usize>> {
+        if room == 0 {
             return Poll::Ready(Ok(0));
         }
         let available = ready!(self.poll_fill_buf(cx))?;
-        let count = available.len().min(dst.len());
-        dst[..count].copy_from_slice(&available[..count]);
+        let count = available.len().min(room);
+        put(&available[..count]);
         self.consume(count);
         Poll::Ready(Ok(count))
     }

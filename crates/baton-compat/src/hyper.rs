@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use baton::io::{AsyncRead, AsyncWrite};
 use hyper::rt::ReadBufCursor;
 
+use crate::forward::{forward_writes, impl_for_stream};
 use crate::{Compat, CompatExt};
 
 /// A Baton stream as hyper's `Read + Write` transport.
@@ -47,49 +48,21 @@ where
     }
 }
 
-impl<S> hyper::rt::Read for Io<S>
-where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
-{
+impl_for_stream!(hyper::rt::Read => Io<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         mut buf: ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
-        let compat = &mut self.get_mut().0;
-        if buf.remaining() == 0 {
-            return Poll::Ready(Ok(()));
-        }
-        let available = ready!(compat.poll_fill_buf(cx))?;
-        let count = available.len().min(buf.remaining());
-        buf.put_slice(&available[..count]);
-        compat.consume(count);
+        let room = buf.remaining();
+        ready!(self.get_mut().0.poll_read_into(cx, room, |bytes| buf.put_slice(bytes)))?;
         Poll::Ready(Ok(()))
     }
-}
+});
 
-impl<S> hyper::rt::Write for Io<S>
-where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
-{
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.get_mut().0.poll_write_slice(cx, buf)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().0.poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().0.poll_shutdown(cx)
-    }
-}
+impl_for_stream!(hyper::rt::Write => Io<S> {
+    forward_writes!(|this| this.0, poll_shutdown);
+});
 
 /// hyper's executor: each future becomes a task on the current Baton runtime
 /// ([`baton::spawn`]), detached.

@@ -62,6 +62,7 @@
 //! `docs/ecosystem.md`'s examples run as doc tests.
 
 mod compat;
+mod forward;
 #[cfg(feature = "futures-io")]
 mod futures_io;
 #[cfg(feature = "hyper")]

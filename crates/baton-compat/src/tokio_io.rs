@@ -4,66 +4,27 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use baton::io::{AsyncRead, AsyncWrite};
 use tokio::io::ReadBuf;
 
 use crate::Compat;
+use crate::forward::{forward_buf_read, forward_writes, impl_for_stream};
 
-impl<S> tokio::io::AsyncRead for Compat<S>
-where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
-{
+impl_for_stream!(tokio::io::AsyncRead => Compat<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        // An empty `ReadBuf` asks for nothing; starting a read for it would hold bytes back.
-        if buf.remaining() == 0 {
-            return Poll::Ready(Ok(()));
-        }
-        let available = ready!(this.poll_fill_buf(cx))?;
-        let count = available.len().min(buf.remaining());
-        buf.put_slice(&available[..count]);
-        this.consume(count);
+        let room = buf.remaining();
+        ready!(self.get_mut().poll_read_into(cx, room, |bytes| buf.put_slice(bytes)))?;
         Poll::Ready(Ok(()))
     }
-}
+});
 
-impl<S> tokio::io::AsyncBufRead for Compat<S>
-where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
-{
-    fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
-        self.get_mut().poll_fill_buf(cx)
-    }
+impl_for_stream!(tokio::io::AsyncBufRead => Compat<S> {
+    forward_buf_read!();
+});
 
-    fn consume(self: Pin<&mut Self>, amt: usize) {
-        self.get_mut().consume(amt);
-    }
-}
-
-impl<S> tokio::io::AsyncWrite for Compat<S>
-where
-    S: Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
-{
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.get_mut().poll_write_slice(cx, buf)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().poll_shutdown(cx)
-    }
-}
+impl_for_stream!(tokio::io::AsyncWrite => Compat<S> {
+    forward_writes!(|this| this, poll_shutdown);
+});
