@@ -14,7 +14,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use baton_task::{CancelReason, SpawnError};
 use baton_uring::{Park, WorkerClose, ops};
-use worker_support::{deadline, poll_once, serial, worker};
+use worker_support::{deadline, poll_once, serial_worker};
 
 /// A waker that records whether it was woken.
 #[derive(Default)]
@@ -28,8 +28,7 @@ impl Wake for Flag {
 
 #[test]
 fn close_fails_a_pending_receive_with_closed_wakes_it_and_cancels_the_tasks() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let (ours, peer) = UnixStream::pair().expect("socket pair");
     let sock = Arc::new(OwnedFd::from(ours));
     let flag = Arc::new(Flag::default());
@@ -95,8 +94,7 @@ fn close_fails_a_pending_receive_with_closed_wakes_it_and_cancels_the_tasks() {
 
 #[test]
 fn a_write_in_flight_when_the_worker_closes_lands_by_the_later_shutdown() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let path = std::env::temp_dir().join(format!("baton-worker-close-{}", std::process::id()));
     let file = std::fs::File::create(&path).expect("create temp file");
     let fd = Arc::new(OwnedFd::from(file));

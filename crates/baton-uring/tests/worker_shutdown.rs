@@ -17,7 +17,7 @@ use baton_uring::{
     DriverConfig, Park, Worker, WorkerConfig, WorkerSetupError, ops, with_current_waits,
 };
 use web_time::Instant;
-use worker_support::{deadline, fd_count, poll_once, serial, worker};
+use worker_support::{deadline, fd_count, poll_once, serial, serial_worker, worker};
 
 fn socket_pair() -> (Arc<OwnedFd>, UnixStream) {
     let (ours, theirs) = UnixStream::pair().expect("socket pair");
@@ -126,8 +126,7 @@ fn shutdown_with_in_flight_ops_and_live_tasks_reports_them_and_leaves_no_fd_behi
 
 #[test]
 fn a_write_in_flight_at_shutdown_still_lands() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let path = std::env::temp_dir().join(format!("baton-worker-write-{}", std::process::id()));
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -216,8 +215,7 @@ fn dropped_writes_queued_behind_a_four_entry_ring_all_land_at_shutdown() {
 
 #[test]
 fn spawns_after_shutdown_are_refused() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let handle = worker.handle();
     assert!(worker.shutdown(Some(deadline())).is_clean());
     assert!(handle.is_closed());

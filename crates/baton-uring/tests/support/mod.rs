@@ -75,6 +75,25 @@ macro_rules! entered_driver {
 #[allow(unused_imports)]
 pub(crate) use entered_driver;
 
+/// The two tests of one waker-panic check: `$propagate` runs `$check` (a
+/// `fn(WakerPanics)`) under `WakerPanics::Propagate`, `$contain` under `WakerPanics::Contain`.
+#[allow(unused_macros)] // Not every test file checks both policies.
+macro_rules! per_waker_policy {
+    ($check:ident => $propagate:ident, $contain:ident) => {
+        #[test]
+        fn $propagate() {
+            $check(baton_uring::WakerPanics::Propagate);
+        }
+
+        #[test]
+        fn $contain() {
+            $check(baton_uring::WakerPanics::Contain);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use per_waker_policy;
+
 pub fn driver(entries: u32) -> Driver {
     Driver::new(DriverConfig::new().ring_entries(entries)).expect("io_uring set-up")
 }

@@ -1,7 +1,10 @@
 //! Shared helpers of the `worker_*` tests: set-up that skips loudly without io_uring, a
-//! bounded "run until this handle finishes", fd counting.
+//! bounded "run until this handle finishes", fd counting; [`inbox`] for the completion
+//! inbox's tests.
 
 #![allow(dead_code, unreachable_pub)]
+
+pub mod inbox;
 
 use std::future::Future;
 use std::pin::pin;
@@ -36,6 +39,21 @@ pub fn worker_with(config: WorkerConfig) -> Option<Worker> {
         Err(err) => panic!("unexpected set-up error: {err}"),
     }
 }
+
+/// The prologue of a test of one default worker: holds the [`serial`] guard for the rest of the
+/// test and binds `$worker` to a [`worker`], or returns from the test (after the loud `SKIPPED`
+/// line) when this machine cannot set up io_uring.
+#[allow(unused_macros)] // Not every test file starts so.
+macro_rules! serial_worker {
+    ($worker:ident) => {
+        let _serial = $crate::worker_support::serial();
+        let Some($worker) = $crate::worker_support::worker() else {
+            return;
+        };
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use serial_worker;
 
 /// A worker with the default configuration (see [`worker_with`]).
 pub fn worker() -> Option<Worker> {
