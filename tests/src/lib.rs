@@ -44,6 +44,16 @@ impl Scratch {
     pub fn join(&self, name: impl AsRef<std::path::Path>) -> std::path::PathBuf {
         self.path.join(name)
     }
+
+    /// Paths inside the directory, one per name, in order.
+    pub fn joins<const N: usize>(&self, names: [&str; N]) -> [std::path::PathBuf; N] {
+        names.map(|name| self.join(name))
+    }
+}
+
+/// The prologue of a file-system test: a runtime and a fresh [`Scratch`] directory.
+pub fn runtime_with_scratch(tag: &str) -> std::io::Result<(baton::Runtime, Scratch)> {
+    Ok((baton::Runtime::new()?, Scratch::new(tag)?))
 }
 
 impl Drop for Scratch {

@@ -8,7 +8,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use baton::fs;
-use baton_tests::Scratch;
+use baton_tests::{Scratch, runtime_with_scratch};
 
 /// Asserts that both calls failed with `expected`.
 #[track_caller]
@@ -21,8 +21,7 @@ fn same_kind<A, B>(what: &str, ours: io::Result<A>, std: io::Result<B>, expected
 
 #[test]
 fn a_missing_path_is_not_found_for_every_call() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-missing")?;
+    let (rt, scratch) = runtime_with_scratch("errors-missing")?;
     let missing = scratch.join("missing");
     let other = scratch.join("other");
     let nf = ErrorKind::NotFound;
@@ -71,8 +70,7 @@ fn a_missing_path_is_not_found_for_every_call() -> io::Result<()> {
 
 #[test]
 fn a_path_through_a_file_is_not_a_directory() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-not-dir")?;
+    let (rt, scratch) = runtime_with_scratch("errors-not-dir")?;
     let file = scratch.join("file");
     std::fs::write(&file, b"x")?;
     let through = file.join("child");
@@ -116,8 +114,7 @@ fn a_path_through_a_file_is_not_a_directory() -> io::Result<()> {
 
 #[test]
 fn a_directory_that_is_not_empty_is_directory_not_empty() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-not-empty")?;
+    let (rt, scratch) = runtime_with_scratch("errors-not-empty")?;
     let (full, other) = (scratch.join("full"), scratch.join("other"));
     for dir in [&full, &other] {
         std::fs::create_dir(dir)?;
@@ -161,8 +158,7 @@ fn tempfile_in(dir: &Path) -> io::Result<()> {
 
 #[test]
 fn a_rename_or_hard_link_across_file_systems_crosses_devices() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-xdev")?;
+    let (rt, scratch) = runtime_with_scratch("errors-xdev")?;
     let Some(elsewhere) = other_device(&scratch)? else {
         return Ok(());
     };
@@ -183,8 +179,7 @@ fn a_rename_or_hard_link_across_file_systems_crosses_devices() -> io::Result<()>
 
 #[test]
 fn a_name_already_taken_is_already_exists() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-exists")?;
+    let (rt, scratch) = runtime_with_scratch("errors-exists")?;
     let (file, dir) = (scratch.join("file"), scratch.join("dir"));
     std::fs::write(&file, b"x")?;
     std::fs::create_dir(&dir)?;
@@ -227,8 +222,7 @@ fn a_name_already_taken_is_already_exists() -> io::Result<()> {
 
 #[test]
 fn a_path_with_a_nul_byte_is_invalid_input_before_anything_is_submitted() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-nul")?;
+    let (rt, scratch) = runtime_with_scratch("errors-nul")?;
     let bad = scratch.join("bad\0name");
     let good = scratch.join("good");
     std::fs::write(&good, b"x")?;

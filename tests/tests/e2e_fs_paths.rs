@@ -6,12 +6,11 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 
 use baton::fs;
-use baton_tests::Scratch;
+use baton_tests::runtime_with_scratch;
 
 #[test]
 fn create_dir_makes_one_directory_and_remove_dir_removes_it() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("create-dir")?;
+    let (rt, scratch) = runtime_with_scratch("create-dir")?;
     let dir = scratch.join("one");
     rt.block_on(async {
         fs::create_dir(&dir).await?;
@@ -24,8 +23,7 @@ fn create_dir_makes_one_directory_and_remove_dir_removes_it() -> io::Result<()> 
 
 #[test]
 fn create_dir_all_makes_every_missing_parent_and_accepts_an_existing_tree() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("create-dir-all")?;
+    let (rt, scratch) = runtime_with_scratch("create-dir-all")?;
     let deep = scratch.join("a/b/c/d");
     rt.block_on(async {
         fs::create_dir_all(&deep).await?;
@@ -41,8 +39,7 @@ fn create_dir_all_makes_every_missing_parent_and_accepts_an_existing_tree() -> i
 
 #[test]
 fn create_dir_all_under_a_file_fails_as_std_does() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("create-dir-all-file")?;
+    let (rt, scratch) = runtime_with_scratch("create-dir-all-file")?;
     let file = scratch.join("file");
     std::fs::write(&file, b"x")?;
     let under = file.join("sub/dir");
@@ -76,8 +73,7 @@ fn nested_tree(root: &std::path::Path, levels: usize, files: usize) -> io::Resul
 
 #[test]
 fn remove_dir_all_removes_a_nested_tree_without_following_its_symlinks() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("remove-dir-all")?;
+    let (rt, scratch) = runtime_with_scratch("remove-dir-all")?;
     let tree = scratch.join("tree");
     std::fs::create_dir(&tree)?;
     let made = nested_tree(&tree, 8, 16)?;
@@ -101,8 +97,7 @@ fn remove_dir_all_removes_a_nested_tree_without_following_its_symlinks() -> io::
 
 #[test]
 fn remove_file_removes_a_file_and_refuses_a_directory() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("remove-file")?;
+    let (rt, scratch) = runtime_with_scratch("remove-file")?;
     let file = scratch.join("file");
     std::fs::write(&file, b"x")?;
     rt.block_on(async {
@@ -122,14 +117,8 @@ fn remove_file_removes_a_file_and_refuses_a_directory() -> io::Result<()> {
 
 #[test]
 fn rename_moves_files_and_directories_and_replaces_a_file() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("rename")?;
-    let (a, b, dir, moved) = (
-        scratch.join("a"),
-        scratch.join("b"),
-        scratch.join("dir"),
-        scratch.join("moved"),
-    );
+    let (rt, scratch) = runtime_with_scratch("rename")?;
+    let [a, b, dir, moved] = scratch.joins(["a", "b", "dir", "moved"]);
     std::fs::write(&a, b"new")?;
     std::fs::write(&b, b"old")?;
     std::fs::create_dir(&dir)?;
@@ -146,14 +135,8 @@ fn rename_moves_files_and_directories_and_replaces_a_file() -> io::Result<()> {
 
 #[test]
 fn hard_link_shares_the_inode_and_symlink_points_at_its_target() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("links")?;
-    let (original, hard, soft, dangling) = (
-        scratch.join("original"),
-        scratch.join("hard"),
-        scratch.join("soft"),
-        scratch.join("dangling"),
-    );
+    let (rt, scratch) = runtime_with_scratch("links")?;
+    let [original, hard, soft, dangling] = scratch.joins(["original", "hard", "soft", "dangling"]);
     std::fs::write(&original, b"shared")?;
     rt.block_on(async {
         fs::hard_link(&original, &hard).await?;
@@ -175,8 +158,7 @@ fn hard_link_shares_the_inode_and_symlink_points_at_its_target() -> io::Result<(
 #[test]
 fn copy_copies_contents_and_permissions_and_returns_the_length() -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("copy")?;
+    let (rt, scratch) = runtime_with_scratch("copy")?;
     let (from, to) = (scratch.join("from"), scratch.join("to"));
     let data: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
     std::fs::write(&from, &data)?;
@@ -196,8 +178,7 @@ fn copy_copies_contents_and_permissions_and_returns_the_length() -> io::Result<(
 
 #[test]
 fn canonicalize_resolves_dots_and_symlinks_as_std_does() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("canonicalize")?;
+    let (rt, scratch) = runtime_with_scratch("canonicalize")?;
     std::fs::create_dir(scratch.join("real"))?;
     std::os::unix::fs::symlink(scratch.join("real"), scratch.join("link"))?;
     let twisted = scratch.join("link/../link/./");
@@ -215,8 +196,7 @@ fn canonicalize_resolves_dots_and_symlinks_as_std_does() -> io::Result<()> {
 
 #[test]
 fn read_to_string_reads_utf8_and_refuses_other_bytes() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("read-to-string")?;
+    let (rt, scratch) = runtime_with_scratch("read-to-string")?;
     let (text, binary) = (scratch.join("text"), scratch.join("binary"));
     let long: String = "ünïcödé line\n".repeat(10_000);
     std::fs::write(&text, &long)?;
@@ -233,8 +213,7 @@ fn read_to_string_reads_utf8_and_refuses_other_bytes() -> io::Result<()> {
 
 #[test]
 fn try_exists_tells_present_absent_and_unanswerable_apart() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("try-exists")?;
+    let (rt, scratch) = runtime_with_scratch("try-exists")?;
     let file = scratch.join("file");
     std::fs::write(&file, b"x")?;
     rt.block_on(async {
@@ -255,8 +234,7 @@ fn send<F: std::future::Future + Send>(future: F) -> F {
 
 #[test]
 fn every_call_future_is_send_and_runs_in_a_spawned_task() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("send")?;
+    let (rt, scratch) = runtime_with_scratch("send")?;
     let (dir, file) = (scratch.join("dir"), scratch.join("file"));
     std::fs::write(&file, b"0123")?;
     rt.block_on(async {
