@@ -93,6 +93,18 @@ impl Fixture {
         let _ = dispatch.run();
         self.table.settle(self.sink.only())
     }
+
+    /// [`run_and_settle`](Fixture::run_and_settle) for a wait polled before: it settles with the
+    /// waker it stored, which is returned.
+    pub(super) fn settle_polled(&mut self, submission: Submission) -> Waker {
+        let SettleOutcome::Settled {
+            waker: Some(returned),
+        } = self.run_and_settle(submission)
+        else {
+            panic!("a polled wait settles with its waker")
+        };
+        returned
+    }
 }
 
 #[derive(Default)]

@@ -35,12 +35,7 @@ fn settle_returns_the_waker_instead_of_waking_it() {
     let waker = Waker::from(Arc::clone(&counter));
     assert!(poll::<String>(&mut f.table, key, &waker).is_pending());
     assert!(poll::<String>(&mut f.table, key, &waker).is_pending());
-    let SettleOutcome::Settled {
-        waker: Some(returned),
-    } = f.run_and_settle(submission)
-    else {
-        panic!("a polled wait settles with its waker")
-    };
+    let returned = f.settle_polled(submission);
     assert_eq!(counter.0.load(Ordering::SeqCst), 0, "settle never wakes");
     assert!(returned.will_wake(&waker));
     returned.wake();
@@ -55,12 +50,7 @@ fn a_new_waker_replaces_the_old_one() {
     let second = Waker::from(Arc::new(CountingWaker::default()));
     assert!(poll::<String>(&mut f.table, key, &first).is_pending());
     assert!(poll::<String>(&mut f.table, key, &second).is_pending());
-    let SettleOutcome::Settled {
-        waker: Some(returned),
-    } = f.run_and_settle(submission)
-    else {
-        panic!("a polled wait settles with its waker")
-    };
+    let returned = f.settle_polled(submission);
     assert!(returned.will_wake(&second));
 }
 
