@@ -11,7 +11,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use baton::fs;
-use baton_tests::{Scratch, open_fd_count, runtime_with_scratch};
+use baton_tests::{Scratch, in_scratch, open_fd_count, runtime_with_scratch};
 
 const ENTRIES: usize = 10_000;
 
@@ -101,13 +101,12 @@ fn dropping_a_read_dir_stops_the_listing_and_closes_the_directory() -> io::Resul
 #[test]
 fn read_dir_entries_say_what_std_entries_say() -> io::Result<()> {
     let _serial = serial();
-    let (rt, scratch) = runtime_with_scratch("read-dir-types")?;
-    std::fs::write(scratch.join("file"), b"x")?;
-    std::fs::create_dir(scratch.join("dir"))?;
-    std::os::unix::fs::symlink(scratch.join("file"), scratch.join("link"))?;
-    std::os::unix::net::UnixListener::bind(scratch.join("socket"))?;
-    let std_entries: Vec<_> = std::fs::read_dir(scratch.path())?.collect::<io::Result<_>>()?;
-    rt.block_on(async {
+    in_scratch("read-dir-types", async |scratch| {
+        std::fs::write(scratch.join("file"), b"x")?;
+        std::fs::create_dir(scratch.join("dir"))?;
+        std::os::unix::fs::symlink(scratch.join("file"), scratch.join("link"))?;
+        std::os::unix::net::UnixListener::bind(scratch.join("socket"))?;
+        let std_entries: Vec<_> = std::fs::read_dir(scratch.path())?.collect::<io::Result<_>>()?;
         let mut ours = Vec::new();
         let mut entries = fs::read_dir(scratch.path()).await?;
         while let Some(entry) = entries.next_entry().await? {
@@ -133,8 +132,7 @@ fn read_dir_entries_say_what_std_entries_say() -> io::Result<()> {
 #[test]
 fn read_dir_of_an_empty_directory_ends_at_once() -> io::Result<()> {
     let _serial = serial();
-    let (rt, scratch) = runtime_with_scratch("read-dir-empty")?;
-    rt.block_on(async {
+    in_scratch("read-dir-empty", async |scratch| {
         let mut entries = fs::read_dir(scratch.path()).await?;
         assert!(entries.next_entry().await?.is_none());
         assert!(entries.next_entry().await?.is_none());

@@ -10,6 +10,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use baton::signal::unix::{SignalKind, signal};
+use baton_tests::on_runtime;
 
 /// A generous bound for a delivery to arrive.
 const ARRIVAL: Duration = Duration::from_secs(10);
@@ -119,8 +120,7 @@ fn a_listener_sees_only_deliveries_after_it_was_created() -> io::Result<()> {
 
 #[test]
 fn ctrl_c_resolves_on_sigint() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut ctrl_c = pin!(baton::signal::ctrl_c());
         // The first poll installs the handler (before it, SIGINT would end the process).
         let first = ctrl_c
@@ -136,8 +136,7 @@ fn ctrl_c_resolves_on_sigint() -> io::Result<()> {
 
 #[test]
 fn signals_that_cannot_be_handled_are_refused_with_invalid_input() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         for raw in [libc::SIGKILL, libc::SIGSTOP, libc::SIGSEGV, 0, 65, -1] {
             let err = signal(SignalKind::from_raw(raw)).err().map(|e| e.kind());
             assert_eq!(err, Some(io::ErrorKind::InvalidInput), "signal {raw}");

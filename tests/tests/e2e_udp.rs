@@ -7,6 +7,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use baton::net::UdpSocket;
+use baton_tests::on_runtime;
 
 /// Bound of one exchange step: a lost datagram fails the test instead of hanging it.
 const STEP: Duration = Duration::from_secs(10);
@@ -64,8 +65,7 @@ fn ten_thousand_datagrams_ping_pong_with_none_lost() -> io::Result<()> {
 
 #[test]
 fn an_empty_datagram_is_sent_and_received_as_one() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let (a, b) = pair()?;
         let (res, _) = a.send_to(Vec::new(), b.local_addr()?).await;
         assert_eq!(res?, 0, "a zero-length datagram is a valid send");
@@ -116,8 +116,7 @@ fn a_datagram_larger_than_the_buffer_is_truncated_as_std_truncates_it() -> io::R
 
 #[test]
 fn peek_from_leaves_the_datagram_for_the_next_receive() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let (a, b) = pair()?;
         let (res, _) = a.send_to(b"look".to_vec(), b.local_addr()?).await;
         res?;
@@ -133,8 +132,7 @@ fn peek_from_leaves_the_datagram_for_the_next_receive() -> io::Result<()> {
 
 #[test]
 fn a_connected_socket_sends_to_and_receives_from_its_peer_only() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let (a, b) = pair()?;
         let stranger = UdpSocket::bind("127.0.0.1:0")?;
         a.connect(b.local_addr()?).await?;
