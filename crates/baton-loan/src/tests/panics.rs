@@ -3,10 +3,9 @@
 //! closes, callers fall back).
 
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Arc;
 
 use crate::tests::support::{
-    Payload, YieldNow, assert_borrowed_as_root, runtime, wait_join, wait_until, within,
+    Payload, YieldNow, assert_borrowed_as_root, runtime, wait_join, wait_until, within_on,
 };
 use crate::{BackgroundExit, ThreadRole};
 
@@ -91,9 +90,8 @@ fn background_panic_closes_protocol_so_callers_fall_back() {
     wait_until(|| loan.is_closed());
     assert!(loan.background_panicked());
     assert_eq!(handle.drops(), 1);
-    let role = within({
-        let loan = Arc::clone(&loan);
-        move || loan.block_on(async { loan.thread_role() })
+    let role = within_on(&loan, move |loan| {
+        loan.block_on(async { loan.thread_role() })
     });
     assert_eq!(role, ThreadRole::Outside);
     assert_eq!(loan.shutdown().background, BackgroundExit::Panicked);
