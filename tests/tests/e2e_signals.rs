@@ -71,8 +71,7 @@ fn every_listener_on_every_runtime_sees_a_delivery() -> io::Result<()> {
 #[test]
 fn deliveries_while_nobody_polls_coalesce_into_one() -> io::Result<()> {
     let kind = SignalKind::user_defined2();
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut listener = signal(kind)?;
         for _ in 0..3 {
             raise(kind);
@@ -100,8 +99,7 @@ fn deliveries_while_nobody_polls_coalesce_into_one() -> io::Result<()> {
 #[test]
 fn a_listener_sees_only_deliveries_after_it_was_created() -> io::Result<()> {
     let kind = SignalKind::window_change();
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut early = signal(kind)?;
         raise(kind);
         assert_eq!(

@@ -131,8 +131,7 @@ fn only_v6_is_settable_on_an_ipv6_socket_before_bind() -> io::Result<()> {
         eprintln!("skipped: no IPv6 loopback on this machine");
         return Ok(());
     }
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let socket = TcpSocket::new_v6()?;
         socket.set_only_v6(true)?;
         assert!(socket.only_v6()?);
@@ -194,8 +193,7 @@ fn bind_listens_with_a_backlog_of_1024() -> io::Result<()> {
         .unwrap_or(4096);
     let expected = 1024.min(somaxconn) + 1;
     let attempts = expected + 200;
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let connected = Arc::new(AtomicUsize::new(0));
