@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use baton_uring::ops;
 
-use super::fallback::{OnDrop, check_path, on_pool, ring_or_pool};
+use super::fallback::{OnDrop, check_path, on_pool, pool_path, ring_or_pool};
 use crate::context;
 use crate::handle::Handle;
 
@@ -231,10 +231,7 @@ pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
 /// rule Y1).
 pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     const FUNCTION: &str = "fs::remove_dir_all";
-    let path = path.as_ref();
-    check_path(path)?;
-    let handle = context::require(FUNCTION)?;
-    let path = path.to_owned();
+    let (handle, path) = pool_path(FUNCTION, path.as_ref())?;
     on_pool(&handle, FUNCTION, OnDrop::Finish, move || {
         std::fs::remove_dir_all(path)
     })
