@@ -70,13 +70,7 @@ fn tasks_spawned_from_four_foreign_threads_all_run() {
 fn wake_from_foreign_thread_unparks_and_repolls() {
     let (scheduler, unpark) = scheduler();
     let gate = Gate::new();
-    let handle = scheduler.spawn({
-        let gate = Arc::clone(&gate);
-        async move {
-            gate.wait().await;
-            "done"
-        }
-    });
+    let handle = scheduler.spawn(gate.behind("done"));
     let _ = scheduler.run_ready(16);
     assert_eq!(gate.polls(), 1);
     assert!(!scheduler.has_ready_for_current_thread());
@@ -222,13 +216,7 @@ fn run_ready_respects_its_budget() {
 fn join_handle_awaited_by_another_task_is_woken() {
     let (scheduler, _) = scheduler();
     let gate = Gate::new();
-    let inner = scheduler.spawn({
-        let gate = Arc::clone(&gate);
-        async move {
-            gate.wait().await;
-            9
-        }
-    });
+    let inner = scheduler.spawn(gate.behind(9));
     let outer = scheduler.spawn(async move { inner.await.unwrap() + 1 });
     let _ = scheduler.run_ready(16);
     assert!(!outer.is_finished());
@@ -262,10 +250,7 @@ fn wake_from_a_thread_local_destructor_is_delivered() {
     }
     let (scheduler, unpark) = scheduler();
     let gate = Gate::new();
-    let handle = scheduler.spawn({
-        let gate = Arc::clone(&gate);
-        async move { gate.wait().await }
-    });
+    let handle = scheduler.spawn(gate.wait());
     let _ = scheduler.run_ready(4);
     let waker = gate.take_waker().expect("the task parked its waker");
     gate.open_without_waking();

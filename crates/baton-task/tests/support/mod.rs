@@ -115,6 +115,15 @@ impl Gate {
     pub fn wait(self: &Arc<Gate>) -> GateWait {
         GateWait(Arc::clone(self))
     }
+
+    /// A task body that waits for the gate, then returns `value`.
+    pub fn behind<T>(self: &Arc<Gate>, value: T) -> impl Future<Output = T> + use<T> {
+        let wait = self.wait();
+        async move {
+            wait.await;
+            value
+        }
+    }
 }
 
 #[derive(Debug)]
