@@ -94,6 +94,25 @@ macro_rules! per_waker_policy {
 #[allow(unused_imports)]
 pub(crate) use per_waker_policy;
 
+/// [`ring_serial`] with what most file tests start from: `None` (after the loud `SKIPPED` line)
+/// without io_uring, else the guard, a [`TempFile`] tagged `tag` holding `contents`, and a
+/// driver of four entries.
+pub fn ring_file(
+    tag: &str,
+    contents: &[u8],
+) -> Option<(MutexGuard<'static, ()>, TempFile, Driver)> {
+    let serial = ring_serial()?;
+    let file = TempFile::new(tag, contents);
+    Some((serial, file, driver(4)))
+}
+
+/// An empty buffer of `capacity` bytes, then `contents` appended to it.
+pub fn prefilled(capacity: usize, contents: &[u8]) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(capacity);
+    buf.extend_from_slice(contents);
+    buf
+}
+
 pub fn driver(entries: u32) -> Driver {
     Driver::new(DriverConfig::new().ring_entries(entries)).expect("io_uring set-up")
 }
