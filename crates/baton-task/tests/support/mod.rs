@@ -152,3 +152,16 @@ impl Drop for DropFlag {
         self.0.store(true, Ordering::SeqCst);
     }
 }
+
+impl DropFlag {
+    /// A task body that never finishes and sets `dropped` when it is dropped.
+    pub fn pending_forever(
+        dropped: &Arc<std::sync::atomic::AtomicBool>,
+    ) -> impl Future<Output = ()> + use<> {
+        let flag = DropFlag(Arc::clone(dropped));
+        async move {
+            let _flag = flag;
+            std::future::pending::<()>().await;
+        }
+    }
+}
