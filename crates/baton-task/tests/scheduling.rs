@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Poll;
 
-use baton_task::{JoinHandle, yield_now};
+use baton_task::{JoinHandle, Scheduler, yield_now};
 use support::{Gate, drive, poll_once, scheduler};
 
 #[test]
@@ -174,6 +174,11 @@ fn self_waking_local_task_does_not_starve_injected_task() {
         spins.get() > before,
         "the self-waking task keeps progressing too"
     );
+    abort_to_the_end(&scheduler, &spinner);
+}
+
+/// Aborts a self-waking task and runs the scheduler once more, asserting that it finished.
+fn abort_to_the_end<T>(scheduler: &Scheduler, spinner: &JoinHandle<T>) {
     spinner.abort();
     let _ = scheduler.run_ready(8);
     assert!(spinner.is_finished());
@@ -194,9 +199,7 @@ fn self_waking_send_task_does_not_starve_local_task() {
         Poll::Ready(value) => assert_eq!(*value.unwrap(), 5),
         Poll::Pending => panic!("the local task ran within one run_ready call"),
     }
-    spinner.abort();
-    let _ = scheduler.run_ready(8);
-    assert!(spinner.is_finished());
+    abort_to_the_end(&scheduler, &spinner);
 }
 
 #[test]
