@@ -3,30 +3,30 @@
 //!
 //! Rules the servers rely on, and what a run checks:
 //!
-//! L1. The load makes exactly `connections` connection attempts, split over [`THREADS`]
+//! Z1. The load makes exactly `connections` connection attempts, split over [`THREADS`]
 //!    threads, all before its first request (a failed attempt is an error, not a retry).
 //!
-//! L2. Keep-alive, no pipelining: a round writes one request on each of a thread's
+//! Z2. Keep-alive, no pipelining: a round writes one request on each of a thread's
 //!    connections, then reads each response in full; so with 64 connections the server has 64
 //!    requests in flight at once, never more than one per connection.
 //!
-//! L3. Every response is checked: status 200, a `Content-Length` equal to the payload's length
+//! Z3. Every response is checked: status 200, a `Content-Length` equal to the payload's length
 //!    (chunked encoding or `Connection: close` is an error), and the body byte for byte against
 //!    the payload, every row and every response.
 //!
-//! L4. A connection whose request or response fails counts one error and is closed; the other
+//! Z4. A connection whose request or response fails counts one error and is closed; the other
 //!    connections go on. A run with any error, the server's connection errors included, fails
 //!    with the count and the first error: never a number.
 //!
-//! L5. After untimed warm-up rounds every thread waits at a gate; the coordinator starts the
+//! Z5. After untimed warm-up rounds every thread waits at a gate; the coordinator starts the
 //!    meter and opens the gate, and exactly `rounds` rounds are timed. The threads allocate
 //!    nothing inside the window (an error's message aside) and each measures its own CPU time
 //!    there, reported as the sample's `load_cpu`.
 //!
-//! L6. Then every connection is closed: end-of-stream on an idle keep-alive connection is the
+//! Z6. Then every connection is closed: end-of-stream on an idle keep-alive connection is the
 //!    server's cue to finish.
 //!
-//! L7. Every socket call has a generous timeout, so a broken server fails the run, never hangs it.
+//! Z7. Every socket call has a generous timeout, so a broken server fails the run, never hangs it.
 
 use std::fmt::Display;
 use std::io::{self, Read, Write};
@@ -38,20 +38,20 @@ use std::time::Duration;
 use crate::jobs::HttpJob;
 use crate::sample::{Meter, NoSample, Outcome, Sample, expect_count, thread_cpu};
 
-/// Rule L1: client threads; two, so a server that needs less CPU per request leaves more of
+/// Rule Z1: client threads; two, so a server that needs less CPU per request leaves more of
 /// the two cores to the load and shows it in throughput, not only in CPU time.
 pub(crate) const THREADS: usize = 2;
 
-/// Rule L7: the longest any single socket call may block before the run is declared failed.
+/// Rule Z7: the longest any single socket call may block before the run is declared failed.
 const SOCKET_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Rule L5: untimed rounds before the timed window.
+/// Rule Z5: untimed rounds before the timed window.
 const WARMUP_ROUNDS: u64 = 8;
 
 /// Each thread reads into one buffer of this size; a response head must fit in it.
 const READ_BUFFER: usize = 64 * 1024;
 
-/// Connection errors seen by one side of a run (rule L4).
+/// Connection errors seen by one side of a run (rule Z4).
 #[derive(Debug, Default)]
 pub(crate) struct ConnectionErrors {
     count: u64,
@@ -104,7 +104,7 @@ impl HttpClient {
         Ok(Self { coordinator })
     }
 
-    /// Waits for the load and returns its sample, or (rule L4) the failure when the client or
+    /// Waits for the load and returns its sample, or (rule Z4) the failure when the client or
     /// the `server` saw any connection error.
     pub(crate) fn join(self, server: ConnectionErrors) -> Outcome {
         let load = match self.coordinator.join() {
@@ -125,7 +125,7 @@ impl HttpClient {
     }
 }
 
-/// Rules L1 and L5: starts the threads, times the window between the gate and their end.
+/// Rules Z1 and Z5: starts the threads, times the window between the gate and their end.
 fn coordinate(job: &HttpJob, addr: SocketAddr) -> io::Result<Load> {
     let request: Arc<[u8]> = format!(
         "GET {} HTTP/1.1\r\nHost: {addr}\r\nUser-Agent: baton-bench\r\n\r\n",
@@ -194,7 +194,7 @@ fn drive(addr: SocketAddr, share: usize, job: &HttpJob, request: &[u8], gate: &B
         answered += round(&mut conns, request, &job.payload, &mut buf, &mut errors);
     }
     let cpu = thread_cpu().saturating_sub(cpu_at_start);
-    // Rule L6.
+    // Rule Z6.
     drop(conns);
     Part {
         answered,
@@ -211,7 +211,7 @@ fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
     Ok(stream)
 }
 
-/// Rules L2 and L4: a request out on every live connection, then every response in; returns
+/// Rules Z2 and Z4: a request out on every live connection, then every response in; returns
 /// how many were answered correctly.
 fn round(
     conns: &mut [Option<TcpStream>],
@@ -244,7 +244,7 @@ fn round(
     answered
 }
 
-/// Rule L3: reads one response and checks its head and every byte of its body against
+/// Rule Z3: reads one response and checks its head and every byte of its body against
 /// `payload`, reading no further than the body's end.
 fn read_response(stream: &mut impl Read, payload: &[u8], buf: &mut [u8]) -> io::Result<()> {
     let mut filled = 0;
@@ -303,7 +303,7 @@ fn read_response(stream: &mut impl Read, payload: &[u8], buf: &mut [u8]) -> io::
     Ok(())
 }
 
-/// Rule L3: the `Content-Length` of a response head (status line to the blank line), which
+/// Rule Z3: the `Content-Length` of a response head (status line to the blank line), which
 /// must say 200 and keep the connection open.
 fn content_length(head: &[u8]) -> io::Result<usize> {
     let head = std::str::from_utf8(head)

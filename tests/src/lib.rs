@@ -14,6 +14,14 @@ pub fn open_fd_count() -> std::io::Result<usize> {
     Ok(std::fs::read_dir("/proc/self/fd")?.count())
 }
 
+/// Runs `future` on a fresh runtime, dropped once it returned: the whole frame of a test that
+/// needs nothing else of the runtime.
+pub fn on_runtime<T>(
+    future: impl std::future::Future<Output = std::io::Result<T>>,
+) -> std::io::Result<T> {
+    baton::Runtime::new()?.block_on(future)
+}
+
 /// A fresh directory under the temp dir, removed with everything in it when dropped: the
 /// scratch space of the file-system tests (`e2e_fs_*`).
 #[derive(Debug)]
@@ -44,6 +52,26 @@ impl Scratch {
     pub fn join(&self, name: impl AsRef<std::path::Path>) -> std::path::PathBuf {
         self.path.join(name)
     }
+
+    /// Paths inside the directory, one per name, in order.
+    pub fn joins<const N: usize>(&self, names: [&str; N]) -> [std::path::PathBuf; N] {
+        names.map(|name| self.join(name))
+    }
+}
+
+/// The frame of a file-system test: a runtime and a fresh [`Scratch`] directory tagged `tag`,
+/// and `body` run on the runtime with the directory.
+pub fn in_scratch<T>(
+    tag: &str,
+    body: impl AsyncFnOnce(&Scratch) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    let (rt, scratch) = runtime_with_scratch(tag)?;
+    rt.block_on(body(&scratch))
+}
+
+/// The prologue of a file-system test: a runtime and a fresh [`Scratch`] directory.
+pub fn runtime_with_scratch(tag: &str) -> std::io::Result<(baton::Runtime, Scratch)> {
+    Ok((baton::Runtime::new()?, Scratch::new(tag)?))
 }
 
 impl Drop for Scratch {

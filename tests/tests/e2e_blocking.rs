@@ -14,7 +14,7 @@ use baton::BlockingError;
 use baton::blocking::QuarantineBound;
 use baton::blocking::RejectReason;
 use baton::blocking::{BlockingCancel, spawn_blocking, spawn_quarantined};
-use baton_tests::poll_here;
+use baton_tests::{on_runtime, poll_here};
 
 /// A job that blocks its pool thread until `release` is sent, and says when it started.
 fn gate() -> (
@@ -30,6 +30,25 @@ fn gate() -> (
         let _ = wait.lock().map(|wait| wait.recv());
     };
     (release, started, job)
+}
+
+/// Tells whether any of the jobs made by [`Ran::job`] ran.
+#[derive(Default)]
+struct Ran(Arc<AtomicBool>);
+
+impl Ran {
+    /// A job body that records that it ran.
+    fn job(&self) -> impl FnOnce() + Send + 'static {
+        let ran = Arc::clone(&self.0);
+        move || ran.store(true, Ordering::SeqCst)
+    }
+
+    fn assert_never(&self) {
+        assert!(
+            !self.0.load(Ordering::SeqCst),
+            "a job cancelled or dropped before start never runs"
+        );
+    }
 }
 
 fn one_thread_runtime() -> io::Result<baton::Runtime> {
@@ -49,15 +68,12 @@ fn one_thread_runtime_with_queue(capacity: usize) -> io::Result<baton::Runtime> 
 #[test]
 fn cancel_before_start_never_runs_the_body() -> io::Result<()> {
     let rt = one_thread_runtime()?;
-    let ran = Arc::new(AtomicBool::new(false));
+    let ran = Ran::default();
     rt.block_on(async {
         let (release, started, job) = gate();
         let busy = spawn_blocking(job);
         started.recv().map_err(io::Error::other)?;
-        let queued = spawn_blocking({
-            let ran = Arc::clone(&ran);
-            move || ran.store(true, Ordering::SeqCst)
-        });
+        let queued = spawn_blocking(ran.job());
         assert_eq!(queued.cancel(), BlockingCancel::CancelledBeforeStart);
         assert_eq!(queued.cancel(), BlockingCancel::AlreadyCancelled);
         assert_eq!(queued.await, Err(BlockingError::Cancelled));
@@ -65,10 +81,7 @@ fn cancel_before_start_never_runs_the_body() -> io::Result<()> {
         assert_eq!(busy.await, Ok(()));
         io::Result::Ok(())
     })?;
-    assert!(
-        !ran.load(Ordering::SeqCst),
-        "a job cancelled before start never runs"
-    );
+    ran.assert_never();
     Ok(())
 }
 
@@ -77,22 +90,16 @@ fn cancel_off_the_worker_before_start_is_resolved_at_once() -> io::Result<()> {
     // Room for both cancelled jobs: whether the relay submitted the first one before seeing
     // the cancel is a race this test does not decide.
     let rt = one_thread_runtime_with_queue(2)?;
-    let ran = Arc::new(AtomicBool::new(false));
+    let ran = Ran::default();
     let (release, started, job) = gate();
     let busy = rt.spawn_blocking(job);
     started.recv().map_err(io::Error::other)?;
     // Started from this thread (not running the worker): the job goes through a relay task.
-    let relayed = rt.spawn_blocking({
-        let ran = Arc::clone(&ran);
-        move || ran.store(true, Ordering::SeqCst)
-    });
+    let relayed = rt.spawn_blocking(ran.job());
     assert_eq!(relayed.cancel(), BlockingCancel::CancelledBeforeStart);
     assert_eq!(relayed.cancel(), BlockingCancel::AlreadyCancelled);
     // Started on the worker, cancelled from another thread.
-    let mut job = Some({
-        let ran = Arc::clone(&ran);
-        move || ran.store(true, Ordering::SeqCst)
-    });
+    let mut job = Some(ran.job());
     let registered = rt
         .block_on(std::future::poll_fn(|_| {
             Poll::Ready(job.take().map(spawn_blocking))
@@ -110,10 +117,7 @@ fn cancel_off_the_worker_before_start_is_resolved_at_once() -> io::Result<()> {
     assert_eq!(rt.block_on(busy), Ok(()));
     assert_eq!(rt.block_on(relayed), Err(BlockingError::Cancelled));
     assert_eq!(rt.block_on(registered), Err(BlockingError::Cancelled));
-    assert!(
-        !ran.load(Ordering::SeqCst),
-        "a job cancelled before start never runs"
-    );
+    ran.assert_never();
     Ok(())
 }
 
@@ -161,36 +165,32 @@ fn dropping_a_queued_handle_cancels_the_job() -> io::Result<()> {
     // Room for the dropped job and the next one: the thread may not have dequeued the
     // cancelled job yet when the next is submitted.
     let rt = one_thread_runtime_with_queue(2)?;
-    let ran = Arc::new(AtomicBool::new(false));
+    let ran = Ran::default();
     rt.block_on(async {
         let (release, started, job) = gate();
         let busy = spawn_blocking(job);
         started.recv().map_err(io::Error::other)?;
-        drop(spawn_blocking({
-            let ran = Arc::clone(&ran);
-            move || ran.store(true, Ordering::SeqCst)
-        }));
+        drop(spawn_blocking(ran.job()));
         release.send(()).map_err(io::Error::other)?;
         busy.await.map_err(io::Error::other)?;
         // The next job runs after the dropped one would have: if it had run, it ran by now.
         spawn_blocking(|| ()).await.map_err(io::Error::other)
     })?;
-    assert!(!ran.load(Ordering::SeqCst));
+    ran.assert_never();
     Ok(())
 }
 
 #[test]
 fn a_panicking_job_is_reported_and_the_pool_keeps_working() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let panicked = spawn_blocking(|| -> u8 { panic!("job exploded") }).await;
         match panicked {
             Err(BlockingError::Panicked { message }) => assert!(message.contains("job exploded")),
             other => panic!("expected a panic report, got {other:?}"),
         }
         assert_eq!(spawn_blocking(|| 3).await, Ok(3));
-    });
-    Ok(())
+        Ok(())
+    })
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use baton::fs;
-use baton_tests::Scratch;
+use baton_tests::runtime_with_scratch;
 
 /// Waits (bounded) until `done` holds: the detached requests complete on the worker, which
 /// the background thread runs between `block_on` calls.
@@ -32,14 +32,8 @@ async fn poll_once_and_drop<F: Future>(future: F) -> bool {
 
 #[test]
 fn dropped_create_dir_rename_and_remove_file_futures_still_happen() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("dropped")?;
-    let (dir, from, to, doomed) = (
-        scratch.join("dir"),
-        scratch.join("from"),
-        scratch.join("to"),
-        scratch.join("doomed"),
-    );
+    let (rt, scratch) = runtime_with_scratch("dropped")?;
+    let [dir, from, to, doomed] = scratch.joins(["dir", "from", "to", "doomed"]);
     std::fs::write(&from, b"moved")?;
     std::fs::write(&doomed, b"x")?;
     rt.block_on(async {
@@ -66,8 +60,7 @@ fn dropped_create_dir_rename_and_remove_file_futures_still_happen() -> io::Resul
 #[test]
 fn path_changes_raced_against_an_expired_timeout_all_happen() -> io::Result<()> {
     const RACES: usize = 50;
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("dropped-timeout")?;
+    let (rt, scratch) = runtime_with_scratch("dropped-timeout")?;
     let dirs: Vec<_> = (0..RACES)
         .map(|i| scratch.join(format!("dir-{i}")))
         .collect();
@@ -92,8 +85,7 @@ fn path_changes_raced_against_an_expired_timeout_all_happen() -> io::Result<()> 
 
 #[test]
 fn a_path_change_dropped_just_before_shutdown_is_finished_by_shutdown() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("dropped-shutdown")?;
+    let (rt, scratch) = runtime_with_scratch("dropped-shutdown")?;
     let (from, to) = (scratch.join("from"), scratch.join("to"));
     std::fs::write(&from, b"x")?;
     let dir = scratch.join("dir");

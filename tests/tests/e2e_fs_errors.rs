@@ -8,7 +8,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use baton::fs;
-use baton_tests::Scratch;
+use baton_tests::{Scratch, in_scratch, runtime_with_scratch};
 
 /// Asserts that both calls failed with `expected`.
 #[track_caller]
@@ -21,12 +21,10 @@ fn same_kind<A, B>(what: &str, ours: io::Result<A>, std: io::Result<B>, expected
 
 #[test]
 fn a_missing_path_is_not_found_for_every_call() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-missing")?;
-    let missing = scratch.join("missing");
-    let other = scratch.join("other");
-    let nf = ErrorKind::NotFound;
-    rt.block_on(async {
+    in_scratch("errors-missing", async |scratch| {
+        let missing = scratch.join("missing");
+        let other = scratch.join("other");
+        let nf = ErrorKind::NotFound;
         let m = &missing;
         same_kind("metadata", fs::metadata(m).await, std::fs::metadata(m), nf);
         let ours = fs::symlink_metadata(m).await;
@@ -71,13 +69,11 @@ fn a_missing_path_is_not_found_for_every_call() -> io::Result<()> {
 
 #[test]
 fn a_path_through_a_file_is_not_a_directory() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-not-dir")?;
-    let file = scratch.join("file");
-    std::fs::write(&file, b"x")?;
-    let through = file.join("child");
-    let nd = ErrorKind::NotADirectory;
-    rt.block_on(async {
+    in_scratch("errors-not-dir", async |scratch| {
+        let file = scratch.join("file");
+        std::fs::write(&file, b"x")?;
+        let through = file.join("child");
+        let nd = ErrorKind::NotADirectory;
         let t = &through;
         same_kind("metadata", fs::metadata(t).await, std::fs::metadata(t), nd);
         same_kind(
@@ -116,15 +112,13 @@ fn a_path_through_a_file_is_not_a_directory() -> io::Result<()> {
 
 #[test]
 fn a_directory_that_is_not_empty_is_directory_not_empty() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-not-empty")?;
-    let (full, other) = (scratch.join("full"), scratch.join("other"));
-    for dir in [&full, &other] {
-        std::fs::create_dir(dir)?;
-        std::fs::write(dir.join("inside"), b"x")?;
-    }
-    let dne = ErrorKind::DirectoryNotEmpty;
-    rt.block_on(async {
+    in_scratch("errors-not-empty", async |scratch| {
+        let (full, other) = (scratch.join("full"), scratch.join("other"));
+        for dir in [&full, &other] {
+            std::fs::create_dir(dir)?;
+            std::fs::write(dir.join("inside"), b"x")?;
+        }
+        let dne = ErrorKind::DirectoryNotEmpty;
         let ours = fs::remove_dir(&full).await;
         same_kind("remove_dir", ours, std::fs::remove_dir(&full), dne);
         let ours = fs::rename(&full, &other).await;
@@ -161,16 +155,14 @@ fn tempfile_in(dir: &Path) -> io::Result<()> {
 
 #[test]
 fn a_rename_or_hard_link_across_file_systems_crosses_devices() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-xdev")?;
-    let Some(elsewhere) = other_device(&scratch)? else {
-        return Ok(());
-    };
-    let file = scratch.join("file");
-    std::fs::write(&file, b"stays")?;
-    let there = elsewhere.join(format!("baton-e2e-xdev-{}", std::process::id()));
-    let xd = ErrorKind::CrossesDevices;
-    rt.block_on(async {
+    in_scratch("errors-xdev", async |scratch| {
+        let Some(elsewhere) = other_device(scratch)? else {
+            return Ok(());
+        };
+        let file = scratch.join("file");
+        std::fs::write(&file, b"stays")?;
+        let there = elsewhere.join(format!("baton-e2e-xdev-{}", std::process::id()));
+        let xd = ErrorKind::CrossesDevices;
         let ours = fs::rename(&file, &there).await;
         same_kind("rename", ours, std::fs::rename(&file, &there), xd);
         let ours = fs::hard_link(&file, &there).await;
@@ -183,13 +175,11 @@ fn a_rename_or_hard_link_across_file_systems_crosses_devices() -> io::Result<()>
 
 #[test]
 fn a_name_already_taken_is_already_exists() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-exists")?;
-    let (file, dir) = (scratch.join("file"), scratch.join("dir"));
-    std::fs::write(&file, b"x")?;
-    std::fs::create_dir(&dir)?;
-    let ae = ErrorKind::AlreadyExists;
-    rt.block_on(async {
+    in_scratch("errors-exists", async |scratch| {
+        let (file, dir) = (scratch.join("file"), scratch.join("dir"));
+        std::fs::write(&file, b"x")?;
+        std::fs::create_dir(&dir)?;
+        let ae = ErrorKind::AlreadyExists;
         same_kind(
             "create_dir",
             fs::create_dir(&dir).await,
@@ -227,8 +217,7 @@ fn a_name_already_taken_is_already_exists() -> io::Result<()> {
 
 #[test]
 fn a_path_with_a_nul_byte_is_invalid_input_before_anything_is_submitted() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("errors-nul")?;
+    let (rt, scratch) = runtime_with_scratch("errors-nul")?;
     let bad = scratch.join("bad\0name");
     let good = scratch.join("good");
     std::fs::write(&good, b"x")?;

@@ -6,7 +6,7 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 
 use baton::fs::{self, File, Metadata};
-use baton_tests::Scratch;
+use baton_tests::{in_scratch, runtime_with_scratch};
 
 /// Asserts that `ours` and `std` describe the same file the same way, accessor by accessor.
 fn assert_same(what: &str, ours: &Metadata, std: &std::fs::Metadata) {
@@ -73,11 +73,9 @@ fn assert_same(what: &str, ours: &Metadata, std: &std::fs::Metadata) {
 
 #[test]
 fn metadata_of_a_file_and_a_directory_equals_std_metadata_field_by_field() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("metadata")?;
-    let file = scratch.join("file");
-    std::fs::write(&file, vec![9u8; 12_345])?;
-    rt.block_on(async {
+    in_scratch("metadata", async |scratch| {
+        let file = scratch.join("file");
+        std::fs::write(&file, vec![9u8; 12_345])?;
         let ours = fs::metadata(&file).await?;
         assert_same("file", &ours, &std::fs::metadata(&file)?);
         assert!(ours.is_file() && ours.len() == 12_345);
@@ -97,12 +95,10 @@ fn metadata_of_a_file_and_a_directory_equals_std_metadata_field_by_field() -> io
 
 #[test]
 fn symlink_metadata_of_a_symlink_describes_the_link_and_metadata_its_target() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("symlink-metadata")?;
-    let (target, link) = (scratch.join("target"), scratch.join("link"));
-    std::fs::write(&target, b"target bytes")?;
-    std::os::unix::fs::symlink(&target, &link)?;
-    rt.block_on(async {
+    in_scratch("symlink-metadata", async |scratch| {
+        let (target, link) = (scratch.join("target"), scratch.join("link"));
+        std::fs::write(&target, b"target bytes")?;
+        std::os::unix::fs::symlink(&target, &link)?;
         let ours = fs::symlink_metadata(&link).await?;
         assert_same("symlink", &ours, &std::fs::symlink_metadata(&link)?);
         assert!(ours.is_symlink() && !ours.is_file());
@@ -118,10 +114,8 @@ fn symlink_metadata_of_a_symlink_describes_the_link_and_metadata_its_target() ->
 
 #[test]
 fn file_metadata_by_descriptor_equals_std_file_metadata() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("file-metadata")?;
-    let path = scratch.join("file");
-    rt.block_on(async {
+    in_scratch("file-metadata", async |scratch| {
+        let path = scratch.join("file");
         let file = File::create(&path).await?;
         let (res, _buf) = file.write_all_at(vec![1u8; 5000], 0).await;
         res?;
@@ -138,8 +132,7 @@ fn file_metadata_by_descriptor_equals_std_file_metadata() -> io::Result<()> {
 
 #[test]
 fn set_len_shrinks_and_extends_and_later_syncs_still_sync() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("set-len")?;
+    let (rt, scratch) = runtime_with_scratch("set-len")?;
     let path = scratch.join("file");
     rt.block_on(async {
         let file = baton_tests::create_read_write(&path).await?;
@@ -172,10 +165,8 @@ fn set_len_shrinks_and_extends_and_later_syncs_still_sync() -> io::Result<()> {
 
 #[test]
 fn sync_range_writes_back_ranges_and_refuses_ranges_that_do_not_fit() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("sync-range")?;
-    let path = scratch.join("file");
-    rt.block_on(async {
+    in_scratch("sync-range", async |scratch| {
+        let path = scratch.join("file");
         let file = File::create(&path).await?;
         let (res, _buf) = file.write_all_at(vec![5u8; 64 * 1024], 0).await;
         res?;

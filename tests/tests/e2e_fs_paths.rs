@@ -6,14 +6,12 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 
 use baton::fs;
-use baton_tests::Scratch;
+use baton_tests::{in_scratch, runtime_with_scratch};
 
 #[test]
 fn create_dir_makes_one_directory_and_remove_dir_removes_it() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("create-dir")?;
-    let dir = scratch.join("one");
-    rt.block_on(async {
+    in_scratch("create-dir", async |scratch| {
+        let dir = scratch.join("one");
         fs::create_dir(&dir).await?;
         assert!(std::fs::metadata(&dir)?.is_dir());
         fs::remove_dir(&dir).await?;
@@ -24,10 +22,8 @@ fn create_dir_makes_one_directory_and_remove_dir_removes_it() -> io::Result<()> 
 
 #[test]
 fn create_dir_all_makes_every_missing_parent_and_accepts_an_existing_tree() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("create-dir-all")?;
-    let deep = scratch.join("a/b/c/d");
-    rt.block_on(async {
+    in_scratch("create-dir-all", async |scratch| {
+        let deep = scratch.join("a/b/c/d");
         fs::create_dir_all(&deep).await?;
         assert!(std::fs::metadata(&deep)?.is_dir());
         fs::create_dir_all(&deep).await?;
@@ -41,8 +37,7 @@ fn create_dir_all_makes_every_missing_parent_and_accepts_an_existing_tree() -> i
 
 #[test]
 fn create_dir_all_under_a_file_fails_as_std_does() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("create-dir-all-file")?;
+    let (rt, scratch) = runtime_with_scratch("create-dir-all-file")?;
     let file = scratch.join("file");
     std::fs::write(&file, b"x")?;
     let under = file.join("sub/dir");
@@ -76,16 +71,14 @@ fn nested_tree(root: &std::path::Path, levels: usize, files: usize) -> io::Resul
 
 #[test]
 fn remove_dir_all_removes_a_nested_tree_without_following_its_symlinks() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("remove-dir-all")?;
-    let tree = scratch.join("tree");
-    std::fs::create_dir(&tree)?;
-    let made = nested_tree(&tree, 8, 16)?;
-    assert_eq!(made, 8 * 18);
-    let outside = scratch.join("outside");
-    std::fs::write(&outside, b"kept")?;
-    std::os::unix::fs::symlink(&outside, tree.join("level-0/to-outside"))?;
-    rt.block_on(async {
+    in_scratch("remove-dir-all", async |scratch| {
+        let tree = scratch.join("tree");
+        std::fs::create_dir(&tree)?;
+        let made = nested_tree(&tree, 8, 16)?;
+        assert_eq!(made, 8 * 18);
+        let outside = scratch.join("outside");
+        std::fs::write(&outside, b"kept")?;
+        std::os::unix::fs::symlink(&outside, tree.join("level-0/to-outside"))?;
         fs::remove_dir_all(&tree).await?;
         assert!(!fs::try_exists(&tree).await?);
         assert_eq!(
@@ -101,11 +94,9 @@ fn remove_dir_all_removes_a_nested_tree_without_following_its_symlinks() -> io::
 
 #[test]
 fn remove_file_removes_a_file_and_refuses_a_directory() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("remove-file")?;
-    let file = scratch.join("file");
-    std::fs::write(&file, b"x")?;
-    rt.block_on(async {
+    in_scratch("remove-file", async |scratch| {
+        let file = scratch.join("file");
+        std::fs::write(&file, b"x")?;
         fs::remove_file(&file).await?;
         assert!(!file.exists());
         let dir = fs::remove_file(scratch.path())
@@ -122,19 +113,12 @@ fn remove_file_removes_a_file_and_refuses_a_directory() -> io::Result<()> {
 
 #[test]
 fn rename_moves_files_and_directories_and_replaces_a_file() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("rename")?;
-    let (a, b, dir, moved) = (
-        scratch.join("a"),
-        scratch.join("b"),
-        scratch.join("dir"),
-        scratch.join("moved"),
-    );
-    std::fs::write(&a, b"new")?;
-    std::fs::write(&b, b"old")?;
-    std::fs::create_dir(&dir)?;
-    std::fs::write(dir.join("inside"), b"x")?;
-    rt.block_on(async {
+    in_scratch("rename", async |scratch| {
+        let [a, b, dir, moved] = scratch.joins(["a", "b", "dir", "moved"]);
+        std::fs::write(&a, b"new")?;
+        std::fs::write(&b, b"old")?;
+        std::fs::create_dir(&dir)?;
+        std::fs::write(dir.join("inside"), b"x")?;
         fs::rename(&a, &b).await?;
         assert_eq!(std::fs::read(&b)?, b"new", "the target was replaced");
         assert!(!a.exists());
@@ -146,16 +130,10 @@ fn rename_moves_files_and_directories_and_replaces_a_file() -> io::Result<()> {
 
 #[test]
 fn hard_link_shares_the_inode_and_symlink_points_at_its_target() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("links")?;
-    let (original, hard, soft, dangling) = (
-        scratch.join("original"),
-        scratch.join("hard"),
-        scratch.join("soft"),
-        scratch.join("dangling"),
-    );
-    std::fs::write(&original, b"shared")?;
-    rt.block_on(async {
+    in_scratch("links", async |scratch| {
+        let [original, hard, soft, dangling] =
+            scratch.joins(["original", "hard", "soft", "dangling"]);
+        std::fs::write(&original, b"shared")?;
         fs::hard_link(&original, &hard).await?;
         let (a, b) = (std::fs::metadata(&original)?, std::fs::metadata(&hard)?);
         assert_eq!((a.ino(), a.nlink()), (b.ino(), 2));
@@ -175,14 +153,12 @@ fn hard_link_shares_the_inode_and_symlink_points_at_its_target() -> io::Result<(
 #[test]
 fn copy_copies_contents_and_permissions_and_returns_the_length() -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("copy")?;
-    let (from, to) = (scratch.join("from"), scratch.join("to"));
-    let data: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
-    std::fs::write(&from, &data)?;
-    std::fs::set_permissions(&from, std::fs::Permissions::from_mode(0o640))?;
-    std::fs::write(&to, b"to be truncated, longer than nothing")?;
-    rt.block_on(async {
+    in_scratch("copy", async |scratch| {
+        let (from, to) = (scratch.join("from"), scratch.join("to"));
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+        std::fs::write(&from, &data)?;
+        std::fs::set_permissions(&from, std::fs::Permissions::from_mode(0o640))?;
+        std::fs::write(&to, b"to be truncated, longer than nothing")?;
         assert_eq!(fs::copy(&from, &to).await?, data.len() as u64);
         assert!(std::fs::read(&to)? == data);
         assert_eq!(std::fs::metadata(&to)?.mode() & 0o777, 0o640);
@@ -196,12 +172,10 @@ fn copy_copies_contents_and_permissions_and_returns_the_length() -> io::Result<(
 
 #[test]
 fn canonicalize_resolves_dots_and_symlinks_as_std_does() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("canonicalize")?;
-    std::fs::create_dir(scratch.join("real"))?;
-    std::os::unix::fs::symlink(scratch.join("real"), scratch.join("link"))?;
-    let twisted = scratch.join("link/../link/./");
-    rt.block_on(async {
+    in_scratch("canonicalize", async |scratch| {
+        std::fs::create_dir(scratch.join("real"))?;
+        std::os::unix::fs::symlink(scratch.join("real"), scratch.join("link"))?;
+        let twisted = scratch.join("link/../link/./");
         let ours = fs::canonicalize(&twisted).await?;
         assert_eq!(ours, std::fs::canonicalize(&twisted)?);
         assert_eq!(ours, std::fs::canonicalize(scratch.join("real"))?);
@@ -215,13 +189,11 @@ fn canonicalize_resolves_dots_and_symlinks_as_std_does() -> io::Result<()> {
 
 #[test]
 fn read_to_string_reads_utf8_and_refuses_other_bytes() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("read-to-string")?;
-    let (text, binary) = (scratch.join("text"), scratch.join("binary"));
-    let long: String = "ünïcödé line\n".repeat(10_000);
-    std::fs::write(&text, &long)?;
-    std::fs::write(&binary, [b'o', b'k', 0xc3, 0x28])?;
-    rt.block_on(async {
+    in_scratch("read-to-string", async |scratch| {
+        let (text, binary) = (scratch.join("text"), scratch.join("binary"));
+        let long: String = "ünïcödé line\n".repeat(10_000);
+        std::fs::write(&text, &long)?;
+        std::fs::write(&binary, [b'o', b'k', 0xc3, 0x28])?;
         assert_eq!(fs::read_to_string(&text).await?, long);
         let err = fs::read_to_string(&binary).await.expect_err("not UTF-8");
         let std_err = std::fs::read_to_string(&binary).expect_err("std too");
@@ -233,11 +205,9 @@ fn read_to_string_reads_utf8_and_refuses_other_bytes() -> io::Result<()> {
 
 #[test]
 fn try_exists_tells_present_absent_and_unanswerable_apart() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("try-exists")?;
-    let file = scratch.join("file");
-    std::fs::write(&file, b"x")?;
-    rt.block_on(async {
+    in_scratch("try-exists", async |scratch| {
+        let file = scratch.join("file");
+        std::fs::write(&file, b"x")?;
         assert!(fs::try_exists(&file).await?);
         assert!(fs::try_exists(scratch.path()).await?);
         assert!(!fs::try_exists(scratch.join("missing")).await?);
@@ -255,11 +225,9 @@ fn send<F: std::future::Future + Send>(future: F) -> F {
 
 #[test]
 fn every_call_future_is_send_and_runs_in_a_spawned_task() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("send")?;
-    let (dir, file) = (scratch.join("dir"), scratch.join("file"));
-    std::fs::write(&file, b"0123")?;
-    rt.block_on(async {
+    in_scratch("send", async |scratch| {
+        let (dir, file) = (scratch.join("dir"), scratch.join("file"));
+        std::fs::write(&file, b"0123")?;
         let task = baton::spawn(async move {
             let f = &file;
             send(fs::create_dir(&dir)).await?;

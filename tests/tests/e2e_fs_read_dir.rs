@@ -11,7 +11,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use baton::fs;
-use baton_tests::{Scratch, open_fd_count};
+use baton_tests::{Scratch, in_scratch, open_fd_count, runtime_with_scratch};
 
 const ENTRIES: usize = 10_000;
 
@@ -34,8 +34,7 @@ fn many_files(scratch: &Scratch, n: usize) -> io::Result<BTreeSet<OsString>> {
 #[test]
 fn read_dir_of_ten_thousand_entries_streams_them_batch_by_batch() -> io::Result<()> {
     let _serial = serial();
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("read-dir-10k")?;
+    let (rt, scratch) = runtime_with_scratch("read-dir-10k")?;
     let expected = many_files(&scratch, ENTRIES)?;
     let jobs = || rt.metrics().blocking.accepted;
     rt.block_on(async {
@@ -71,8 +70,7 @@ fn read_dir_of_ten_thousand_entries_streams_them_batch_by_batch() -> io::Result<
 #[test]
 fn dropping_a_read_dir_stops_the_listing_and_closes_the_directory() -> io::Result<()> {
     let _serial = serial();
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("read-dir-drop")?;
+    let (rt, scratch) = runtime_with_scratch("read-dir-drop")?;
     many_files(&scratch, 2_000)?;
     let jobs = || rt.metrics().blocking.accepted;
     let fds_before = open_fd_count()?;
@@ -103,14 +101,12 @@ fn dropping_a_read_dir_stops_the_listing_and_closes_the_directory() -> io::Resul
 #[test]
 fn read_dir_entries_say_what_std_entries_say() -> io::Result<()> {
     let _serial = serial();
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("read-dir-types")?;
-    std::fs::write(scratch.join("file"), b"x")?;
-    std::fs::create_dir(scratch.join("dir"))?;
-    std::os::unix::fs::symlink(scratch.join("file"), scratch.join("link"))?;
-    std::os::unix::net::UnixListener::bind(scratch.join("socket"))?;
-    let std_entries: Vec<_> = std::fs::read_dir(scratch.path())?.collect::<io::Result<_>>()?;
-    rt.block_on(async {
+    in_scratch("read-dir-types", async |scratch| {
+        std::fs::write(scratch.join("file"), b"x")?;
+        std::fs::create_dir(scratch.join("dir"))?;
+        std::os::unix::fs::symlink(scratch.join("file"), scratch.join("link"))?;
+        std::os::unix::net::UnixListener::bind(scratch.join("socket"))?;
+        let std_entries: Vec<_> = std::fs::read_dir(scratch.path())?.collect::<io::Result<_>>()?;
         let mut ours = Vec::new();
         let mut entries = fs::read_dir(scratch.path()).await?;
         while let Some(entry) = entries.next_entry().await? {
@@ -136,9 +132,7 @@ fn read_dir_entries_say_what_std_entries_say() -> io::Result<()> {
 #[test]
 fn read_dir_of_an_empty_directory_ends_at_once() -> io::Result<()> {
     let _serial = serial();
-    let rt = baton::Runtime::new()?;
-    let scratch = Scratch::new("read-dir-empty")?;
-    rt.block_on(async {
+    in_scratch("read-dir-empty", async |scratch| {
         let mut entries = fs::read_dir(scratch.path()).await?;
         assert!(entries.next_entry().await?.is_none());
         assert!(entries.next_entry().await?.is_none());

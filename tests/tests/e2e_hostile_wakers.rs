@@ -33,11 +33,13 @@ fn a_panicking_foreign_waker_on_a_forwarded_read_leaves_the_runtime_running() {
     // Poll the read once on a thread that is not the worker's, with the hostile waker: the
     // read is forwarded, and the worker wakes that waker when the bytes arrive.
     let woken = Arc::clone(&hostile);
+    let (polled, first_poll_done) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let waker = Waker::from(woken);
         let mut cx = Context::from_waker(&waker);
         let mut read = pin!(ours.read(Vec::with_capacity(8)));
         assert!(read.as_mut().poll(&mut cx).is_pending());
+        let _sent = polled.send(());
         let start = std::time::Instant::now();
         loop {
             if let Poll::Ready((res, buf)) = read.as_mut().poll(&mut cx) {
@@ -50,6 +52,10 @@ fn a_panicking_foreign_waker_on_a_forwarded_read_leaves_the_runtime_running() {
             std::thread::sleep(Duration::from_millis(1));
         }
     });
+    // The bytes go out only once the read is pending there, so its first poll cannot see them.
+    first_poll_done
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the reader polled once");
     let wrote = rt.block_on(async { peer.write_all(b"ping".to_vec()).await.0 });
     wrote.expect("write");
     assert_eq!(reader.join().expect("reader thread"), b"ping");

@@ -28,6 +28,14 @@ impl Gate {
         }
     }
 
+    /// A fresh gate and a set holding one task behind it, which returns `value` once through.
+    fn holding<T: Send + 'static>(value: T) -> (Gate, JoinSet<T>) {
+        let gate = Gate::default();
+        let mut set = JoinSet::new();
+        set.spawn(gate.behind(value));
+        (gate, set)
+    }
+
     /// A task body that passes this gate, then returns `value`.
     fn behind<T>(&self, value: T) -> impl std::future::Future<Output = T> + use<T> {
         let gate = self.clone();
@@ -123,11 +131,8 @@ fn ten_thousand_tasks_are_each_joined_once() {
 
 #[test]
 fn the_task_that_finishes_first_is_joined_first() {
-    let rt = runtime();
-    rt.block_on(async {
-        let gate = Gate::default();
-        let mut set = JoinSet::new();
-        set.spawn(gate.behind("slow"));
+    runtime().block_on(async {
+        let (gate, mut set) = Gate::holding("slow");
         set.spawn(async { "fast" });
         assert_eq!(set.join_next().await.and_then(Result::ok), Some("fast"));
         gate.open();
@@ -138,8 +143,7 @@ fn the_task_that_finishes_first_is_joined_first() {
 
 #[test]
 fn tasks_finished_before_the_first_join_come_in_completion_order() {
-    let rt = runtime();
-    rt.block_on(async {
+    runtime().block_on(async {
         let gates: Vec<Gate> = (0..5).map(|_| Gate::default()).collect();
         let finished = Arc::new(AtomicUsize::new(0));
         let mut set = JoinSet::new();
@@ -164,8 +168,7 @@ fn tasks_finished_before_the_first_join_come_in_completion_order() {
 
 #[test]
 fn dropping_the_set_aborts_its_tasks() {
-    let rt = runtime();
-    rt.block_on(async {
+    runtime().block_on(async {
         let started = Arc::new(AtomicUsize::new(0));
         let dropped = Arc::new(AtomicUsize::new(0));
         let mut set = JoinSet::new();
@@ -193,8 +196,7 @@ fn dropping_the_set_aborts_its_tasks() {
 
 #[test]
 fn abort_all_then_join_next_yields_cancelled_errors() {
-    let rt = runtime();
-    rt.block_on(async {
+    runtime().block_on(async {
         let mut set = JoinSet::new();
         for _ in 0..20 {
             set.spawn(std::future::pending::<u8>());
@@ -213,8 +215,7 @@ fn abort_all_then_join_next_yields_cancelled_errors() {
 
 #[test]
 fn shutdown_aborts_and_joins_every_task() {
-    let rt = runtime();
-    rt.block_on(async {
+    runtime().block_on(async {
         let dropped = Arc::new(AtomicUsize::new(0));
         let mut set = JoinSet::new();
         for _ in 0..20 {
@@ -232,8 +233,7 @@ fn shutdown_aborts_and_joins_every_task() {
 
 #[test]
 fn detach_all_lets_the_tasks_run_on() {
-    let rt = runtime();
-    rt.block_on(async {
+    runtime().block_on(async {
         let gate = Gate::default();
         let finished = Arc::new(AtomicUsize::new(0));
         let mut set = JoinSet::new();
@@ -256,8 +256,7 @@ fn detach_all_lets_the_tasks_run_on() {
 
 #[test]
 fn local_tasks_are_joined_with_their_non_send_results() {
-    let rt = runtime();
-    rt.block_on(async {
+    runtime().block_on(async {
         let shared = Rc::new(40);
         let mut set = JoinSet::new();
         for i in 0..10 {
@@ -275,11 +274,8 @@ fn local_tasks_are_joined_with_their_non_send_results() {
 
 #[test]
 fn a_join_next_cancelled_by_timeout_loses_no_result() {
-    let rt = runtime();
-    rt.block_on(async {
-        let gate = Gate::default();
-        let mut set = JoinSet::new();
-        set.spawn(gate.behind(7));
+    runtime().block_on(async {
+        let (gate, mut set) = Gate::holding(7);
         let timed_out = baton::time::timeout(Duration::from_millis(20), set.join_next()).await;
         assert!(timed_out.is_err(), "nothing finished within the timeout");
         gate.open();
@@ -289,11 +285,8 @@ fn a_join_next_cancelled_by_timeout_loses_no_result() {
 
 #[test]
 fn a_join_next_dropped_after_its_wake_loses_no_result() {
-    let rt = runtime();
-    rt.block_on(async {
-        let gate = Gate::default();
-        let mut set = JoinSet::new();
-        set.spawn(gate.behind("kept"));
+    runtime().block_on(async {
+        let (gate, mut set) = Gate::holding("kept");
         let woken = Arc::new(WokenFlag::default());
         {
             let next = pin!(set.join_next());
@@ -319,8 +312,7 @@ fn a_join_next_dropped_after_its_wake_loses_no_result() {
 
 #[test]
 fn try_join_next_returns_only_finished_tasks() {
-    let rt = runtime();
-    rt.block_on(async {
+    runtime().block_on(async {
         let mut set: JoinSet<u8> = JoinSet::new();
         assert!(set.try_join_next().is_none(), "an empty set has nothing");
         let gate = Gate::default();
@@ -342,8 +334,7 @@ fn try_join_next_returns_only_finished_tasks() {
 
 #[test]
 fn a_panicking_task_joins_as_a_panic_error() {
-    let rt = runtime();
-    rt.block_on(async {
+    runtime().block_on(async {
         let mut set = JoinSet::new();
         set.spawn(async { panic!("task failed on purpose") });
         set.spawn(async { 5 });

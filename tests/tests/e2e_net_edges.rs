@@ -6,6 +6,7 @@ use std::net::Shutdown;
 use std::time::Duration;
 
 use baton::net::{TcpListener, TcpStream, UnixListener};
+use baton_tests::on_runtime;
 
 #[test]
 fn binding_a_listener_after_shutdown_is_closed_like_every_other_call() {
@@ -29,8 +30,7 @@ fn binding_a_listener_after_shutdown_is_closed_like_every_other_call() {
 
 #[test]
 fn shutting_down_a_stream_whose_peer_already_closed_is_ok() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let client = TcpStream::connect(addr).await?;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use baton::io::{AsyncReadExt, AsyncWriteExt};
 use baton::process::{Command, Stdio};
+use baton_tests::on_runtime;
 
 /// A bound for a child to finish what it was asked: a hang fails instead of blocking CI.
 const BOUND: Duration = Duration::from_secs(20);
@@ -27,8 +28,7 @@ async fn gone(pid: u32) -> bool {
 
 #[test]
 fn a_child_s_output_is_read_through_a_baton_stream() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut child = Command::new("echo")
             .args(["from", "the child"])
             .stdout(Stdio::piped())
@@ -50,8 +50,7 @@ fn a_child_s_output_is_read_through_a_baton_stream() -> io::Result<()> {
 
 #[test]
 fn a_mebibyte_through_cat_comes_back_intact() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut child = Command::new("cat")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -79,8 +78,7 @@ fn a_mebibyte_through_cat_comes_back_intact() -> io::Result<()> {
 
 #[test]
 fn output_captures_both_streams_and_the_exit_code() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let output = Command::new("sh")
             .args(["-c", "echo out; echo err >&2; exit 3"])
             .output()
@@ -96,8 +94,7 @@ fn output_captures_both_streams_and_the_exit_code() -> io::Result<()> {
 
 #[test]
 fn waiting_blocks_no_thread_a_timer_beside_it_keeps_time() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut child = Command::new("sleep").arg("0.3").spawn()?;
         let waiting = baton::spawn(async move { child.wait().await });
         let mut worst = Duration::ZERO;
@@ -119,8 +116,7 @@ fn waiting_blocks_no_thread_a_timer_beside_it_keeps_time() -> io::Result<()> {
 
 #[test]
 fn a_wait_cut_off_by_a_timeout_leaves_the_child_to_a_later_wait() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut child = Command::new("sleep").arg("0.2").spawn()?;
         let early = baton::time::timeout(Duration::from_millis(10), child.wait()).await;
         assert!(early.is_err(), "still running");
@@ -131,8 +127,7 @@ fn a_wait_cut_off_by_a_timeout_leaves_the_child_to_a_later_wait() -> io::Result<
 
 #[test]
 fn kill_ends_the_child_with_sigkill() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut child = Command::new("sleep").arg("30").spawn()?;
         baton::time::timeout(BOUND, child.kill())
             .await
@@ -145,8 +140,7 @@ fn kill_ends_the_child_with_sigkill() -> io::Result<()> {
 
 #[test]
 fn a_dropped_child_is_reaped_and_kill_on_drop_kills_it() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let finishing = Command::new("true").spawn()?;
         let finishing_pid = finishing.id();
         drop(finishing);

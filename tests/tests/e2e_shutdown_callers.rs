@@ -33,6 +33,51 @@ impl Drop for PendingWithDropFlag {
     }
 }
 
+/// Another thread whose `block_on` has the worker on loan: it runs `body` with the runtime's
+/// handle and a sender to signal once it is where the test wants it, then sends back what
+/// `body` returned.
+struct Borrower<T> {
+    ready: mpsc::Receiver<()>,
+    result: mpsc::Receiver<T>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl<T: Send + 'static> Borrower<T> {
+    fn spawn(
+        handle: baton::Handle,
+        body: impl FnOnce(&baton::Handle, mpsc::Sender<()>) -> T + Send + 'static,
+    ) -> Borrower<T> {
+        let (signal, ready) = mpsc::channel();
+        let (send_result, result) = mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let _sent = send_result.send(body(&handle, signal));
+        });
+        Borrower {
+            ready,
+            result,
+            thread,
+        }
+    }
+
+    /// Waits (bounded) for the borrower's signal.
+    fn wait_ready(&self) -> io::Result<()> {
+        self.ready.recv_timeout(DEADLINE).map_err(io::Error::other)
+    }
+
+    /// Waits (bounded) for what the borrower's body returned; `what` names it in the error.
+    fn result(&self, what: &str) -> io::Result<T> {
+        self.result
+            .recv_timeout(DEADLINE)
+            .map_err(|_| io::Error::other(format!("{what} never resolved")))
+    }
+
+    fn join(self) -> io::Result<()> {
+        self.thread
+            .join()
+            .map_err(|_| io::Error::other("borrower panicked"))
+    }
+}
+
 /// Between `block_on` calls the background thread runs the worker (a live local task keeps it
 /// from resting), and it used to drop the worker at shutdown, leaking the calling thread's
 /// local tasks. Repeated, because it depended on where the worker happened to be.
@@ -60,29 +105,19 @@ fn shutdown_drops_the_calling_threads_local_tasks_on_that_thread() -> io::Result
 fn shutdown_from_another_thread_closes_a_borrowed_worker_and_its_accept_resolves_closed()
 -> io::Result<()> {
     let rt = baton::Runtime::new()?;
-    let handle = rt.handle();
-    let (accepting, accept_pending) = mpsc::channel();
-    let (accepted, accept_result) = mpsc::channel();
-    let borrower = std::thread::spawn(move || {
-        let result = handle.block_on(async {
+    let borrower = Borrower::spawn(rt.handle(), |handle, ready| {
+        handle.block_on(async {
             let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
-            let _sent = accepting.send(());
+            let _sent = ready.send(());
             listener.accept().await.map(drop)
-        });
-        let _sent = accepted.send(result);
+        })
     });
-    accept_pending
-        .recv_timeout(DEADLINE)
-        .map_err(io::Error::other)?;
+    borrower.wait_ready()?;
     let report = rt.shutdown_timeout(DEADLINE);
-    let result = accept_result
-        .recv_timeout(DEADLINE)
-        .map_err(|_| io::Error::other("the borrowed accept never resolved"))?;
+    let result = borrower.result("the borrowed accept")?;
     let err = result.expect_err("nobody connected");
     assert!(baton::Error::is_closed(&err), "{err}");
-    borrower
-        .join()
-        .map_err(|_| io::Error::other("borrower panicked"))?;
+    borrower.join()?;
     assert!(report.worker_on_loan, "{report:?}");
     assert!(report.closed_on_loan, "{report:?}");
     assert!(!report.called_from_runtime, "{report:?}");
@@ -100,27 +135,17 @@ fn shutdown_from_another_thread_closes_a_borrowed_worker_and_its_accept_resolves
 fn a_timeout_pending_in_a_borrowed_block_on_reports_closed_when_the_runtime_shuts_down()
 -> io::Result<()> {
     let rt = baton::Runtime::new()?;
-    let handle = rt.handle();
-    let (waiting, timeout_pending) = mpsc::channel();
-    let (finished, timeout_result) = mpsc::channel();
-    let borrower = std::thread::spawn(move || {
-        let result = handle.block_on(async {
-            let _sent = waiting.send(());
+    let borrower = Borrower::spawn(rt.handle(), |handle, ready| {
+        handle.block_on(async {
+            let _sent = ready.send(());
             baton::time::timeout(Duration::from_secs(600), std::future::pending::<()>()).await
-        });
-        let _sent = finished.send(result);
+        })
     });
-    timeout_pending
-        .recv_timeout(DEADLINE)
-        .map_err(io::Error::other)?;
+    borrower.wait_ready()?;
     let report = rt.shutdown_timeout(DEADLINE);
-    let result = timeout_result
-        .recv_timeout(DEADLINE)
-        .map_err(|_| io::Error::other("the timeout never resolved"))?;
+    let result = borrower.result("the timeout")?;
     assert_eq!(result, Err(baton::time::TimeoutError::Closed), "{report:?}");
-    borrower
-        .join()
-        .map_err(|_| io::Error::other("borrower panicked"))
+    borrower.join()
 }
 
 /// A borrower busy inside its root's poll when shutdown comes (here: blocked until the test
@@ -131,11 +156,8 @@ fn a_timeout_pending_in_a_borrowed_block_on_reports_closed_when_the_runtime_shut
 #[test]
 fn shutdown_waits_for_a_busy_borrower_only_until_its_deadline_and_says_so() -> io::Result<()> {
     let rt = baton::Runtime::new()?;
-    let handle = rt.handle();
-    let (busy, borrower_busy) = mpsc::channel();
     let (release, released) = mpsc::channel::<()>();
-    let (accepted, accept_result) = mpsc::channel();
-    let borrower = std::thread::spawn(move || {
+    let borrower = Borrower::spawn(rt.handle(), move |handle, busy| {
         let result = handle.block_on(async {
             let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
             let _sent = busy.send(());
@@ -143,26 +165,20 @@ fn shutdown_waits_for_a_busy_borrower_only_until_its_deadline_and_says_so() -> i
             let _released = released.recv_timeout(DEADLINE);
             listener.accept().await.map(drop)
         });
-        let _sent = accepted.send((result, handle.is_shutting_down()));
+        (result, handle.is_shutting_down())
     });
-    borrower_busy
-        .recv_timeout(DEADLINE)
-        .map_err(io::Error::other)?;
+    borrower.wait_ready()?;
     let report = rt.shutdown_timeout(Duration::from_millis(50));
     assert!(report.worker_on_loan, "{report:?}");
     assert!(!report.closed_on_loan, "{report:?}");
     assert!(report.worker.is_none(), "{report:?}");
     assert!(!report.is_clean(), "{report:?}");
     let _sent = release.send(());
-    let (result, shutting_down) = accept_result
-        .recv_timeout(DEADLINE)
-        .map_err(|_| io::Error::other("the borrowed accept never resolved"))?;
+    let (result, shutting_down) = borrower.result("the borrowed accept")?;
     let err = result.expect_err("nobody connected");
     assert!(baton::Error::is_closed(&err), "{err}");
     assert!(shutting_down);
-    borrower
-        .join()
-        .map_err(|_| io::Error::other("borrower panicked"))
+    borrower.join()
 }
 
 /// Spawns from inside the runtime right after it began shutting down: a `Send` task and a

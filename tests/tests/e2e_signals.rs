@@ -10,6 +10,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use baton::signal::unix::{SignalKind, signal};
+use baton_tests::on_runtime;
 
 /// A generous bound for a delivery to arrive.
 const ARRIVAL: Duration = Duration::from_secs(10);
@@ -70,8 +71,7 @@ fn every_listener_on_every_runtime_sees_a_delivery() -> io::Result<()> {
 #[test]
 fn deliveries_while_nobody_polls_coalesce_into_one() -> io::Result<()> {
     let kind = SignalKind::user_defined2();
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut listener = signal(kind)?;
         for _ in 0..3 {
             raise(kind);
@@ -99,8 +99,7 @@ fn deliveries_while_nobody_polls_coalesce_into_one() -> io::Result<()> {
 #[test]
 fn a_listener_sees_only_deliveries_after_it_was_created() -> io::Result<()> {
     let kind = SignalKind::window_change();
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut early = signal(kind)?;
         raise(kind);
         assert_eq!(
@@ -119,8 +118,7 @@ fn a_listener_sees_only_deliveries_after_it_was_created() -> io::Result<()> {
 
 #[test]
 fn ctrl_c_resolves_on_sigint() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut ctrl_c = pin!(baton::signal::ctrl_c());
         // The first poll installs the handler (before it, SIGINT would end the process).
         let first = ctrl_c
@@ -136,8 +134,7 @@ fn ctrl_c_resolves_on_sigint() -> io::Result<()> {
 
 #[test]
 fn signals_that_cannot_be_handled_are_refused_with_invalid_input() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         for raw in [libc::SIGKILL, libc::SIGSTOP, libc::SIGSEGV, 0, 65, -1] {
             let err = signal(SignalKind::from_raw(raw)).err().map(|e| e.kind());
             assert_eq!(err, Some(io::ErrorKind::InvalidInput), "signal {raw}");

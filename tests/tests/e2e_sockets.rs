@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use baton::net::{TcpListener, TcpSocket, TcpStream};
+use baton_tests::on_runtime;
 
 fn loopback(port: u16) -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], port))
@@ -19,8 +20,7 @@ fn ipv6_loopback_available() -> bool {
 
 #[test]
 fn the_builder_sets_every_option_before_bind_and_listen() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let socket = TcpSocket::new_v4()?;
         socket.set_reuseaddr(true)?;
         socket.set_reuseport(true)?;
@@ -64,8 +64,7 @@ fn the_builder_sets_every_option_before_bind_and_listen() -> io::Result<()> {
 
 #[test]
 fn options_are_readable_and_settable_on_listeners_and_streams() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         assert!(
             listener.reuseaddr()?,
@@ -132,8 +131,7 @@ fn only_v6_is_settable_on_an_ipv6_socket_before_bind() -> io::Result<()> {
         eprintln!("skipped: no IPv6 loopback on this machine");
         return Ok(());
     }
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let socket = TcpSocket::new_v6()?;
         socket.set_only_v6(true)?;
         assert!(socket.only_v6()?);
@@ -147,8 +145,7 @@ fn only_v6_is_settable_on_an_ipv6_socket_before_bind() -> io::Result<()> {
 
 #[test]
 fn a_listener_dropped_with_an_accept_in_flight_frees_its_port_at_once() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let mut port = 0;
         for round in 0..100 {
             let listener = TcpListener::bind(loopback(port)).map_err(|err| {
@@ -196,8 +193,7 @@ fn bind_listens_with_a_backlog_of_1024() -> io::Result<()> {
         .unwrap_or(4096);
     let expected = 1024.min(somaxconn) + 1;
     let attempts = expected + 200;
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let connected = Arc::new(AtomicUsize::new(0));
@@ -349,8 +345,7 @@ fn connect_tries_each_resolved_address_in_order_and_returns_the_last_error() -> 
 
 #[test]
 fn address_strings_fail_as_std_parses_them() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         for input in ["no port", "127.0.0.1:99999", "127.0.0.1:port"] {
             let std_kind = std::net::ToSocketAddrs::to_socket_addrs(input)
                 .err()

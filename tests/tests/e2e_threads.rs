@@ -1,7 +1,7 @@
 //! End to end: operations polled on foreign threads, nested `block_on`, concurrent `block_on`
 //! from several threads, and work spawned between `block_on` calls.
 
-use baton_tests::poll_here;
+use baton_tests::{on_runtime, poll_here};
 use std::io;
 use std::sync::Arc;
 use std::thread;
@@ -113,8 +113,7 @@ fn work_spawned_between_block_on_calls_progresses() -> io::Result<()> {
 
 #[test]
 fn timeout_cancels_a_read_that_never_completes() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let (a, _b) = baton::net::UnixStream::pair()?;
         let read = baton::time::timeout(Duration::from_millis(20), a.read(vec![0; 8])).await;
         let elapsed = read.expect_err("nothing is ever written");

@@ -7,6 +7,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use baton::net::UdpSocket;
+use baton_tests::on_runtime;
 
 /// Bound of one exchange step: a lost datagram fails the test instead of hanging it.
 const STEP: Duration = Duration::from_secs(10);
@@ -21,8 +22,7 @@ fn pair() -> io::Result<(UdpSocket, UdpSocket)> {
 #[test]
 fn ten_thousand_datagrams_ping_pong_with_none_lost() -> io::Result<()> {
     const ROUNDS: u64 = 10_000;
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let (client, server) = pair()?;
         let client_addr = client.local_addr()?;
         let server_addr = server.local_addr()?;
@@ -64,8 +64,7 @@ fn ten_thousand_datagrams_ping_pong_with_none_lost() -> io::Result<()> {
 
 #[test]
 fn an_empty_datagram_is_sent_and_received_as_one() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let (a, b) = pair()?;
         let (res, _) = a.send_to(Vec::new(), b.local_addr()?).await;
         assert_eq!(res?, 0, "a zero-length datagram is a valid send");
@@ -93,8 +92,7 @@ fn a_datagram_larger_than_the_buffer_is_truncated_as_std_truncates_it() -> io::R
         let mut small = [0u8; 10];
         b.recv_from(&mut small)?.0
     };
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let (a, b) = pair()?;
         let (res, _) = a.send_to(payload.clone(), b.local_addr()?).await;
         res?;
@@ -116,8 +114,7 @@ fn a_datagram_larger_than_the_buffer_is_truncated_as_std_truncates_it() -> io::R
 
 #[test]
 fn peek_from_leaves_the_datagram_for_the_next_receive() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let (a, b) = pair()?;
         let (res, _) = a.send_to(b"look".to_vec(), b.local_addr()?).await;
         res?;
@@ -133,8 +130,7 @@ fn peek_from_leaves_the_datagram_for_the_next_receive() -> io::Result<()> {
 
 #[test]
 fn a_connected_socket_sends_to_and_receives_from_its_peer_only() -> io::Result<()> {
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let (a, b) = pair()?;
         let stranger = UdpSocket::bind("127.0.0.1:0")?;
         a.connect(b.local_addr()?).await?;
@@ -161,8 +157,7 @@ fn a_connected_socket_sends_to_and_receives_from_its_peer_only() -> io::Result<(
 #[test]
 fn receives_cut_off_by_timeouts_lose_no_datagram() -> io::Result<()> {
     const TOTAL: u32 = 400;
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let (receiver, sender) = pair()?;
         let to = receiver.local_addr()?;
         // A peer thread sends at short, irregular intervals while the receiver's receives
@@ -220,8 +215,7 @@ fn errors_match_std_for_the_same_input() -> io::Result<()> {
         kind(std::net::UdpSocket::bind("127.0.0.1:99999")),
         kind(std::net::UdpSocket::bind("no port")),
     ];
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let socket = UdpSocket::bind("127.0.0.1:0")?;
         let ours = [
             kind(UdpSocket::bind(taken_addr)),
@@ -248,8 +242,7 @@ fn broadcast_multicast_and_ttl_options_round_trip_as_on_std() -> io::Result<()> 
     let group = Ipv4Addr::new(239, 255, 77, 1);
     let std_socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
     let std_join = kind(std_socket.join_multicast_v4(&group, &Ipv4Addr::LOCALHOST));
-    let rt = baton::Runtime::new()?;
-    rt.block_on(async {
+    on_runtime(async {
         let socket = UdpSocket::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
         socket.set_broadcast(true)?;
         assert!(socket.broadcast()?);

@@ -25,6 +25,9 @@ const SANITIZED: &[&str] = &[
     "baton-loan",
 ];
 
+/// The name of `ci`'s rule-citation step.
+const RULES_STEP: &str = "rule citations resolve (xtask rules)";
+
 /// Where a task runs: the workspace root and the target directory it builds into.
 #[derive(Debug)]
 pub(crate) struct Context {
@@ -47,8 +50,25 @@ impl Context {
         })
     }
 
+    /// A step running `cargo` with `args`.
+    fn cargo_step(&self, name: &str, args: &[&str]) -> Planned {
+        let mut command = self.cargo();
+        command.args(args);
+        self.step(name, command)
+    }
+
     fn bench_manifest(&self) -> PathBuf {
         self.root.join("bench").join("Cargo.toml")
+    }
+
+    /// The bench crate's manifest, or why the plan cannot run without it.
+    fn existing_bench_manifest(&self) -> Result<PathBuf, String> {
+        let manifest = self.bench_manifest();
+        if manifest.is_file() {
+            Ok(manifest)
+        } else {
+            Err(format!("{} is missing", manifest.display()))
+        }
     }
 }
 
@@ -101,50 +121,31 @@ pub(crate) fn nightly_available() -> bool {
 pub(crate) fn ci_plan(cx: &Context) -> Result<Vec<Planned>, String> {
     let mut plan = Vec::new();
 
-    let mut fmt = cx.cargo();
-    fmt.args(["fmt", "--all", "--", "--check"]);
-    plan.push(cx.step("rustfmt check", fmt));
+    plan.push(cx.cargo_step("rustfmt check", &["fmt", "--all", "--", "--check"]));
 
     // The rule-citation check (`cargo xtask rules`), run by this very binary: it is fast, so it
     // runs before anything builds.
-    let rules = match std::env::current_exe() {
+    plan.push(match std::env::current_exe() {
         Ok(exe) => {
             let mut command = Command::new(exe);
             command.arg("rules");
-            command
+            cx.step(RULES_STEP, command)
         }
-        Err(_) => {
-            let mut command = cx.cargo();
-            command.args(["xtask", "rules"]);
-            command
-        }
-    };
-    plan.push(cx.step("rule citations resolve (xtask rules)", rules));
+        Err(_) => cx.cargo_step(RULES_STEP, &["xtask", "rules"]),
+    });
 
-    let mut clippy = cx.cargo();
-    clippy.args([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]);
-    plan.push(cx.step("clippy (all targets, -D warnings)", clippy));
-
-    // Every feature on, so the optional integrations are linted too (baton's `tracing`,
-    // `macros`, `bytes`; baton-compat's `tokio-io`, `futures-io`, `hyper`).
-    let mut clippy_features = cx.cargo();
-    clippy_features.args([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--all-features",
-        "--",
-        "-D",
-        "warnings",
-    ]);
-    plan.push(cx.step("clippy with every feature", clippy_features));
+    // Once with the default features, then with every feature on, so the optional integrations
+    // are linted too (baton's `tracing`, `macros`, `bytes`; baton-compat's `tokio-io`,
+    // `futures-io`, `hyper`).
+    for (name, features) in [
+        ("clippy (all targets, -D warnings)", None),
+        ("clippy with every feature", Some("--all-features")),
+    ] {
+        let mut clippy = vec!["clippy", "--workspace", "--all-targets"];
+        clippy.extend(features);
+        clippy.extend(["--", "-D", "warnings"]);
+        plan.push(cx.cargo_step(name, &clippy));
+    }
 
     // Every test target, property tests included (their case count is set here, so a run is
     // the same everywhere unless PROPTEST_CASES says otherwise).
@@ -157,27 +158,25 @@ pub(crate) fn ci_plan(cx: &Context) -> Result<Vec<Planned>, String> {
 
     // The `tracing` feature's own test (off in the run above, so the no-op path is the one
     // every other test exercises).
-    let mut tracing = cx.cargo();
-    tracing.args([
-        "test",
-        "-p",
-        "baton",
-        "--features",
-        "tracing",
-        "--test",
-        "tracing",
-    ]);
-    plan.push(cx.step("tests of the tracing feature", tracing));
+    plan.push(cx.cargo_step(
+        "tests of the tracing feature",
+        &[
+            "test",
+            "-p",
+            "baton",
+            "--features",
+            "tracing",
+            "--test",
+            "tracing",
+        ],
+    ));
 
     plan.extend(loom_steps(cx)?);
 
-    if !cx.bench_manifest().is_file() {
-        return Err(format!("{} is missing", cx.bench_manifest().display()));
-    }
     let mut bench = cx.cargo();
     bench
         .args(["check", "--all-targets", "--manifest-path"])
-        .arg(cx.bench_manifest());
+        .arg(cx.existing_bench_manifest()?);
     plan.push(cx.step("benchmark crate compiles", bench));
 
     plan.push(sanitizer_step(cx));
@@ -230,13 +229,10 @@ fn sanitizer_step(cx: &Context) -> Planned {
 }
 
 pub(crate) fn bench_plan(cx: &Context, quick: bool) -> Result<Vec<Planned>, String> {
-    if !cx.bench_manifest().is_file() {
-        return Err(format!("{} is missing", cx.bench_manifest().display()));
-    }
     let mut bench = cx.cargo();
     bench
         .args(["run", "--release", "--manifest-path"])
-        .arg(cx.bench_manifest())
+        .arg(cx.existing_bench_manifest()?)
         .arg("--");
     if quick {
         bench.arg("--quick");

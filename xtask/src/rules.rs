@@ -9,7 +9,7 @@
 //! drive, J blocking job cell, X the facade's thread context, Y the facade's fs fallback, Q the
 //! facade's workers, M baton-compat's adapter; and
 //! the benchmark crate's: H harness, K contender contract, R raw io_uring loops, G echo load
-//! generator, B park executor.
+//! generator, Z HTTP load generator, B park executor.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,7 @@ const SETS: &[(char, &str)] = &[
     ('K', "bench contender contract"),
     ('R', "bench raw io_uring loops"),
     ('G', "bench echo load generator"),
+    ('Z', "bench HTTP load generator"),
     ('B', "bench park executor"),
 ];
 

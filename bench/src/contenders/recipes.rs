@@ -156,7 +156,7 @@ macro_rules! tcp_echo {
 /// builder at its defaults (keep-alive on; no timer, so no header-read timeout is armed) over
 /// `$io`, the runtime's hyper glue around `$stream`, in a task spawned with `$spawn`.
 /// `$conn_joined` turns an awaited connection handle `$conn` into `Result<(), impl Display>`;
-/// every error is counted (rule L4 of [`crate::http_client`]) and fails the run.
+/// every error is counted (rule Z4 of [`crate::http_client`]) and fails the run.
 macro_rules! hyper_http {
     ($bind:expr => $spawn:path, |$stream:ident| $io:expr, |$conn:ident| $conn_joined:expr $(,)?) => {
         fn http(&mut self, job: &$crate::jobs::HttpJob) -> $crate::sample::Outcome {

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use baton::io::{AsyncRead, AsyncWrite, PollIo};
 use hyper::rt::ReadBufCursor;
 
+use crate::forward::{forward_writes, impl_for_stream};
 use crate::{Compat, CompatExt};
 
 /// A Baton stream as hyper's `Read + Write` transport.
@@ -47,65 +48,21 @@ where
     }
 }
 
-impl<S> hyper::rt::Read for Io<S>
-where
-    S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
-{
+impl_for_stream!(hyper::rt::Read => Io<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         mut buf: ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
-        let compat = &mut self.get_mut().0;
-        if buf.remaining() == 0 {
-            return Poll::Ready(Ok(()));
-        }
-        // SAFETY: `poll_read_uninit` only writes initialized bytes into the cursor's unfilled
-        // part and never de-initializes any, as `as_mut` requires.
-        let unfilled = unsafe { buf.as_mut() };
-        let count = ready!(compat.poll_read_uninit(cx, unfilled))?;
-        // SAFETY: `poll_read_uninit` initialized the first `count` bytes of that part.
-        unsafe { buf.advance(count) };
+        let room = buf.remaining();
+        ready!(self.get_mut().0.poll_read_into(cx, room, |bytes| buf.put_slice(bytes)))?;
         Poll::Ready(Ok(()))
     }
-}
+});
 
-impl<S> hyper::rt::Write for Io<S>
-where
-    S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
-{
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.get_mut().0.poll_write_slice(cx, buf)
-    }
-
-    /// hyper then queues a response's head and body as separate buffers instead of copying
-    /// the body into its head buffer first; [`Compat`] hands them to one `sendmsg`, uncopied.
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.get_mut().0.poll_write_vectored(cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().0.poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().0.poll_shutdown(cx)
-    }
-}
+impl_for_stream!(hyper::rt::Write => Io<S> {
+    forward_writes!(|this| this.0, vectored, poll_shutdown);
+});
 
 /// hyper's executor: each future becomes a task on the current Baton runtime
 /// ([`baton::spawn`]), detached.

@@ -328,6 +328,20 @@ pub struct PreparedOperation {
 }
 
 impl PreparedOperation {
+    fn new(
+        kind: CompletionKind,
+        job: Job,
+        decoder: ErasedDecoder,
+        resource: ResourceClass,
+    ) -> Self {
+        Self {
+            kind,
+            job: UnarmedJob::new(job),
+            decoder,
+            resource,
+        }
+    }
+
     /// An interruptible blocking job.
     pub fn interruptible_blocking<J: BlockingJob>(
         kind: CompletionKind,
@@ -335,12 +349,12 @@ impl PreparedOperation {
         decoder: Decoder<J::Output>,
         resource: Interruptible,
     ) -> Self {
-        Self {
+        Self::new(
             kind,
-            job: UnarmedJob::new(Job::Blocking(Box::new(job))),
-            decoder: decoder.erase(),
-            resource: ResourceClass::Interruptible(resource),
-        }
+            Job::Blocking(Box::new(job)),
+            decoder.erase(),
+            ResourceClass::Interruptible(resource),
+        )
     }
 
     /// A quarantined blocking job: it cannot be interrupted once started and declares `bound`.
@@ -350,12 +364,12 @@ impl PreparedOperation {
         decoder: Decoder<J::Output>,
         bound: QuarantineBound,
     ) -> Self {
-        Self {
+        Self::new(
             kind,
-            job: UnarmedJob::new(Job::Blocking(Box::new(job))),
-            decoder: decoder.erase(),
-            resource: ResourceClass::Quarantined(bound),
-        }
+            Job::Blocking(Box::new(job)),
+            decoder.erase(),
+            ResourceClass::Quarantined(bound),
+        )
     }
 
     /// An interruptible async job. `construct` builds the future on the executor's thread,
@@ -371,12 +385,12 @@ impl PreparedOperation {
         Fut: Future + Send + 'static,
         Fut::Output: Send + 'static,
     {
-        Self {
+        Self::new(
             kind,
-            job: UnarmedJob::new(Job::Async(Box::new(AsyncConstructor(construct)))),
-            decoder: decoder.erase(),
-            resource: ResourceClass::Interruptible(resource),
-        }
+            Job::Async(Box::new(AsyncConstructor(construct))),
+            decoder.erase(),
+            ResourceClass::Interruptible(resource),
+        )
     }
 
     /// The declared completion kind.

@@ -54,6 +54,24 @@ use baton_cancel::{
 use std::fmt;
 use std::future::Future;
 
+/// What every `Send` form here has besides its constructors: it turns back into its ordinary
+/// form (`From`, never the other way round), and debug-prints as its name around it.
+macro_rules! send_form {
+    ($send:ident $(<$generic:ident>)? => $ordinary:ty) => {
+        impl$(<$generic>)? From<$send$(<$generic>)?> for $ordinary {
+            fn from(send: $send$(<$generic>)?) -> Self {
+                send.0
+            }
+        }
+
+        impl$(<$generic>)? fmt::Debug for $send$(<$generic>)? {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_tuple(stringify!($send)).field(&self.0).finish()
+            }
+        }
+    };
+}
+
 /// A [`Decoder`] whose function, tracer and produced value are all `Send`.
 ///
 /// ```compile_fail
@@ -84,17 +102,7 @@ impl<P: Send + 'static> SendDecoder<P> {
     }
 }
 
-impl<P> From<SendDecoder<P>> for Decoder<P> {
-    fn from(decoder: SendDecoder<P>) -> Self {
-        decoder.0
-    }
-}
-
-impl<P> fmt::Debug for SendDecoder<P> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("SendDecoder").field(&self.0).finish()
-    }
-}
+send_form!(SendDecoder<P> => Decoder<P>);
 
 /// An [`Interruptible`] resource whose cancel hook is `Send`.
 ///
@@ -120,17 +128,7 @@ impl SendInterruptible {
     }
 }
 
-impl From<SendInterruptible> for Interruptible {
-    fn from(resource: SendInterruptible) -> Self {
-        resource.0
-    }
-}
-
-impl fmt::Debug for SendInterruptible {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("SendInterruptible").field(&self.0).finish()
-    }
-}
+send_form!(SendInterruptible => Interruptible);
 
 /// A [`PreparedOperation`] whose decoder, decoded value and resource are all `Send`; bind it
 /// with [`Registrar::bind_send`](crate::Registrar::bind_send) to get a [`SendRuntimeHalf`].
@@ -201,24 +199,11 @@ impl SendPreparedOperation {
     }
 }
 
-impl From<SendPreparedOperation> for PreparedOperation {
-    fn from(prepared: SendPreparedOperation) -> Self {
-        prepared.0
-    }
-}
-
-impl fmt::Debug for SendPreparedOperation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("SendPreparedOperation")
-            .field(&self.0)
-            .finish()
-    }
-}
+send_form!(SendPreparedOperation => PreparedOperation);
 
 /// A [`SendPreparedOperation`] bound to its identity, ready to [`split`](SendBinding::split).
 ///
 /// Invariant: the wrapped binding was bound from a [`SendPreparedOperation`].
-#[derive(Debug)]
 pub struct SendBinding(Binding);
 
 impl SendBinding {
@@ -235,11 +220,7 @@ impl SendBinding {
     }
 }
 
-impl From<SendBinding> for Binding {
-    fn from(binding: SendBinding) -> Self {
-        binding.0
-    }
-}
+send_form!(SendBinding => Binding);
 
 /// The runtime half of a [`SendBinding`]: like [`RuntimeHalf`], but it may be moved to, used
 /// and dropped on any thread, and so may the value its decoder produces. Turn it into a
@@ -272,14 +253,4 @@ impl SendRuntimeHalf {
     }
 }
 
-impl From<SendRuntimeHalf> for RuntimeHalf {
-    fn from(half: SendRuntimeHalf) -> Self {
-        half.0
-    }
-}
-
-impl fmt::Debug for SendRuntimeHalf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("SendRuntimeHalf").field(&self.0).finish()
-    }
-}
+send_form!(SendRuntimeHalf => RuntimeHalf);

@@ -51,19 +51,25 @@ impl LoomSpawner {
     }
 }
 
-/// Runs one submit racing one shutdown on a pool with one elastic thread, then checks the
-/// report against the deliveries seen when it returned and against the final counters.
-fn submit_vs_shutdown(deadline_passed: bool) {
-    let spawner = Arc::new(LoomSpawner::default());
-    let pool = BlockingPool::builder()
-        .queue_capacity(1)
+/// A pool of `queue_capacity` places whose interruptible lane has at most one thread (kept
+/// alive for the whole model), started by `spawner`.
+fn one_thread_pool(queue_capacity: usize, spawner: Arc<dyn ThreadSpawner>) -> BlockingPool {
+    BlockingPool::builder()
+        .queue_capacity(queue_capacity)
         .interruptible_threads(InterruptibleThreads::Elastic {
             max: 1,
             keep_alive: Duration::from_secs(3600),
         })
-        .thread_spawner(spawner.clone())
+        .thread_spawner(spawner)
         .build()
-        .expect("valid pool");
+        .expect("valid pool")
+}
+
+/// Runs one submit racing one shutdown on a pool with one elastic thread, then checks the
+/// report against the deliveries seen when it returned and against the final counters.
+fn submit_vs_shutdown(deadline_passed: bool) {
+    let spawner = Arc::new(LoomSpawner::default());
+    let pool = one_thread_pool(1, spawner.clone());
     let (registrar, sink) = recording_registrar();
     let (_half, submission) = bind(&registrar, returns(1)).split();
     let lease = pool
@@ -182,15 +188,7 @@ fn refused_spawn_strands_nothing(replacement_ok: bool) {
         replacement_ok,
         inner: LoomSpawner::default(),
     });
-    let pool = BlockingPool::builder()
-        .queue_capacity(2)
-        .interruptible_threads(InterruptibleThreads::Elastic {
-            max: 1,
-            keep_alive: Duration::from_secs(3600),
-        })
-        .thread_spawner(spawner.clone())
-        .build()
-        .expect("valid pool");
+    let pool = one_thread_pool(2, spawner.clone());
     let sink = Arc::new(WaitableSink::default());
     let registrar = registrar_for(sink.clone());
     let first = bind(&registrar, returns(0)).split().1;

@@ -42,24 +42,20 @@ impl Args {
         };
         match name.as_str() {
             "ring_entries" => {
-                let literal = integer(meta, &name)?;
-                let value = fits::<u32>(&literal, &name, "u32")?;
-                nonzero(
-                    &literal,
+                let literal = nonzero_integer::<u32>(
+                    meta,
                     &name,
-                    value == 0,
+                    "u32",
                     "the ring needs room for one request",
                 )?;
                 let span = literal.span();
                 set(&mut self.ring_entries, literal, span, &name)
             }
             "blocking_threads" => {
-                let literal = integer(meta, &name)?;
-                let value = fits::<usize>(&literal, &name, "usize")?;
-                nonzero(
-                    &literal,
+                let literal = nonzero_integer::<usize>(
+                    meta,
                     &name,
-                    value == 0,
+                    "usize",
                     "blocking jobs need a thread to run on",
                 )?;
                 let span = literal.span();
@@ -125,6 +121,24 @@ where
             format!("`{name}` must fit in a {type_name}; `{literal}` does not"),
         )
     })
+}
+
+/// The `= <integer literal>` after `name` ([`integer`]), checked to fit a `T` ([`fits`]) and
+/// not to be zero ([`nonzero`], `why` saying what zero would leave out).
+fn nonzero_integer<T>(
+    meta: &ParseNestedMeta<'_>,
+    name: &str,
+    type_name: &str,
+    why: &str,
+) -> syn::Result<LitInt>
+where
+    T: std::str::FromStr + Default + PartialEq,
+    T::Err: std::fmt::Display,
+{
+    let literal = integer(meta, name)?;
+    let value = fits::<T>(&literal, name, type_name)?;
+    nonzero(&literal, name, value == T::default(), why)?;
+    Ok(literal)
 }
 
 fn nonzero(literal: &LitInt, name: &str, is_zero: bool, why: &str) -> syn::Result<()> {

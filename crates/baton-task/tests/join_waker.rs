@@ -67,10 +67,7 @@ fn bomb_waker(probe: &'static Probe) -> std::mem::ManuallyDrop<Waker> {
 fn detach_drops_the_stored_waker_contained_and_the_scheduler_keeps_running() {
     let (scheduler, _) = scheduler();
     let gate = Gate::new();
-    let mut handle = scheduler.spawn({
-        let gate = std::sync::Arc::clone(&gate);
-        async move { gate.wait().await }
-    });
+    let mut handle = scheduler.spawn(gate.wait());
     let _ = scheduler.run_ready(16);
     let waker = bomb_waker(&DETACH_PROBE);
     let mut cx = Context::from_waker(&waker);
@@ -99,13 +96,7 @@ fn poll_that_finds_the_task_complete_drops_its_fresh_waker_contained() {
     let (scheduler, _) = scheduler();
     let scheduler = Rc::new(scheduler);
     let gate = Gate::new();
-    let mut handle = scheduler.spawn({
-        let gate = std::sync::Arc::clone(&gate);
-        async move {
-            gate.wait().await;
-            9
-        }
-    });
+    let mut handle = scheduler.spawn(gate.behind(9));
     let _ = scheduler.run_ready(16);
     // The handle's clone of our waker completes the task before the handle registers it, so
     // the registration finds the task complete (the race this test forces).

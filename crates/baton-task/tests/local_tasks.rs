@@ -135,21 +135,9 @@ fn abort_of_local_task_drops_it_on_its_owner_thread() {
 fn shutdown_on_foreign_thread_leaks_local_tasks_and_cancels_their_handles() {
     let (scheduler, _) = scheduler();
     let dropped = Arc::new(AtomicBool::new(false));
-    let mut local = scheduler.spawn_local({
-        let flag = DropFlag(Arc::clone(&dropped));
-        async move {
-            let _flag = flag;
-            std::future::pending::<()>().await;
-        }
-    });
+    let mut local = scheduler.spawn_local(DropFlag::pending_forever(&dropped));
     let send_dropped = Arc::new(AtomicBool::new(false));
-    let mut send = scheduler.spawn({
-        let flag = DropFlag(Arc::clone(&send_dropped));
-        async move {
-            let _flag = flag;
-            std::future::pending::<()>().await;
-        }
-    });
+    let mut send = scheduler.spawn(DropFlag::pending_forever(&send_dropped));
     let _ = scheduler.run_ready(16);
     let (scheduler, report) = on_other_thread(scheduler, |s| s.shutdown());
     assert_eq!(report.leaked, 1);
@@ -175,13 +163,7 @@ fn shutdown_on_foreign_thread_leaks_local_tasks_and_cancels_their_handles() {
 fn shutdown_on_owner_thread_drops_local_tasks() {
     let (scheduler, _) = scheduler();
     let dropped = Arc::new(AtomicBool::new(false));
-    let handle = scheduler.spawn_local({
-        let flag = DropFlag(Arc::clone(&dropped));
-        async move {
-            let _flag = flag;
-            std::future::pending::<()>().await;
-        }
-    });
+    let handle = scheduler.spawn_local(DropFlag::pending_forever(&dropped));
     let _ = scheduler.run_ready(16);
     let report = scheduler.shutdown();
     assert_eq!(report.cancelled, 1);

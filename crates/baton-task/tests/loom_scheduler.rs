@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use baton_task::CancelReason;
+use baton_task::{CancelReason, JoinHandle, Scheduler};
 use loom::sync::Mutex;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use support::{poll_once, scheduler};
@@ -20,6 +20,50 @@ use support::{poll_once, scheduler};
 struct FlagWait {
     flag: Arc<AtomicBool>,
     slot: Arc<Mutex<Option<Waker>>>,
+}
+
+impl FlagWait {
+    /// A wait, its flag (unset) and the slot where it stores its waker.
+    fn new() -> (FlagWait, Arc<AtomicBool>, Arc<Mutex<Option<Waker>>>) {
+        let flag = Arc::new(AtomicBool::new(false));
+        let slot = Arc::new(Mutex::new(None::<Waker>));
+        let wait = FlagWait {
+            flag: Arc::clone(&flag),
+            slot: Arc::clone(&slot),
+        };
+        (wait, flag, slot)
+    }
+
+    /// A wait spawned on `scheduler` and polled once, so it is parked with its waker stored:
+    /// its handle, flag and slot.
+    fn parked_on(
+        scheduler: &Scheduler,
+    ) -> (JoinHandle<()>, Arc<AtomicBool>, Arc<Mutex<Option<Waker>>>) {
+        let (wait, flag, slot) = FlagWait::new();
+        let handle = scheduler.spawn(wait);
+        let _ = scheduler.run_ready(1);
+        (handle, flag, slot)
+    }
+
+    /// Sets `flag`, then wakes the waker the wait stored in `slot`, if it got that far.
+    fn release(flag: &AtomicBool, slot: &Mutex<Option<Waker>>) {
+        flag.store(true, Ordering::SeqCst);
+        let waker = slot.lock().unwrap().take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+/// Runs `scheduler` until `handle`'s task finished, asserting that a woken task is polled again
+/// within two rounds (`lost` says what it means when not).
+fn run_until_finished<T>(scheduler: &Scheduler, handle: &JoinHandle<T>, lost: &str) {
+    let mut rounds = 0;
+    while !handle.is_finished() {
+        let _ = scheduler.run_ready(4);
+        rounds += 1;
+        assert!(rounds <= 2, "{lost}");
+    }
 }
 
 impl Future for FlagWait {
@@ -43,18 +87,10 @@ impl Future for FlagWait {
 fn loom_remote_wake_racing_poll_is_never_lost() {
     loom::model(|| {
         let (scheduler, unpark) = scheduler();
-        let flag = Arc::new(AtomicBool::new(false));
-        let slot = Arc::new(Mutex::new(None::<Waker>));
-        let mut handle = scheduler.spawn(FlagWait {
-            flag: Arc::clone(&flag),
-            slot: Arc::clone(&slot),
-        });
+        let (wait, flag, slot) = FlagWait::new();
+        let mut handle = scheduler.spawn(wait);
         let waker_thread = loom::thread::spawn(move || {
-            flag.store(true, Ordering::SeqCst);
-            let waker = slot.lock().unwrap().take();
-            if let Some(waker) = waker {
-                waker.wake();
-            }
+            FlagWait::release(&flag, &slot);
         });
         let _ = scheduler.run_ready(1);
         waker_thread.join().unwrap();
@@ -63,12 +99,7 @@ fn loom_remote_wake_racing_poll_is_never_lost() {
             handle.is_finished() || scheduler.has_ready_for_current_thread(),
             "the wake was lost"
         );
-        let mut rounds = 0;
-        while !handle.is_finished() {
-            let _ = scheduler.run_ready(4);
-            rounds += 1;
-            assert!(rounds <= 2, "the woken task was not polled again");
-        }
+        run_until_finished(&scheduler, &handle, "the woken task was not polled again");
         assert!(matches!(poll_once(&mut handle), Poll::Ready(Ok(()))));
         assert!(remote <= 1, "one wake unparks at most once");
         assert_eq!(scheduler.live_tasks(), 0);
@@ -119,13 +150,7 @@ fn loom_spawn_racing_shutdown_runs_or_cancels() {
 fn loom_spawn_racing_refusal_is_kept_or_refused() {
     loom::model(|| {
         let (scheduler, _) = scheduler();
-        let flag = Arc::new(AtomicBool::new(false));
-        let slot = Arc::new(Mutex::new(None::<Waker>));
-        let mut waiting = scheduler.spawn(FlagWait {
-            flag: Arc::clone(&flag),
-            slot: Arc::clone(&slot),
-        });
-        let _ = scheduler.run_ready(1);
+        let (mut waiting, flag, slot) = FlagWait::parked_on(&scheduler);
         let ran = Arc::new(AtomicBool::new(false));
         let spawning = loom::thread::spawn({
             let spawner = scheduler.spawner();
@@ -136,11 +161,7 @@ fn loom_spawn_racing_refusal_is_kept_or_refused() {
             let spawner = scheduler.spawner();
             move || {
                 let _refused = spawner.refuse_spawns();
-                flag.store(true, Ordering::SeqCst);
-                let waker = slot.lock().unwrap().take();
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
+                FlagWait::release(&flag, &slot);
             }
         });
         let mut spawned = spawning.join().unwrap();
@@ -210,29 +231,14 @@ fn loom_abort_racing_poll_drops_exactly_once() {
 fn loom_wake_while_worker_migrates_is_never_lost() {
     loom::model(|| {
         let (scheduler, _) = scheduler();
-        let flag = Arc::new(AtomicBool::new(false));
-        let slot = Arc::new(Mutex::new(None::<Waker>));
-        let mut handle = scheduler.spawn(FlagWait {
-            flag: Arc::clone(&flag),
-            slot: Arc::clone(&slot),
-        });
-        let _ = scheduler.run_ready(1);
+        let (mut handle, flag, slot) = FlagWait::parked_on(&scheduler);
         let worker = loom::thread::spawn(move || {
             let _ = scheduler.run_ready(2);
             scheduler
         });
-        flag.store(true, Ordering::SeqCst);
-        let waker = slot.lock().unwrap().take();
-        if let Some(waker) = waker {
-            waker.wake();
-        }
+        FlagWait::release(&flag, &slot);
         let scheduler = worker.join().unwrap();
-        let mut rounds = 0;
-        while !handle.is_finished() {
-            let _ = scheduler.run_ready(4);
-            rounds += 1;
-            assert!(rounds <= 2, "the wake was lost during migration");
-        }
+        run_until_finished(&scheduler, &handle, "the wake was lost during migration");
         assert!(matches!(poll_once(&mut handle), Poll::Ready(Ok(()))));
     });
 }

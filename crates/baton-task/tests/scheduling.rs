@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Poll;
 
-use baton_task::{JoinHandle, yield_now};
+use baton_task::{JoinHandle, Scheduler, yield_now};
 use support::{Gate, drive, poll_once, scheduler};
 
 #[test]
@@ -70,13 +70,7 @@ fn tasks_spawned_from_four_foreign_threads_all_run() {
 fn wake_from_foreign_thread_unparks_and_repolls() {
     let (scheduler, unpark) = scheduler();
     let gate = Gate::new();
-    let handle = scheduler.spawn({
-        let gate = Arc::clone(&gate);
-        async move {
-            gate.wait().await;
-            "done"
-        }
-    });
+    let handle = scheduler.spawn(gate.behind("done"));
     let _ = scheduler.run_ready(16);
     assert_eq!(gate.polls(), 1);
     assert!(!scheduler.has_ready_for_current_thread());
@@ -180,6 +174,11 @@ fn self_waking_local_task_does_not_starve_injected_task() {
         spins.get() > before,
         "the self-waking task keeps progressing too"
     );
+    abort_to_the_end(&scheduler, &spinner);
+}
+
+/// Aborts a self-waking task and runs the scheduler once more, asserting that it finished.
+fn abort_to_the_end<T>(scheduler: &Scheduler, spinner: &JoinHandle<T>) {
     spinner.abort();
     let _ = scheduler.run_ready(8);
     assert!(spinner.is_finished());
@@ -200,9 +199,7 @@ fn self_waking_send_task_does_not_starve_local_task() {
         Poll::Ready(value) => assert_eq!(*value.unwrap(), 5),
         Poll::Pending => panic!("the local task ran within one run_ready call"),
     }
-    spinner.abort();
-    let _ = scheduler.run_ready(8);
-    assert!(spinner.is_finished());
+    abort_to_the_end(&scheduler, &spinner);
 }
 
 #[test]
@@ -222,13 +219,7 @@ fn run_ready_respects_its_budget() {
 fn join_handle_awaited_by_another_task_is_woken() {
     let (scheduler, _) = scheduler();
     let gate = Gate::new();
-    let inner = scheduler.spawn({
-        let gate = Arc::clone(&gate);
-        async move {
-            gate.wait().await;
-            9
-        }
-    });
+    let inner = scheduler.spawn(gate.behind(9));
     let outer = scheduler.spawn(async move { inner.await.unwrap() + 1 });
     let _ = scheduler.run_ready(16);
     assert!(!outer.is_finished());
@@ -262,10 +253,7 @@ fn wake_from_a_thread_local_destructor_is_delivered() {
     }
     let (scheduler, unpark) = scheduler();
     let gate = Gate::new();
-    let handle = scheduler.spawn({
-        let gate = Arc::clone(&gate);
-        async move { gate.wait().await }
-    });
+    let handle = scheduler.spawn(gate.wait());
     let _ = scheduler.run_ready(4);
     let waker = gate.take_waker().expect("the task parked its waker");
     gate.open_without_waking();

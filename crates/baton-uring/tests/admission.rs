@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use baton_uring::{Error, Park, ops};
 use support::{
-    Fifo, Probe, TempFile, entered_driver, pair, poll_once, ring_serial, run, turn_until,
+    Fifo, Probe, TempFile, entered_driver, pair, poll_once, ring_file, ring_serial, run, turn_until,
 };
 use web_time::Instant;
 
@@ -238,9 +238,9 @@ fn accept_completed_but_unconsumed_then_dropped_has_its_fd_closed() {
 
 #[test]
 fn open_dropped_before_completion_leaks_no_fd() {
-    let Some(_s) = ring_serial() else { return };
-    let file = TempFile::new("dropopen", b"x");
-    let driver = support::driver(4);
+    let Some((_s, file, driver)) = ring_file("dropopen", b"x") else {
+        return;
+    };
     let before = support::fd_count();
     {
         let _entered = driver.enter();

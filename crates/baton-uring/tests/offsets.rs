@@ -7,8 +7,8 @@ mod support;
 
 use std::io;
 
-use baton_uring::ops;
-use support::{TempFile, ring_serial, run};
+use baton_uring::{Driver, ops};
+use support::{TempFile, ring_file, ring_serial, run};
 
 const CONTENTS: &[u8] = b"0123456789";
 
@@ -27,81 +27,79 @@ fn assert_refused(result: io::Result<usize>, offset: u64) {
     assert!(err.to_string().contains("i64::MAX"), "{err}");
 }
 
-#[test]
-fn write_at_offset_above_i64_max_is_invalid_input_and_submits_nothing() {
+/// Attempts one positional request per offset above `i64::MAX` through `attempt`, each on a
+/// fresh temp file (tagged `tag`) and driver, and asserts that the driver refused it
+/// ([`assert_refused`]) and submitted nothing; `attempt` checks its buffers and the file.
+fn each_refused_offset(
+    tag: &str,
+    mut attempt: impl FnMut(&TempFile, &Driver, u64) -> io::Result<usize>,
+) {
     let Some(_s) = ring_serial() else { return };
     for offset in ABOVE_I64_MAX {
-        let file = TempFile::new("write-above", CONTENTS);
+        let file = TempFile::new(tag, CONTENTS);
         let driver = support::driver(4);
+        assert_refused(attempt(&file, &driver, offset), offset);
+        assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
+    }
+}
+
+#[test]
+fn write_at_offset_above_i64_max_is_invalid_input_and_submits_nothing() {
+    each_refused_offset("write-above", |file, driver, offset| {
         let (res, buf) = run(
-            &driver,
+            driver,
             ops::write_at(file.fd.clone(), b"XY".to_vec(), offset),
         );
-        assert_refused(res, offset);
         assert_eq!(buf, b"XY", "the buffer comes back untouched");
-        assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
         assert_eq!(
             std::fs::read(&file.path).expect("read back"),
             CONTENTS,
             "the file is unchanged (offset {offset})"
         );
-    }
+        res
+    });
 }
 
 #[test]
 fn writev_at_offset_above_i64_max_is_invalid_input_and_submits_nothing() {
-    let Some(_s) = ring_serial() else { return };
-    for offset in ABOVE_I64_MAX {
-        let file = TempFile::new("writev-above", CONTENTS);
-        let driver = support::driver(4);
+    each_refused_offset("writev-above", |file, driver, offset| {
         let bufs = vec![b"X".to_vec(), b"Y".to_vec()];
-        let (res, bufs) = run(&driver, ops::writev_at(file.fd.clone(), bufs, offset));
-        assert_refused(res, offset);
+        let (res, bufs) = run(driver, ops::writev_at(file.fd.clone(), bufs, offset));
         assert_eq!(bufs, vec![b"X".to_vec(), b"Y".to_vec()]);
-        assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
         assert_eq!(std::fs::read(&file.path).expect("read back"), CONTENTS);
-    }
+        res
+    });
 }
 
 #[test]
 fn read_at_offset_above_i64_max_is_invalid_input_and_submits_nothing() {
-    let Some(_s) = ring_serial() else { return };
-    for offset in ABOVE_I64_MAX {
-        let file = TempFile::new("read-above", CONTENTS);
-        let driver = support::driver(4);
+    each_refused_offset("read-above", |file, driver, offset| {
         let (res, buf) = run(
-            &driver,
+            driver,
             ops::read_at(file.fd.clone(), Vec::with_capacity(4), offset),
         );
-        assert_refused(res, offset);
         assert!(buf.is_empty(), "nothing was read into the buffer");
-        assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
-    }
+        res
+    });
 }
 
 #[test]
 fn readv_at_offset_above_i64_max_is_invalid_input_and_submits_nothing() {
-    let Some(_s) = ring_serial() else { return };
-    for offset in ABOVE_I64_MAX {
-        let file = TempFile::new("readv-above", CONTENTS);
-        let driver = support::driver(4);
-        let (res, bufs) = run(
-            &driver,
-            ops::readv_at(file.fd.clone(), vec![vec![b'-'; 2]; 2], offset),
-        );
-        assert_refused(res, offset);
+    each_refused_offset("readv-above", |file, driver, offset| {
+        let bufs = vec![vec![b'-'; 2]; 2];
+        let (res, bufs) = run(driver, ops::readv_at(file.fd.clone(), bufs, offset));
         assert_eq!(bufs, vec![b"--".to_vec(); 2], "the buffers are untouched");
-        assert_eq!(driver.metrics().completed, 0, "nothing was submitted");
-    }
+        res
+    });
 }
 
 /// The check lets `i64::MAX` through: whatever the kernel answers (end of file, or an error of
 /// its own for a range past the largest file size), the request was submitted.
 #[test]
 fn offset_i64_max_passes_the_check_and_reaches_the_kernel() {
-    let Some(_s) = ring_serial() else { return };
-    let file = TempFile::new("i64-max", CONTENTS);
-    let driver = support::driver(4);
+    let Some((_s, file, driver)) = ring_file("i64-max", CONTENTS) else {
+        return;
+    };
     let (res, _buf) = run(
         &driver,
         ops::read_at(file.fd.clone(), Vec::with_capacity(4), i64::MAX as u64),

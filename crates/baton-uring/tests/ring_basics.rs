@@ -7,7 +7,7 @@ use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
 use std::sync::Arc;
 
 use baton_uring::{Driver, DriverConfig, IoBuf, SetupError, ops};
-use support::{TempFile, ring_serial, run};
+use support::{prefilled, ring_file, ring_serial, run};
 
 #[test]
 fn zero_entries_is_a_clear_error() {
@@ -44,9 +44,9 @@ fn nop_completes() {
 
 #[test]
 fn write_then_read_round_trip() {
-    let Some(_s) = ring_serial() else { return };
-    let file = TempFile::new("rw", b"");
-    let driver = support::driver(4);
+    let Some((_s, file, driver)) = ring_file("rw", b"") else {
+        return;
+    };
     let (n, buf) = run(
         &driver,
         ops::write_at(file.fd.clone(), b"hello baton".to_vec(), 0),
@@ -83,11 +83,10 @@ fn write_then_read_round_trip() {
 
 #[test]
 fn read_past_end_of_file_returns_zero_and_empties_the_buffer() {
-    let Some(_s) = ring_serial() else { return };
-    let file = TempFile::new("eof", b"abc");
-    let driver = support::driver(4);
-    let mut buf = Vec::with_capacity(8);
-    buf.extend_from_slice(b"pre");
+    let Some((_s, file, driver)) = ring_file("eof", b"abc") else {
+        return;
+    };
+    let buf = prefilled(8, b"pre");
     let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), buf, 100));
     assert_eq!(n.expect("read past EOF"), 0);
     assert!(
@@ -99,11 +98,10 @@ fn read_past_end_of_file_returns_zero_and_empties_the_buffer() {
 
 #[test]
 fn read_fills_the_buffer_from_its_beginning_up_to_its_capacity() {
-    let Some(_s) = ring_serial() else { return };
-    let file = TempFile::new("fill", b"0123456789");
-    let driver = support::driver(4);
-    let mut buf = Vec::with_capacity(6);
-    buf.extend_from_slice(b"ab");
+    let Some((_s, file, driver)) = ring_file("fill", b"0123456789") else {
+        return;
+    };
+    let buf = prefilled(6, b"ab");
     let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), buf, 3));
     assert_eq!(n.expect("read"), 6, "the read fills the whole capacity");
     assert_eq!(buf, b"345678", "from the beginning, over the old contents");
@@ -118,11 +116,10 @@ fn read_fills_the_buffer_from_its_beginning_up_to_its_capacity() {
 
 #[test]
 fn read_into_a_slice_past_the_contents_appends() {
-    let Some(_s) = ring_serial() else { return };
-    let file = TempFile::new("append", b"0123456789");
-    let driver = support::driver(4);
-    let mut buf = Vec::with_capacity(6);
-    buf.extend_from_slice(b"ab");
+    let Some((_s, file, driver)) = ring_file("append", b"0123456789") else {
+        return;
+    };
+    let buf = prefilled(6, b"ab");
     let (n, slice) = run(&driver, ops::read_at(file.fd.clone(), buf.slice(2..), 3));
     assert_eq!(n.expect("read"), 4, "the read is capped at the slice");
     assert_eq!(slice.into_inner(), b"ab3456", "prefix, then the bytes read");
@@ -130,9 +127,9 @@ fn read_into_a_slice_past_the_contents_appends() {
 
 #[test]
 fn empty_buffer_is_invalid_input_without_submitting() {
-    let Some(_s) = ring_serial() else { return };
-    let file = TempFile::new("empty", b"abc");
-    let driver = support::driver(4);
+    let Some((_s, file, driver)) = ring_file("empty", b"abc") else {
+        return;
+    };
     let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), Vec::new(), 0));
     let err = n.expect_err("empty buffer");
     assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
@@ -160,9 +157,9 @@ fn closed_fd_is_ebadf() {
 
 #[test]
 fn open_statx_close_round_trip() {
-    let Some(_s) = ring_serial() else { return };
-    let file = TempFile::new("open", b"12345");
-    let driver = support::driver(4);
+    let Some((_s, file, driver)) = ring_file("open", b"12345") else {
+        return;
+    };
     let before = support::fd_count();
     let fd = run(&driver, ops::open(&file.path, libc::O_RDONLY, 0)).expect("open");
     assert_eq!(support::fd_count(), before + 1);

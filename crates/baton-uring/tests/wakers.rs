@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
 
 use baton_uring::{Park, WakerPanics, ops};
-use support::{Probe, entered_driver, pair, poll_once, turn_until};
+use support::{Probe, entered_driver, pair, per_waker_policy, poll_once, turn_until};
 
 /// Registers a nop, polls it once and drops it: touches the driver's internal state, so it
 /// panics ("driver state is never borrowed while user code runs") if called under a borrow.
@@ -158,15 +158,11 @@ fn turn_until_woken_catching_panics(driver: &baton_uring::Driver, good: &Probe) 
     panicked
 }
 
-#[test]
-fn a_wake_panic_fails_the_turn_only_after_cleanup_when_asked_to_propagate() {
-    wake_panic_during_a_turn(WakerPanics::Propagate);
-}
-
-#[test]
-fn a_wake_panic_during_a_turn_is_contained_after_cleanup_and_counted() {
-    wake_panic_during_a_turn(WakerPanics::Contain);
-}
+per_waker_policy!(
+    wake_panic_during_a_turn =>
+    a_wake_panic_fails_the_turn_only_after_cleanup_when_asked_to_propagate,
+    a_wake_panic_during_a_turn_is_contained_after_cleanup_and_counted
+);
 
 /// A waker panicking when its operation completes: every other wake of the turn still runs,
 /// the operation retires, and the panic reaches the runner only under `Propagate`.
@@ -202,15 +198,11 @@ fn wake_panic_during_a_turn(policy: WakerPanics) {
     assert_eq!((Arc::strong_count(&bad), Arc::strong_count(&good)), (1, 1));
 }
 
-#[test]
-fn a_drop_panic_during_a_turn_fails_it_only_after_cleanup_when_asked_to_propagate() {
-    drop_panic_during_a_turn(WakerPanics::Propagate);
-}
-
-#[test]
-fn a_drop_panic_during_a_turn_is_contained_after_cleanup_and_counted() {
-    drop_panic_during_a_turn(WakerPanics::Contain);
-}
+per_waker_policy!(
+    drop_panic_during_a_turn =>
+    a_drop_panic_during_a_turn_fails_it_only_after_cleanup_when_asked_to_propagate,
+    a_drop_panic_during_a_turn_is_contained_after_cleanup_and_counted
+);
 
 /// A stored waker panicking when a forward makes the turn drop it: the forwarded result is
 /// still delivered, and the panic reaches the runner only under `Propagate`.

@@ -14,7 +14,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use baton_task::{CancelReason, SpawnError};
 use baton_uring::{Park, WorkerClose, ops};
-use worker_support::{deadline, poll_once, serial, worker};
+use worker_support::{PendingWrite, deadline, poll_once, serial_worker};
 
 /// A waker that records whether it was woken.
 #[derive(Default)]
@@ -28,8 +28,7 @@ impl Wake for Flag {
 
 #[test]
 fn close_fails_a_pending_receive_with_closed_wakes_it_and_cancels_the_tasks() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let (ours, peer) = UnixStream::pair().expect("socket pair");
     let sock = Arc::new(OwnedFd::from(ours));
     let flag = Arc::new(Flag::default());
@@ -95,22 +94,9 @@ fn close_fails_a_pending_receive_with_closed_wakes_it_and_cancels_the_tasks() {
 
 #[test]
 fn a_write_in_flight_when_the_worker_closes_lands_by_the_later_shutdown() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
-    let path = std::env::temp_dir().join(format!("baton-worker-close-{}", std::process::id()));
-    let file = std::fs::File::create(&path).expect("create temp file");
-    let fd = Arc::new(OwnedFd::from(file));
-    let writer = worker.handle().spawn({
-        let fd = Arc::clone(&fd);
-        async move { ops::write_at(fd, b"kept".to_vec(), 0).await.0 }
-    });
+    serial_worker!(worker);
     // One turn polls the task, which registers the write; the close submits and retains it.
-    let _ = worker.turn(Park::Poll);
+    let write = PendingWrite::start(&worker, "close", b"kept");
     assert_eq!(worker.close(), WorkerClose::Closed);
-    let report = worker.shutdown(Some(deadline()));
-    assert!(report.is_clean(), "{report:?}");
-    assert!(matches!(poll_once(writer), Poll::Ready(_)));
-    assert_eq!(std::fs::read(&path).expect("read back"), b"kept");
-    assert_eq!(Arc::strong_count(&fd), 1);
-    std::fs::remove_file(&path).expect("remove temp file");
+    write.assert_landed_by_shutdown(worker);
 }

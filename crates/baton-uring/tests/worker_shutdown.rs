@@ -17,7 +17,7 @@ use baton_uring::{
     DriverConfig, Park, Worker, WorkerConfig, WorkerSetupError, ops, with_current_waits,
 };
 use web_time::Instant;
-use worker_support::{deadline, fd_count, poll_once, serial, worker};
+use worker_support::{PendingWrite, deadline, fd_count, poll_once, serial, serial_worker, worker};
 
 fn socket_pair() -> (Arc<OwnedFd>, UnixStream) {
     let (ours, theirs) = UnixStream::pair().expect("socket pair");
@@ -126,30 +126,11 @@ fn shutdown_with_in_flight_ops_and_live_tasks_reports_them_and_leaves_no_fd_behi
 
 #[test]
 fn a_write_in_flight_at_shutdown_still_lands() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
-    let path = std::env::temp_dir().join(format!("baton-worker-write-{}", std::process::id()));
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .expect("open temp file");
-    let fd = Arc::new(OwnedFd::from(file));
-    let writer = worker.handle().spawn({
-        let fd = Arc::clone(&fd);
-        async move { ops::write_at(fd, b"durable".to_vec(), 0).await.0 }
-    });
+    serial_worker!(worker);
     // One turn polls the task, which registers the write; shutdown submits and finishes it.
-    let _ = worker.turn(Park::Poll);
-    assert!(!writer.is_finished());
-    let report = worker.shutdown(Some(deadline()));
-    assert!(report.is_clean(), "{report:?}");
-    assert!(matches!(poll_once(writer), Poll::Ready(_)));
-    assert_eq!(std::fs::read(&path).expect("read back"), b"durable");
-    assert_eq!(Arc::strong_count(&fd), 1);
-    std::fs::remove_file(&path).expect("remove temp file");
+    let write = PendingWrite::start(&worker, "write", b"durable");
+    assert!(!write.writer.is_finished());
+    write.assert_landed_by_shutdown(worker);
 }
 
 /// The facade's report: with a 4-entry ring, writes registered by tasks and then dropped sit
@@ -216,8 +197,7 @@ fn dropped_writes_queued_behind_a_four_entry_ring_all_land_at_shutdown() {
 
 #[test]
 fn spawns_after_shutdown_are_refused() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let handle = worker.handle();
     assert!(worker.shutdown(Some(deadline())).is_clean());
     assert!(handle.is_closed());

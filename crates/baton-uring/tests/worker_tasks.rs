@@ -14,12 +14,13 @@ use std::time::Duration;
 use baton_completion::{DeliveryOutcome, ExternalCompletion, RuntimeId};
 use baton_uring::{Park, RunUntil, Worker, WorkerConfig, ops};
 use web_time::Instant;
-use worker_support::{BOUND, deadline, poll_once, run_to_completion, serial, worker, worker_with};
+use worker_support::{
+    BOUND, deadline, poll_once, run_to_completion, serial, serial_worker, worker_with,
+};
 
 #[test]
 fn spawn_from_four_foreign_threads_while_the_worker_runs_on_another_thread() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let handle = worker.handle();
     let ran = Arc::new(AtomicUsize::new(0));
     let runner = {
@@ -65,8 +66,7 @@ fn spawn_from_four_foreign_threads_while_the_worker_runs_on_another_thread() {
 
 #[test]
 fn a_task_awaits_a_real_ring_read() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let path = std::env::temp_dir().join(format!("baton-worker-read-{}", std::process::id()));
     std::fs::write(&path, b"hello worker").expect("write temp file");
     let fd = Arc::new(OwnedFd::from(std::fs::File::open(&path).expect("open")));
@@ -190,8 +190,7 @@ fn park_until_woken(
 
 #[test]
 fn park_is_ended_by_a_foreign_unpark() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let handle = worker.handle();
     let turn = park_until_woken(&worker, move || handle.unpark());
     assert!(turn.unparked);
@@ -200,8 +199,7 @@ fn park_is_ended_by_a_foreign_unpark() {
 
 #[test]
 fn park_is_ended_by_an_inbox_delivery() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let sender = worker.handle().completion_sender();
     let turn = park_until_woken(&worker, move || {
         let outcome = sender.deliver(foreign_completion());
@@ -215,8 +213,7 @@ fn park_is_ended_by_an_inbox_delivery() {
 
 #[test]
 fn park_is_ended_by_an_injected_spawn() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let handle = worker.handle();
     let ran = Arc::new(AtomicBool::new(false));
     let turn = park_until_woken(&worker, {
@@ -250,8 +247,7 @@ fn foreign_completion() -> ExternalCompletion {
 
 #[test]
 fn the_worker_moved_to_another_thread_between_turns_keeps_working() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let join = worker.handle().spawn(async {
         ops::nop().await.expect("nop");
         ops::sleep(Duration::from_millis(20)).await.expect("sleep");
@@ -278,8 +274,7 @@ fn the_worker_moved_to_another_thread_between_turns_keeps_working() {
 
 #[test]
 fn a_turn_from_inside_a_task_is_refused() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let worker = Rc::new(worker);
     let join = {
         let _entered = worker.enter();
@@ -300,8 +295,7 @@ fn a_turn_from_inside_a_task_is_refused() {
 
 #[test]
 fn quiescence_follows_live_tasks_and_timers() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     assert!(worker.is_quiescent());
     let join = worker
         .handle()
@@ -326,8 +320,7 @@ fn the_worker_migrates_and_its_handle_is_shared_across_threads() {
 
 #[test]
 fn local_tasks_bind_the_worker_to_their_thread_and_enter_nests() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let join = {
         let _outer = worker.enter();
         let _inner = worker.enter();
@@ -358,8 +351,7 @@ fn local_tasks_bind_the_worker_to_their_thread_and_enter_nests() {
 
 #[test]
 fn park_is_ended_by_a_remote_wake_of_a_parked_task() {
-    let _serial = serial();
-    let Some(worker) = worker() else { return };
+    serial_worker!(worker);
     let slot: Arc<std::sync::Mutex<(bool, Option<std::task::Waker>)>> = Arc::default();
     let join = worker.handle().spawn({
         let slot = Arc::clone(&slot);

@@ -3,20 +3,28 @@
 
 use std::any::TypeId;
 
+/// Asserts that each facade type is the lower crate's very type (one `TypeId`).
+macro_rules! assert_same_types {
+    ($($facade:ty => $lower:ty),+ $(,)?) => {
+        $(
+            assert_eq!(
+                TypeId::of::<$facade>(),
+                TypeId::of::<$lower>(),
+                "{} is not {}",
+                stringify!($facade),
+                stringify!($lower)
+            );
+        )+
+    };
+}
+
 #[test]
 fn task_items_are_the_schedulers() {
-    assert_eq!(
-        TypeId::of::<baton::JoinHandle<u8>>(),
-        TypeId::of::<baton_task::JoinHandle<u8>>()
-    );
-    assert_eq!(
-        TypeId::of::<baton::JoinError>(),
-        TypeId::of::<baton_task::JoinError>()
-    );
-    assert_eq!(
-        TypeId::of::<baton::task::YieldNow>(),
-        TypeId::of::<baton_task::YieldNow>()
-    );
+    assert_same_types! {
+        baton::JoinHandle<u8> => baton_task::JoinHandle<u8>,
+        baton::JoinError => baton_task::JoinError,
+        baton::task::YieldNow => baton_task::YieldNow,
+    }
     let _: fn() -> baton::task::YieldNow = baton::task::yield_now;
     let _: fn(std::future::Ready<()>) -> baton::JoinHandle<()> = baton::spawn;
     let _: fn(std::future::Ready<()>) -> baton::JoinHandle<()> = baton::spawn_local;
@@ -24,22 +32,17 @@ fn task_items_are_the_schedulers() {
 
 #[test]
 fn op_is_the_drivers() {
-    assert_eq!(
-        TypeId::of::<baton::Op<std::io::Result<()>>>(),
-        TypeId::of::<baton_uring::Op<std::io::Result<()>>>()
-    );
-    assert_eq!(
-        TypeId::of::<baton::Operation<'static, std::io::Result<()>>>(),
-        TypeId::of::<baton_uring::Op<std::io::Result<()>>>()
-    );
+    assert_same_types! {
+        baton::Op<std::io::Result<()>> => baton_uring::Op<std::io::Result<()>>,
+        baton::Operation<'static, std::io::Result<()>> => baton_uring::Op<std::io::Result<()>>,
+    }
 }
 
 #[test]
 fn time_instant_is_web_times() {
-    assert_eq!(
-        TypeId::of::<baton::time::Instant>(),
-        TypeId::of::<web_time::Instant>()
-    );
+    assert_same_types! {
+        baton::time::Instant => web_time::Instant,
+    }
 }
 
 #[test]
@@ -84,20 +87,10 @@ fn spec_surface_names_resolve() {
     let _ = |p: String| baton::fs::File::create(p);
     let _ = |f: &baton::fs::File| {
         drop(f.read_at(Vec::new(), 0));
-    };
-    let _ = |f: &baton::fs::File| {
         drop(f.write_at(Vec::new(), 0));
-    };
-    let _ = |f: &baton::fs::File| {
         drop(f.write_all_at(Vec::new(), 0));
-    };
-    let _ = |f: &baton::fs::File| {
         drop(f.sync_all());
-    };
-    let _ = |f: &baton::fs::File| {
         drop(f.sync_data());
-    };
-    let _ = |f: &baton::fs::File| {
         drop(f.start_sync());
     };
     let _ = |p: String| baton::fs::read(p);
@@ -135,14 +128,8 @@ fn spec_surface_names_resolve() {
     let _ = |a: std::net::SocketAddr| baton::net::TcpStream::connect(a);
     let _ = |s: &baton::net::TcpStream| {
         drop(s.read(Vec::new()));
-    };
-    let _ = |s: &baton::net::TcpStream| {
         drop(s.write(Vec::new()));
-    };
-    let _ = |s: &baton::net::TcpStream| {
         drop(s.write_all(Vec::new()));
-    };
-    let _ = |s: &baton::net::TcpStream| {
         drop(s.shutdown(std::net::Shutdown::Both));
     };
     let _ = baton::net::UnixStream::pair;
@@ -150,11 +137,7 @@ fn spec_surface_names_resolve() {
     let _ = |p: String| baton::net::UnixStream::connect(p);
     let _ = |s: &baton::net::UnixStream| {
         drop(s.read(Vec::new()));
-    };
-    let _ = |s: &baton::net::UnixStream| {
         drop(s.write_all(Vec::new()));
-    };
-    let _ = |s: &baton::net::UnixStream| {
         drop(s.shutdown(std::net::Shutdown::Both));
     };
     let _: fn(baton::Runtime, Duration) -> baton::ShutdownReport = baton::Runtime::shutdown_timeout;
@@ -169,34 +152,15 @@ fn spec_surface_names_resolve() {
 
 #[test]
 fn report_types_are_the_lower_crates() {
-    assert_eq!(
-        TypeId::of::<baton::blocking::QuarantineBound>(),
-        TypeId::of::<baton_cancel::QuarantineBound>()
-    );
-    assert_eq!(
-        TypeId::of::<baton::blocking::RejectReason>(),
-        TypeId::of::<baton_completion::RejectReason>()
-    );
-    assert_eq!(
-        TypeId::of::<baton::TaskCounts>(),
-        TypeId::of::<baton_task::TaskCounts>()
-    );
-    assert_eq!(
-        TypeId::of::<baton::ExecutorSnapshot>(),
-        TypeId::of::<baton_completion::ExecutorSnapshot>()
-    );
-    assert_eq!(
-        TypeId::of::<baton::WorkerShutdownReport>(),
-        TypeId::of::<baton_uring::WorkerShutdownReport>()
-    );
-    assert_eq!(
-        TypeId::of::<baton::RuntimeId>(),
-        TypeId::of::<baton_completion::RuntimeId>()
-    );
-    assert_eq!(
-        TypeId::of::<baton::blocking::BlockingError>(),
-        TypeId::of::<baton::BlockingError>()
-    );
+    assert_same_types! {
+        baton::blocking::QuarantineBound => baton_cancel::QuarantineBound,
+        baton::blocking::RejectReason => baton_completion::RejectReason,
+        baton::TaskCounts => baton_task::TaskCounts,
+        baton::ExecutorSnapshot => baton_completion::ExecutorSnapshot,
+        baton::WorkerShutdownReport => baton_uring::WorkerShutdownReport,
+        baton::RuntimeId => baton_completion::RuntimeId,
+        baton::blocking::BlockingError => baton::BlockingError,
+    }
 }
 
 #[test]

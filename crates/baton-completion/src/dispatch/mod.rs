@@ -198,15 +198,7 @@ impl BlockingDispatch {
     }
 
     fn finish(&mut self, result: Result<Payload, CompletionFailure>) -> RunReport {
-        let class = class_of(&result);
-        let delivery = self
-            .delivery
-            .take()
-            .expect("a dispatch finishes once: run and cancel consume it");
-        RunReport {
-            class,
-            delivery: delivery.deliver(result),
-        }
+        deliver_once(&mut self.delivery, result)
     }
 }
 
@@ -249,15 +241,10 @@ pub struct AsyncDispatch {
 
 impl AsyncDispatch {
     fn finish(&mut self, result: Result<Payload, CompletionFailure>) -> RunReport {
-        let class = class_of(&result);
-        let delivery = self
-            .delivery
-            .take()
-            .expect("a dispatch finishes once: run and cancel consume it");
-        let delivery = delivery.deliver(result);
+        let report = deliver_once(&mut self.delivery, result);
         // Rule E7: the future or constructor is destroyed after the delivery, contained.
         self.drop_state();
-        RunReport { class, delivery }
+        report
     }
 
     fn drop_state(&mut self) {
@@ -335,6 +322,22 @@ impl fmt::Debug for AsyncDispatch {
             .field("identity", &self.delivery.as_ref().map(|d| d.identity))
             .field("state", &state)
             .finish_non_exhaustive()
+    }
+}
+
+/// A dispatch's one delivery (E6): takes `delivery` (a second call is a bug and panics) and
+/// delivers `result` through it, reporting the terminal class and what the sink said.
+fn deliver_once(
+    delivery: &mut Option<PendingDelivery>,
+    result: Result<Payload, CompletionFailure>,
+) -> RunReport {
+    let class = class_of(&result);
+    let delivery = delivery
+        .take()
+        .expect("a dispatch finishes once: run and cancel consume it");
+    RunReport {
+        class,
+        delivery: delivery.deliver(result),
     }
 }
 

@@ -8,7 +8,7 @@ use std::thread;
 
 use crate::sync::Mutex;
 use crate::tests::support::{
-    Payload, TestHandle, assert_block_on_panics_in, runtime, wait_join, within,
+    Payload, TestHandle, assert_block_on_panics_in, runtime, wait_join, within_on,
 };
 use crate::{BackgroundExit, Loan, ShutdownReport, ThreadRole, WorkerDisposal};
 
@@ -30,20 +30,23 @@ fn assert_worker_survived(loan: &Loan, handle: &TestHandle) {
     );
 }
 
-#[test]
-fn panicking_enter_still_returns_the_worker() {
+/// A `block_on` whose worker hook `hook` (`"enter"` or `"leave"`) panics, armed by `arm`:
+/// the panic reaches the caller, and the worker survives.
+fn panicking_hook_still_returns_the_worker(arm: fn(&TestHandle), hook: &'static str) {
     let (loan, handle) = runtime();
-    handle.panic_on_next_enter();
-    assert_block_on_panics_in(&loan, "enter");
+    arm(&handle);
+    assert_block_on_panics_in(&loan, hook);
     assert_worker_survived(&loan, &handle);
 }
 
 #[test]
+fn panicking_enter_still_returns_the_worker() {
+    panicking_hook_still_returns_the_worker(TestHandle::panic_on_next_enter, "enter");
+}
+
+#[test]
 fn panicking_leave_still_returns_the_worker() {
-    let (loan, handle) = runtime();
-    handle.panic_on_next_leave();
-    assert_block_on_panics_in(&loan, "leave");
-    assert_worker_survived(&loan, &handle);
+    panicking_hook_still_returns_the_worker(TestHandle::panic_on_next_leave, "leave");
 }
 
 #[test]
@@ -194,10 +197,7 @@ fn worker_destructor_reenters_shutdown_when_dropped_by_background() {
     let (loan, handle) = runtime();
     keep_worker_on_background(&handle);
     let inner = shutdown_from_worker_drop(&loan, &handle);
-    let outer = within({
-        let loan = Arc::clone(&loan);
-        move || loan.shutdown()
-    });
+    let outer = within_on(&loan, move |loan| loan.shutdown());
     assert_reentered_shutdown(outer, WorkerDisposal::DroppedByBackground, &inner);
     assert_eq!(handle.drops(), 1);
 }
@@ -206,10 +206,7 @@ fn worker_destructor_reenters_shutdown_when_dropped_by_background() {
 fn worker_destructor_reenters_shutdown_when_dropped_on_return() {
     let (loan, handle) = runtime();
     let inner = shutdown_from_worker_drop(&loan, &handle);
-    let outer = within({
-        let loan = Arc::clone(&loan);
-        move || loan.block_on(async { loan.shutdown() })
-    });
+    let outer = within_on(&loan, move |loan| loan.block_on(async { loan.shutdown() }));
     assert_reentered_shutdown(outer, WorkerDisposal::DroppedOnReturn, &inner);
     assert_eq!(handle.drops(), 1);
 }
@@ -221,10 +218,7 @@ fn worker_destructor_reenters_shutdown_when_dropped_now() {
     let (loan, handle) = runtime();
     let inner = shutdown_from_worker_drop(&loan, &handle);
     assert_eq!(loan.block_on(async { 1 }), 1);
-    let outer = within({
-        let loan = Arc::clone(&loan);
-        move || loan.shutdown()
-    });
+    let outer = within_on(&loan, move |loan| loan.shutdown());
     assert_reentered_shutdown(outer, WorkerDisposal::DroppedNow, &inner);
     assert_eq!(handle.drops(), 1);
 }
@@ -244,9 +238,6 @@ fn worker_destructor_shutting_down_from_another_thread_does_not_deadlock() {
             *inner.lock().expect("not poisoned") = helper.join().expect("helper finished");
         }
     });
-    let outer = within({
-        let loan = Arc::clone(&loan);
-        move || loan.shutdown()
-    });
+    let outer = within_on(&loan, move |loan| loan.shutdown());
     assert_reentered_shutdown(outer, WorkerDisposal::DroppedByBackground, &inner);
 }

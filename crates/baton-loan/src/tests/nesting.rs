@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use crate::tests::support::{
     HANG_GUARD, TestHandle, YieldNow, assert_borrowed_as_root, runtime, wait_join, within,
+    within_on,
 };
 use crate::{DrainOutcome, Loan, ThreadRole, Unavailable};
 
@@ -176,9 +177,8 @@ fn hand_over_refused_while_background_holds_local_tasks() {
         let _pinned = local.spawn_local(std::future::pending::<()>());
     });
     wait_join(&join);
-    let role = within({
-        let loan = Arc::clone(&loan);
-        move || loan.block_on(async { loan.thread_role() })
+    let role = within_on(&loan, move |loan| {
+        loan.block_on(async { loan.thread_role() })
     });
     assert_eq!(role, ThreadRole::Outside, "the caller fell back");
     let drained = loan.drain_until(Instant::now() + HANG_GUARD, &mut || true);

@@ -3,24 +3,32 @@
 //! closes, callers fall back).
 
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Arc;
 
 use crate::tests::support::{
-    Payload, YieldNow, assert_borrowed_as_root, runtime, wait_join, wait_until, within,
+    Payload, YieldNow, assert_borrowed_as_root, runtime, wait_join, wait_until, within_on,
 };
-use crate::{BackgroundExit, ThreadRole};
+use crate::{BackgroundExit, Loan, ThreadRole};
+
+/// Asserts that `loan.block_on(root)` panics (`why` says where) with `expected`.
+fn assert_block_on_panics_with<F: std::future::Future<Output: std::fmt::Debug>>(
+    loan: &Loan,
+    root: F,
+    expected: Payload,
+    why: &str,
+) {
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(root)));
+    let payload = caught.expect_err(why);
+    assert_eq!(payload.downcast_ref::<Payload>(), Some(&expected));
+}
 
 #[test]
 fn root_panic_is_reraised_and_runtime_stays_usable() {
     let (loan, handle) = runtime();
-    let caught = panic::catch_unwind(AssertUnwindSafe(|| {
-        loan.block_on(async {
-            YieldNow { times: 1 }.await;
-            panic::panic_any(Payload(42));
-        })
-    }));
-    let payload = caught.expect_err("the root panicked");
-    assert_eq!(payload.downcast_ref::<Payload>(), Some(&Payload(42)));
+    let root = async {
+        YieldNow { times: 1 }.await;
+        panic::panic_any(Payload(42));
+    };
+    assert_block_on_panics_with(&loan, root, Payload(42), "the root panicked");
     assert_eq!(loan.active_roots(), 0);
     let (role, value) =
         loan.block_on(async { (loan.thread_role(), handle.spawn(async { 5 }).await) });
@@ -63,9 +71,7 @@ impl Drop for PanicTwice {
 #[test]
 fn panicking_root_destructor_still_returns_worker() {
     let (loan, handle) = runtime();
-    let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(PanicOnDrop)));
-    let payload = caught.expect_err("the destructor panicked");
-    assert_eq!(payload.downcast_ref::<Payload>(), Some(&Payload(7)));
+    assert_block_on_panics_with(&loan, PanicOnDrop, Payload(7), "the destructor panicked");
     assert_borrowed_as_root(&loan);
     let join = handle.spawn(async { 9 });
     assert_eq!(
@@ -78,9 +84,7 @@ fn panicking_root_destructor_still_returns_worker() {
 #[test]
 fn poll_panic_wins_over_destructor_panic() {
     let (loan, _handle) = runtime();
-    let caught = panic::catch_unwind(AssertUnwindSafe(|| loan.block_on(PanicTwice)));
-    let payload = caught.expect_err("the root panicked");
-    assert_eq!(payload.downcast_ref::<Payload>(), Some(&Payload(1)));
+    assert_block_on_panics_with(&loan, PanicTwice, Payload(1), "the root panicked");
     assert_borrowed_as_root(&loan);
 }
 
@@ -91,9 +95,8 @@ fn background_panic_closes_protocol_so_callers_fall_back() {
     wait_until(|| loan.is_closed());
     assert!(loan.background_panicked());
     assert_eq!(handle.drops(), 1);
-    let role = within({
-        let loan = Arc::clone(&loan);
-        move || loan.block_on(async { loan.thread_role() })
+    let role = within_on(&loan, move |loan| {
+        loan.block_on(async { loan.thread_role() })
     });
     assert_eq!(role, ThreadRole::Outside);
     assert_eq!(loan.shutdown().background, BackgroundExit::Panicked);

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use crate::tests::support::{
     HANG_GUARD, TestJoin, drop_thread, record_drop_thread, runtime, wait_join, wait_until, within,
+    within_on,
 };
 use crate::{BackgroundExit, DrainOutcome, Loan, ThreadRole, WorkerDisposal};
 
@@ -63,10 +64,7 @@ fn shutdown_from_an_outside_thread_drops_the_worker_on_that_thread() {
     let (loan, handle) = runtime();
     let dropped_on = record_drop_thread(&handle);
     let _live = handle.spawn(std::future::pending::<()>());
-    let (report, caller) = within({
-        let loan = Arc::clone(&loan);
-        move || (loan.shutdown(), thread::current().id())
-    });
+    let (report, caller) = within_on(&loan, move |loan| (loan.shutdown(), thread::current().id()));
     assert_eq!(report.worker, WorkerDisposal::DroppedNow, "{report:?}");
     assert_eq!(drop_thread(&dropped_on), caller);
     assert_eq!(handle.drops(), 1);
@@ -84,10 +82,7 @@ fn shutdown_refused_by_a_background_thread_with_local_tasks_drops_the_worker_the
         let _pinned = local.spawn_local(std::future::pending::<()>());
         thread::current().id()
     }));
-    let report = within({
-        let loan = Arc::clone(&loan);
-        move || loan.shutdown()
-    });
+    let report = within_on(&loan, move |loan| loan.shutdown());
     assert_eq!(
         report.worker,
         WorkerDisposal::DroppedByBackground,
@@ -130,10 +125,7 @@ fn shutdown_from_another_thread_closes_a_borrowed_worker_on_its_borrower() {
     handle.on_close_on_loan(move || done.set("closed on loan"));
     let borrower = borrower(&loan, join);
     let borrower_id = borrower.thread().id();
-    let report = within({
-        let loan = Arc::clone(&loan);
-        move || loan.shutdown()
-    });
+    let report = within_on(&loan, move |loan| loan.shutdown());
     assert_eq!(report.worker, WorkerDisposal::DroppedOnReturn, "{report:?}");
     let out = within(move || borrower.join().expect("the borrower does not panic"));
     assert_eq!(out, "closed on loan");
@@ -175,10 +167,7 @@ fn closure_on_loan_polls_every_root_again_and_closes_the_worker_once() {
         .await;
         nested_loan.thread_role()
     });
-    let _report = within({
-        let loan = Arc::clone(&loan);
-        move || loan.shutdown()
-    });
+    let _report = within_on(&loan, move |loan| loan.shutdown());
     let role = within(move || borrower.join().expect("the borrower does not panic"));
     assert_eq!(role, ThreadRole::Root);
     assert_eq!(handle.closes_on_loan(), 1);
@@ -205,10 +194,7 @@ fn drain_until_closes_the_worker_on_loan_when_the_slot_closes() {
         }
     });
     assert_eq!(drained.recv_timeout(HANG_GUARD), Ok(()));
-    let report = within({
-        let loan = Arc::clone(&loan);
-        move || loan.shutdown()
-    });
+    let report = within_on(&loan, move |loan| loan.shutdown());
     assert_eq!(report.worker, WorkerDisposal::DroppedOnReturn, "{report:?}");
     let outcome = within(move || drainer.join().expect("the drainer does not panic"));
     assert_eq!(outcome, DrainOutcome::Satisfied);

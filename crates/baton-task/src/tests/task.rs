@@ -148,6 +148,14 @@ fn probed() -> (Probed, Arc<Probe>) {
     (Probed(Arc::clone(&probe)), probe)
 }
 
+/// A recorder and a task of a [`probed`] future spawned on it, with the future's probe.
+fn probed_task() -> (Arc<Recorder>, Arc<Probe>, Spawned<u8>) {
+    let recorder = Arc::new(Recorder::default());
+    let (future, probe) = probed();
+    let task = spawn(&recorder, future);
+    (recorder, probe, task)
+}
+
 /// Counts its wakes.
 #[derive(Debug, Default)]
 struct CountingWaker(AtomicUsize);
@@ -181,6 +189,19 @@ fn assert_all_freed(recorder: &Arc<Recorder>) {
     assert_eq!(Arc::strong_count(recorder), 1, "freed, and only once");
 }
 
+/// Asserts that a task's handle resolves cancelled for `reason`, then that dropping the handle
+/// and the registry's reference frees the task.
+fn assert_cancelled_then_freed<T>(
+    (mut join, registered): (Join<T, Recorder>, TaskRef<Recorder>),
+    recorder: &Arc<Recorder>,
+    reason: CancelReason,
+) {
+    let err = join_error(&mut join);
+    assert_eq!(err.cancel_reason(), Some(reason));
+    drop((join, registered));
+    assert_all_freed(recorder);
+}
+
 /// Runs one queue entry, expecting the task to finish, and gives up the registry's reference
 /// (as the real scheduler's retire does); returns how it finished.
 fn run_to_finish(entry: TaskRef<Recorder>, registered: TaskRef<Recorder>) -> Finish {
@@ -206,9 +227,7 @@ fn expect_parked(outcome: RunOutcome<Recorder>) {
 /// scheduler type).
 #[test]
 fn wakes_of_a_parked_task_queue_it_once_and_poll_it_again() {
-    let recorder = Arc::new(Recorder::default());
-    let (future, probe) = probed();
-    let mut task = spawn(&recorder, future);
+    let (recorder, probe, mut task) = probed_task();
     expect_parked(task.queued.run());
     assert_eq!((probe.polls(), recorder.queued()), (1, 0));
 
@@ -262,9 +281,7 @@ fn wake_during_poll_requeues_without_scheduling() {
 /// the future unpolled and the handle resolves cancelled (aborted).
 #[test]
 fn abort_before_first_run_cancels_without_polling() {
-    let recorder = Arc::new(Recorder::default());
-    let (future, probe) = probed();
-    let mut task = spawn(&recorder, future);
+    let (recorder, probe, mut task) = probed_task();
     task.join.abort();
     assert_eq!(recorder.queued(), 0, "the task was queued already");
     assert_eq!(
@@ -286,9 +303,7 @@ fn abort_of_a_parked_task_queues_it_and_cancels_it() {
         (false, CancelReason::Aborted),
         (true, CancelReason::RuntimeShutdown),
     ] {
-        let recorder = Arc::new(Recorder::default());
-        let (future, probe) = probed();
-        let mut task = spawn(&recorder, future);
+        let (recorder, probe, mut task) = probed_task();
         expect_parked(task.queued.run());
         recorder.closed.store(closed, Ordering::SeqCst);
         task.join.abort();
@@ -372,9 +387,7 @@ fn panicking_poll_finishes_as_panicked() {
 /// stale, and a second shutdown finds the task complete.
 #[test]
 fn shutdown_claims_a_parked_task_and_leaves_its_entries_stale() {
-    let recorder = Arc::new(Recorder::default());
-    let (future, probe) = probed();
-    let mut task = spawn(&recorder, future);
+    let (recorder, probe, task) = probed_task();
     expect_parked(task.queued.run());
     probe.take_waker().wake();
     assert_eq!(task.registered.shut_down(), ShutdownOutcome::Cancelled);
@@ -382,25 +395,25 @@ fn shutdown_claims_a_parked_task_and_leaves_its_entries_stale() {
     assert_eq!(probe.drops(), 1);
     let entry = recorder.pop().expect("queued by the wake");
     assert!(matches!(entry.run(), RunOutcome::Stale));
-    let err = join_error(&mut task.join);
-    assert_eq!(err.cancel_reason(), Some(CancelReason::RuntimeShutdown));
-    drop((task.join, task.registered));
-    assert_all_freed(&recorder);
+    assert_cancelled_then_freed(
+        (task.join, task.registered),
+        &recorder,
+        CancelReason::RuntimeShutdown,
+    );
 }
 
 /// Rule T8: a refused spawn is cancelled where it was made, never polled, and reports why.
 #[test]
 fn refused_spawn_is_cancelled_unpolled() {
-    let recorder = Arc::new(Recorder::default());
-    let (future, probe) = probed();
-    let mut task = spawn(&recorder, future);
+    let (recorder, probe, task) = probed_task();
     task.join.refuse(CancelReason::SpawnAfterShutdown);
     assert_eq!((probe.polls(), probe.drops()), (0, 1));
     assert!(matches!(task.queued.run(), RunOutcome::Stale));
-    let err = join_error(&mut task.join);
-    assert_eq!(err.cancel_reason(), Some(CancelReason::SpawnAfterShutdown));
-    drop((task.join, task.registered));
-    assert_all_freed(&recorder);
+    assert_cancelled_then_freed(
+        (task.join, task.registered),
+        &recorder,
+        CancelReason::SpawnAfterShutdown,
+    );
 }
 
 /// Rule T1: a finished task lives while any reference does, whichever goes last: the handle, a
@@ -408,9 +421,7 @@ fn refused_spawn_is_cancelled_unpolled() {
 #[test]
 fn finished_task_is_freed_by_whichever_reference_goes_last() {
     for last in ["handle", "waker", "stale entry"] {
-        let recorder = Arc::new(Recorder::default());
-        let (future, probe) = probed();
-        let task = spawn(&recorder, future);
+        let (recorder, probe, task) = probed_task();
         expect_parked(task.queued.run());
         let waker = probe.take_waker();
         waker.wake_by_ref();

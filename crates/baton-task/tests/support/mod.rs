@@ -115,6 +115,15 @@ impl Gate {
     pub fn wait(self: &Arc<Gate>) -> GateWait {
         GateWait(Arc::clone(self))
     }
+
+    /// A task body that waits for the gate, then returns `value`.
+    pub fn behind<T>(self: &Arc<Gate>, value: T) -> impl Future<Output = T> + use<T> {
+        let wait = self.wait();
+        async move {
+            wait.await;
+            value
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -141,5 +150,18 @@ pub struct DropFlag(pub Arc<std::sync::atomic::AtomicBool>);
 impl Drop for DropFlag {
     fn drop(&mut self) {
         self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+impl DropFlag {
+    /// A task body that never finishes and sets `dropped` when it is dropped.
+    pub fn pending_forever(
+        dropped: &Arc<std::sync::atomic::AtomicBool>,
+    ) -> impl Future<Output = ()> + use<> {
+        let flag = DropFlag(Arc::clone(dropped));
+        async move {
+            let _flag = flag;
+            std::future::pending::<()>().await;
+        }
     }
 }

@@ -111,24 +111,32 @@ impl<B: IoBuf> IoVecBuf for Vec<B> {
     }
 }
 
-impl<B: IoBufMut> IoVecBufMut for Vec<B> {
-    fn into_raw_bufs_mut(self) -> Vec<RawBuf> {
-        self.into_iter().map(RawBuf::new_mut).collect()
-    }
+/// [`IoVecBufMut`] for a collection of owned [`IoBufMut`]s, the same for every one of them:
+/// their raw buffers in order, `set_init_vectored` spread over them in order, and so on.
+macro_rules! io_vec_buf_mut_in_order {
+    ([$($generics:tt)*] $ty:ty) => {
+        impl<$($generics)*> IoVecBufMut for $ty {
+            fn into_raw_bufs_mut(self) -> Vec<RawBuf> {
+                self.into_iter().map(RawBuf::new_mut).collect()
+            }
 
-    unsafe fn set_init_vectored(&mut self, n: usize) {
-        // SAFETY: the caller's contract.
-        unsafe { spread(self.iter_mut(), n) };
-    }
+            unsafe fn set_init_vectored(&mut self, n: usize) {
+                // SAFETY: the caller's contract.
+                unsafe { spread(self.iter_mut(), n) };
+            }
 
-    fn fill_from(&mut self, src: &[u8]) -> usize {
-        fill_in_order(self.iter_mut(), src)
-    }
+            fn fill_from(&mut self, src: &[u8]) -> usize {
+                fill_in_order(self.iter_mut(), src)
+            }
 
-    fn io_capacity(&self) -> usize {
-        self.iter().map(IoBuf::bytes_total).sum()
-    }
+            fn io_capacity(&self) -> usize {
+                self.iter().map(IoBuf::bytes_total).sum()
+            }
+        }
+    };
 }
+
+io_vec_buf_mut_in_order!([B: IoBufMut] Vec<B>);
 
 impl<B: IoBuf, const N: usize> IoVecBuf for [B; N] {
     fn into_raw_bufs(self) -> Vec<RawBuf> {
@@ -153,21 +161,4 @@ impl<B: IoBuf, const N: usize> IoVecBuf for [B; N] {
     }
 }
 
-impl<B: IoBufMut, const N: usize> IoVecBufMut for [B; N] {
-    fn into_raw_bufs_mut(self) -> Vec<RawBuf> {
-        self.into_iter().map(RawBuf::new_mut).collect()
-    }
-
-    unsafe fn set_init_vectored(&mut self, n: usize) {
-        // SAFETY: the caller's contract.
-        unsafe { spread(self.iter_mut(), n) };
-    }
-
-    fn fill_from(&mut self, src: &[u8]) -> usize {
-        fill_in_order(self.iter_mut(), src)
-    }
-
-    fn io_capacity(&self) -> usize {
-        self.iter().map(IoBuf::bytes_total).sum()
-    }
-}
+io_vec_buf_mut_in_order!([B: IoBufMut, const N: usize] [B; N]);

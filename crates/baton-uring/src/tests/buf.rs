@@ -35,35 +35,34 @@ fn a_slice_that_starts_after_it_ends_panics_saying_so() {
     let _ = vec![0u8; 8].slice(start..end);
 }
 
+/// Writes `bytes` at the start of `buf` and marks them initialized, as a read into it would.
+fn write_as_a_read(buf: &mut impl IoBufMut, bytes: &[u8]) {
+    assert!(bytes.len() <= buf.bytes_total(), "the read fits the buffer");
+    // SAFETY: `buf` is valid for writes of `bytes_total() >= bytes.len()` bytes (checked just
+    // above), and those bytes are initialized by the copy before `set_init` says so.
+    unsafe {
+        buf.stable_mut_ptr().copy_from(bytes.as_ptr(), bytes.len());
+        buf.set_init(bytes.len());
+    }
+}
+
 #[test]
 fn a_read_into_a_slice_sets_the_length_to_exactly_the_count_or_keeps_data_past_it() {
     // Appending: the slice starts where the contents end.
     let mut buf = Vec::with_capacity(8);
     buf.extend_from_slice(b"ab");
     let mut slice = buf.slice(2..);
-    // SAFETY: the two bytes are written just before, as a read would.
-    unsafe {
-        slice.stable_mut_ptr().copy_from(b"xy".as_ptr(), 2);
-        slice.set_init(2);
-    }
+    write_as_a_read(&mut slice, b"xy");
     assert_eq!(slice.into_inner(), b"abxy");
     // Past the contents: the gap is zero-filled so the buffer stays contiguous.
     let mut gap = Vec::with_capacity(8);
     gap.extend_from_slice(b"ab");
     let mut past = gap.slice(4..6);
-    // SAFETY: as above.
-    unsafe {
-        past.stable_mut_ptr().copy_from(b"zz".as_ptr(), 2);
-        past.set_init(2);
-    }
+    write_as_a_read(&mut past, b"zz");
     assert_eq!(past.into_inner(), b"ab\0\0zz");
     // In the middle of filled data: overwritten in place, the length kept.
     let mut filled = b"abcdef".to_vec().slice(1..3);
-    // SAFETY: as above.
-    unsafe {
-        filled.stable_mut_ptr().copy_from(b"XY".as_ptr(), 1);
-        filled.set_init(1);
-    }
+    write_as_a_read(&mut filled, b"X");
     assert_eq!(filled.into_inner(), b"aXcdef");
 }
 

@@ -5,6 +5,8 @@
 //! exactly the models.
 
 pub(crate) mod sim;
+#[cfg(not(loom))]
+mod support;
 
 #[cfg(not(loom))]
 mod buf;

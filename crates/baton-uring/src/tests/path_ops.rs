@@ -15,12 +15,7 @@ use crate::driver::{Driver, Park};
 use crate::error::Error;
 use crate::ops;
 use crate::tests::sim::{SimRing, sim_ring};
-
-fn dev_null() -> Arc<OwnedFd> {
-    Arc::new(OwnedFd::from(
-        std::fs::File::open("/dev/null").expect("open /dev/null"),
-    ))
-}
+use crate::tests::support::{dev_null, sim_driver};
 
 fn poll<T, F: std::future::Future<Output = T> + Unpin>(fut: &mut F) -> Poll<T> {
     Pin::new(fut).poll(&mut Context::from_waker(Waker::noop()))
@@ -98,8 +93,7 @@ fn each_missing_file_system_opcode_is_unsupported_naming_it_without_submitting()
 
 #[test]
 fn a_nul_in_any_path_is_invalid_input_before_registration() {
-    let (backend, sim) = sim_ring(4);
-    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let (driver, sim) = sim_driver(4);
     let _entered = driver.enter();
     let ops: Vec<crate::Op<io::Result<()>>> = vec![
         ops::mkdirat("a\0b", 0o777),
@@ -127,8 +121,7 @@ fn a_nul_in_any_path_is_invalid_input_before_registration() {
 
 #[test]
 fn truncate_and_range_sync_above_i64_max_are_invalid_input_before_registration() {
-    let (backend, sim) = sim_ring(4);
-    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let (driver, sim) = sim_driver(4);
     let _entered = driver.enter();
     let mut truncate = ops::ftruncate(dev_null(), u64::MAX);
     let Poll::Ready(Err(err)) = poll(&mut truncate) else {
@@ -164,8 +157,7 @@ fn dropped_in_flight_path_changes_are_retained_not_cancelled() {
         ops::sync_file_range(dev_null(), 0, 0, 0),
     ];
     for mut op in dropped {
-        let (backend, sim) = sim_ring(4);
-        let driver = Driver::with_backend(Box::new(backend), 4, None);
+        let (driver, sim) = sim_driver(4);
         let _entered = driver.enter();
         assert!(poll(&mut op).is_pending());
         let _ = driver.turn(Park::Poll);
@@ -185,8 +177,7 @@ fn dropped_in_flight_path_changes_are_retained_not_cancelled() {
 
 #[test]
 fn a_path_change_dropped_while_queued_is_still_submitted() {
-    let (backend, sim) = sim_ring(1);
-    let driver = Driver::with_backend(Box::new(backend), 1, None);
+    let (driver, sim) = sim_driver(1);
     let _entered = driver.enter();
     let mut first = ops::nop();
     assert!(poll(&mut first).is_pending());
@@ -233,8 +224,7 @@ fn sync_submitted(driver: &Driver, sim: &SimRing, fd: &Arc<OwnedFd>) -> bool {
 
 #[test]
 fn a_truncate_through_the_ring_makes_a_clean_file_dirty() {
-    let (backend, sim) = sim_ring(4);
-    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let (driver, sim) = sim_driver(4);
     let _entered = driver.enter();
     let fd = dev_null();
     assert!(sync_submitted(&driver, &sim, &fd), "never synced: dirty");
@@ -256,8 +246,7 @@ fn a_truncate_through_the_ring_makes_a_clean_file_dirty() {
 
 #[test]
 fn a_write_noted_from_outside_makes_a_clean_file_dirty_locally_and_by_message() {
-    let (backend, sim) = sim_ring(4);
-    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let (driver, sim) = sim_driver(4);
     let handle = driver.handle();
     let fd = dev_null();
     {

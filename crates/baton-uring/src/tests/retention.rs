@@ -1,28 +1,19 @@
 //! Retained requests (writes, syncs, close, shutdown) outlive their handles (lifecycle rules U5
 //! and U9): dropping the future neither times them out nor cancels them.
 
-use std::os::fd::OwnedFd;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Waker};
 use std::time::Duration;
 
 use web_time::Instant;
 
-use crate::driver::{Driver, Park};
+use crate::driver::Park;
 use crate::ops;
-use crate::tests::sim::sim_ring;
-
-fn dev_null() -> Arc<OwnedFd> {
-    Arc::new(OwnedFd::from(
-        std::fs::File::open("/dev/null").expect("open /dev/null"),
-    ))
-}
+use crate::tests::support::{dev_null, sim_driver};
 
 #[test]
 fn dropped_in_flight_write_with_a_deadline_is_neither_timed_out_nor_cancelled() {
-    let (backend, sim) = sim_ring(4);
-    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let (driver, sim) = sim_driver(4);
     let fd = dev_null();
     let _entered = driver.enter();
     let deadline = Instant::now() + Duration::from_millis(10);
@@ -50,8 +41,7 @@ fn dropped_in_flight_write_with_a_deadline_is_neither_timed_out_nor_cancelled() 
 
 #[test]
 fn closure_reports_closed_to_a_waiting_write_and_counts_its_failure_in_the_shutdown_report() {
-    let (backend, sim) = sim_ring(4);
-    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let (driver, sim) = sim_driver(4);
     let fd = dev_null();
     let mut write = ops::write_at(fd.clone(), vec![1; 4], 0);
     let mut cx = Context::from_waker(Waker::noop());

@@ -14,7 +14,7 @@ use web_time::Instant;
 
 use crate::driver::{Driver, Park};
 use crate::ops;
-use crate::tests::sim::sim_ring;
+use crate::tests::support::{dev_null, sim_driver};
 
 /// A waker whose `wake` panics, standing in for user code that misbehaves.
 struct PanickingWake;
@@ -27,12 +27,6 @@ impl Wake for PanickingWake {
 
 fn panicking_waker() -> Waker {
     Waker::from(Arc::new(PanickingWake))
-}
-
-fn dev_null() -> Arc<OwnedFd> {
-    Arc::new(OwnedFd::from(
-        std::fs::File::open("/dev/null").expect("open /dev/null"),
-    ))
 }
 
 /// Registers a read of `fd` with a panicking waker and lets the simulated kernel own it.
@@ -48,8 +42,7 @@ fn read_in_flight(driver: &Driver, fd: &Arc<OwnedFd>) {
 
 #[test]
 fn shutdown_with_a_panicking_waker_leaks_the_in_flight_read_and_contains_the_panic() {
-    let (backend, sim) = sim_ring(4);
-    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let (driver, sim) = sim_driver(4);
     let fd = dev_null();
     read_in_flight(&driver, &fd);
     assert_eq!(sim.in_flight().len(), 1, "the kernel owns the read");
@@ -66,8 +59,8 @@ fn shutdown_with_a_panicking_waker_leaks_the_in_flight_read_and_contains_the_pan
 
 #[test]
 fn shutdown_with_a_panicking_waker_reraises_after_cleanup_when_asked_to() {
-    let (backend, sim) = sim_ring(4);
-    let driver = Driver::with_backend(Box::new(backend), 4, None).propagating_waker_panics();
+    let (driver, sim) = sim_driver(4);
+    let driver = driver.propagating_waker_panics();
     let fd = dev_null();
     read_in_flight(&driver, &fd);
     assert_eq!(sim.in_flight().len(), 1, "the kernel owns the read");
@@ -96,8 +89,7 @@ impl Drop for TurnDuringUnwind<'_> {
 
 #[test]
 fn turn_run_while_unwinding_swallows_a_waker_panic_instead_of_aborting() {
-    let (backend, sim) = sim_ring(4);
-    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let (driver, sim) = sim_driver(4);
     let fd = dev_null();
     read_in_flight(&driver, &fd);
     let in_flight = sim.in_flight();
@@ -114,8 +106,7 @@ fn turn_run_while_unwinding_swallows_a_waker_panic_instead_of_aborting() {
 
 #[test]
 fn closure_closes_a_created_fd_nobody_consumed() {
-    let (backend, sim) = sim_ring(4);
-    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let (driver, sim) = sim_driver(4);
     let (reader, writer) = pipe();
     let listener = dev_null();
     let mut accept = ops::accept(listener);
@@ -145,8 +136,7 @@ fn closure_closes_a_created_fd_nobody_consumed() {
 #[test]
 fn accept_completing_after_its_future_dropped_has_its_fd_closed() {
     for cancel_first in [false, true] {
-        let (backend, sim) = sim_ring(4);
-        let driver = Driver::with_backend(Box::new(backend), 4, None);
+        let (driver, sim) = sim_driver(4);
         let (reader, writer) = pipe();
         let _entered = driver.enter();
         let target = sim.submit_then_drop(&driver, ops::accept(dev_null()));
@@ -195,8 +185,7 @@ fn pipe_writers_gone(reader: &OwnedFd) -> bool {
 
 #[test]
 fn shutdown_stops_draining_when_the_ring_refuses_submits_and_reports_the_errno() {
-    let (backend, sim) = sim_ring(4);
-    let driver = Driver::with_backend(Box::new(backend), 4, None);
+    let (driver, sim) = sim_driver(4);
     let fd = dev_null();
     let _ = read_in_flight_quiet(&driver, &fd);
     sim.fail_submits(Some(libc::EBADF));

@@ -12,7 +12,8 @@ use crate::driver::{Driver, Park};
 use crate::operation::Operation;
 use crate::ops;
 use crate::stash::Stash;
-use crate::tests::sim::{SimRing, sim_ring};
+use crate::tests::sim::SimRing;
+use crate::tests::support::sim_driver;
 
 type Recv<'s> = Operation<'s, (std::io::Result<usize>, Vec<u8>)>;
 
@@ -45,11 +46,6 @@ fn holding(bytes: &[u8]) -> Vec<u8> {
     buf
 }
 
-fn sim_driver() -> (Driver, SimRing) {
-    let (backend, sim) = sim_ring(8);
-    (Driver::with_backend(Box::new(backend), 8, None), sim)
-}
-
 /// Registers `op` locally and submits it; returns its `user_data`.
 fn submit(driver: &Driver, sim: &SimRing, op: &mut Recv<'_>) -> u64 {
     let _entered = driver.enter();
@@ -70,7 +66,7 @@ fn take(stash: &Stash, capacity: usize) -> Poll<Option<Vec<u8>>> {
 
 #[test]
 fn completed_receive_dropped_before_its_poll_leaves_its_bytes_in_the_stash() {
-    let (driver, sim) = sim_driver();
+    let (driver, sim) = sim_driver(8);
     let stash = Arc::new(Stash::new());
     let fd = socket();
     let mut op = ops::recv(fd.clone(), holding(b"early")).stash_late_result(&stash);
@@ -91,7 +87,7 @@ fn completed_receive_dropped_before_its_poll_leaves_its_bytes_in_the_stash() {
 #[test]
 fn receive_dropped_in_flight_whose_cancel_loses_leaves_its_bytes_in_the_stash() {
     for cancel_first in [false, true] {
-        let (driver, sim) = sim_driver();
+        let (driver, sim) = sim_driver(8);
         let stash = Arc::new(Stash::new());
         let mut op = ops::recv(socket(), holding(b"raced")).stash_late_result(&stash);
         let target = submit(&driver, &sim, &mut op);
@@ -132,7 +128,7 @@ fn receive_dropped_in_flight_whose_cancel_loses_leaves_its_bytes_in_the_stash() 
 
 #[test]
 fn receive_dropped_in_flight_whose_cancel_wins_leaves_the_stash_idle() {
-    let (driver, sim) = sim_driver();
+    let (driver, sim) = sim_driver(8);
     let stash = Arc::new(Stash::new());
     let mut op = ops::recv(socket(), holding(b"never")).stash_late_result(&stash);
     let target = submit(&driver, &sim, &mut op);
@@ -156,7 +152,7 @@ fn receive_dropped_in_flight_whose_cancel_wins_leaves_the_stash_idle() {
 
 #[test]
 fn queued_receive_dropped_before_submission_ends_its_ticket_with_nothing() {
-    let (driver, _sim) = sim_driver();
+    let (driver, _sim) = sim_driver(8);
     let stash = Arc::new(Stash::new());
     let _entered = driver.enter();
     let mut op = ops::recv(socket(), holding(b"x")).stash_late_result(&stash);
@@ -169,7 +165,7 @@ fn queued_receive_dropped_before_submission_ends_its_ticket_with_nothing() {
 
 #[test]
 fn late_bytes_come_out_in_completion_order_across_partial_takes() {
-    let (driver, sim) = sim_driver();
+    let (driver, sim) = sim_driver(8);
     let stash = Arc::new(Stash::new());
     let fd = socket();
     let mut first = ops::recv(fd.clone(), holding(b"abcdef")).stash_late_result(&stash);
@@ -203,7 +199,7 @@ fn forwarded_receive_dropped_on_a_foreign_thread_leaves_its_late_bytes_in_the_st
     // Dropped while waiting (the ticket stays in the cell), and dropped after its result
     // reached the cell (the handle deposits it itself).
     for delivered_first in [false, true] {
-        let (driver, sim) = sim_driver();
+        let (driver, sim) = sim_driver(8);
         let stash = Arc::new(Stash::new());
         let mut op = ops::recv(socket(), holding(b"afar")).stash_late_result(&stash);
         let target = submit(&driver, &sim, &mut op);
@@ -247,7 +243,7 @@ fn forwarded_receive_dropped_on_a_foreign_thread_leaves_its_late_bytes_in_the_st
 
 #[test]
 fn accept_completing_after_its_future_dropped_leaves_the_connection_in_the_stash() {
-    let (driver, sim) = sim_driver();
+    let (driver, sim) = sim_driver(8);
     let stash = Arc::new(Stash::new());
     let listener = socket();
     let _entered = driver.enter();
@@ -292,7 +288,7 @@ fn take_datagram(stash: &Stash, capacity: usize, peek: bool) -> Poll<Option<Vec<
 
 #[test]
 fn late_datagrams_keep_their_boundaries_an_empty_one_included_and_truncate_like_the_kernel() {
-    let (driver, sim) = sim_driver();
+    let (driver, sim) = sim_driver(8);
     let stash = Arc::new(Stash::for_datagrams());
     let fd = socket();
     let mut first = ops::recv_from(fd.clone(), holding(b"hello")).stash_late_result(&stash);
@@ -343,7 +339,7 @@ fn late_datagrams_keep_their_boundaries_an_empty_one_included_and_truncate_like_
 
 #[test]
 fn a_late_peek_leaves_nothing_in_the_stash() {
-    let (driver, sim) = sim_driver();
+    let (driver, sim) = sim_driver(8);
     let stash = Arc::new(Stash::for_datagrams());
     let mut peek: RecvFrom<'_> =
         ops::peek_from(socket(), holding(b"still queued")).stash_late_result(&stash);

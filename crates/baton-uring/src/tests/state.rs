@@ -15,6 +15,7 @@ use crate::ops;
 use crate::request::Request;
 use crate::state::{DriverState, Waiter};
 use crate::tests::sim::sim_ring;
+use crate::tests::support::{dev_null, sim_driver};
 
 fn read_of(fd: &Arc<OwnedFd>) -> Request {
     Request::Read {
@@ -81,12 +82,6 @@ fn wake_read_is_armed_even_when_cancels_cannot_be_pushed() {
     );
 }
 
-fn dev_null() -> Arc<OwnedFd> {
-    Arc::new(OwnedFd::from(
-        std::fs::File::open("/dev/null").expect("open /dev/null"),
-    ))
-}
-
 /// Registers `n` writes on `driver` (entered) and drops their futures.
 fn drop_writes(driver: &Driver, fd: &Arc<OwnedFd>, n: usize) {
     let _entered = driver.enter();
@@ -123,8 +118,7 @@ fn core_dropped_without_shutdown_leaks_the_in_flight_read() {
 
 #[test]
 fn shutdown_past_deadline_reports_in_flight_and_unsubmitted_writes_as_not_drained() {
-    let (backend, sim) = sim_ring(1);
-    let driver = Driver::with_backend(Box::new(backend), 1, None);
+    let (driver, sim) = sim_driver(1);
     let fd = dev_null();
     drop_writes(&driver, &fd, 3);
     assert_eq!(sim.in_flight().len(), 1, "one write owned by the kernel");
@@ -140,8 +134,7 @@ fn shutdown_past_deadline_reports_in_flight_and_unsubmitted_writes_as_not_draine
 
 #[test]
 fn closure_submits_queued_writes_as_the_kernel_completes_earlier_ones() {
-    let (backend, sim) = sim_ring(1);
-    let driver = Driver::with_backend(Box::new(backend), 1, None);
+    let (driver, sim) = sim_driver(1);
     let fd = dev_null();
     drop_writes(&driver, &fd, 3);
     driver.close();
@@ -167,8 +160,7 @@ fn closure_submits_queued_writes_as_the_kernel_completes_earlier_ones() {
 
 #[test]
 fn closure_still_retires_queued_reads_with_closed() {
-    let (backend, sim) = sim_ring(1);
-    let driver = Driver::with_backend(Box::new(backend), 1, None);
+    let (driver, sim) = sim_driver(1);
     let fd = dev_null();
     let _entered = driver.enter();
     let mut cx = Context::from_waker(Waker::noop());

@@ -75,6 +75,44 @@ macro_rules! entered_driver {
 #[allow(unused_imports)]
 pub(crate) use entered_driver;
 
+/// The two tests of one waker-panic check: `$propagate` runs `$check` (a
+/// `fn(WakerPanics)`) under `WakerPanics::Propagate`, `$contain` under `WakerPanics::Contain`.
+#[allow(unused_macros)] // Not every test file checks both policies.
+macro_rules! per_waker_policy {
+    ($check:ident => $propagate:ident, $contain:ident) => {
+        #[test]
+        fn $propagate() {
+            $check(baton_uring::WakerPanics::Propagate);
+        }
+
+        #[test]
+        fn $contain() {
+            $check(baton_uring::WakerPanics::Contain);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use per_waker_policy;
+
+/// [`ring_serial`] with what most file tests start from: `None` (after the loud `SKIPPED` line)
+/// without io_uring, else the guard, a [`TempFile`] tagged `tag` holding `contents`, and a
+/// driver of four entries.
+pub fn ring_file(
+    tag: &str,
+    contents: &[u8],
+) -> Option<(MutexGuard<'static, ()>, TempFile, Driver)> {
+    let serial = ring_serial()?;
+    let file = TempFile::new(tag, contents);
+    Some((serial, file, driver(4)))
+}
+
+/// An empty buffer of `capacity` bytes, then `contents` appended to it.
+pub fn prefilled(capacity: usize, contents: &[u8]) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(capacity);
+    buf.extend_from_slice(contents);
+    buf
+}
+
 pub fn driver(entries: u32) -> Driver {
     Driver::new(DriverConfig::new().ring_entries(entries)).expect("io_uring set-up")
 }

@@ -1,7 +1,10 @@
 //! Shared helpers of the `worker_*` tests: set-up that skips loudly without io_uring, a
-//! bounded "run until this handle finishes", fd counting.
+//! bounded "run until this handle finishes", fd counting; [`inbox`] for the completion
+//! inbox's tests.
 
 #![allow(dead_code, unreachable_pub)]
+
+pub mod inbox;
 
 use std::future::Future;
 use std::pin::pin;
@@ -36,6 +39,21 @@ pub fn worker_with(config: WorkerConfig) -> Option<Worker> {
         Err(err) => panic!("unexpected set-up error: {err}"),
     }
 }
+
+/// The prologue of a test of one default worker: holds the [`serial`] guard for the rest of the
+/// test and binds `$worker` to a [`worker`], or returns from the test (after the loud `SKIPPED`
+/// line) when this machine cannot set up io_uring.
+#[allow(unused_macros)] // Not every test file starts so.
+macro_rules! serial_worker {
+    ($worker:ident) => {
+        let _serial = $crate::worker_support::serial();
+        let Some($worker) = $crate::worker_support::worker() else {
+            return;
+        };
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use serial_worker;
 
 /// A worker with the default configuration (see [`worker_with`]).
 pub fn worker() -> Option<Worker> {
@@ -82,6 +100,52 @@ pub fn fd_count() -> usize {
     std::fs::read_dir("/proc/self/fd")
         .expect("/proc/self/fd is readable")
         .count()
+}
+
+/// A task on a worker writing `bytes` at the start of a fresh temp file, polled by one turn so
+/// its write is registered (the tests of retained writes at close and shutdown).
+pub struct PendingWrite {
+    path: std::path::PathBuf,
+    fd: std::sync::Arc<std::os::fd::OwnedFd>,
+    bytes: &'static [u8],
+    pub writer: JoinHandle<std::io::Result<usize>>,
+}
+
+impl PendingWrite {
+    /// Spawns the writing task on `worker` (its file tagged `tag`) and turns once.
+    pub fn start(worker: &Worker, tag: &str, bytes: &'static [u8]) -> PendingWrite {
+        let path = std::env::temp_dir().join(format!("baton-worker-{tag}-{}", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .expect("open temp file");
+        let fd = std::sync::Arc::new(std::os::fd::OwnedFd::from(file));
+        let writer = worker.handle().spawn({
+            let fd = std::sync::Arc::clone(&fd);
+            async move { baton_uring::ops::write_at(fd, bytes.to_vec(), 0).await.0 }
+        });
+        let _ = worker.turn(baton_uring::Park::Poll);
+        PendingWrite {
+            path,
+            fd,
+            bytes,
+            writer,
+        }
+    }
+
+    /// Shuts `worker` down, asserting that it was clean, that the task finished and the bytes
+    /// are in the file, and that the descriptor came back; removes the file.
+    pub fn assert_landed_by_shutdown(self, worker: Worker) {
+        let report = worker.shutdown(Some(deadline()));
+        assert!(report.is_clean(), "{report:?}");
+        assert!(matches!(poll_once(self.writer), Poll::Ready(_)));
+        assert_eq!(std::fs::read(&self.path).expect("read back"), self.bytes);
+        assert_eq!(std::sync::Arc::strong_count(&self.fd), 1);
+        std::fs::remove_file(&self.path).expect("remove temp file");
+    }
 }
 
 /// Joins the foreign `spawners` (each returns the join handles it spawned) and then the

@@ -21,8 +21,9 @@
 
 use std::future::Future;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::context;
 use crate::error::{BlockingError, Error, convert};
 use crate::handle::Handle;
 
@@ -44,6 +45,15 @@ pub(super) fn check_path(path: &Path) -> io::Result<()> {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, PATH_HAS_NUL));
     }
     Ok(())
+}
+
+/// The start of a call that runs `std` on the blocking pool with its own copy of `path`:
+/// `path` refused for a NUL byte before anything runs ([`check_path`]), then the current
+/// runtime (`function` names the call when there is none), and the path to move to the pool.
+pub(super) fn pool_path(function: &'static str, path: &Path) -> io::Result<(Handle, PathBuf)> {
+    check_path(path)?;
+    let handle = context::require(function)?;
+    Ok((handle, path.to_owned()))
 }
 
 /// Whether `err` says the kernel lacks the request's opcode.

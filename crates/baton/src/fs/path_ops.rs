@@ -7,11 +7,11 @@
 //! a rename or an unlink is an effect, like a write, and a cancel could not take it back.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use baton_uring::ops;
 
-use super::fallback::{OnDrop, check_path, on_pool, ring_or_pool};
+use super::fallback::{OnDrop, check_path, on_pool, pool_path, ring_or_pool};
 use crate::context;
 use crate::handle::Handle;
 
@@ -231,10 +231,7 @@ pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
 /// rule Y1).
 pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     const FUNCTION: &str = "fs::remove_dir_all";
-    let path = path.as_ref();
-    check_path(path)?;
-    let handle = context::require(FUNCTION)?;
-    let path = path.to_owned();
+    let (handle, path) = pool_path(FUNCTION, path.as_ref())?;
     on_pool(&handle, FUNCTION, OnDrop::Finish, move || {
         std::fs::remove_dir_all(path)
     })
@@ -268,15 +265,12 @@ pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
 ///
 /// Retained: once polled, the rename happens even if the future is dropped.
 pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
-    let handle = context::require("fs::rename")?;
-    let (from, to) = (from.as_ref(), to.as_ref());
-    check_path(from)?;
-    check_path(to)?;
-    let ring = ops::renameat(from, to, 0).bind_borrowed(handle.driver());
-    ring_or_pool(&handle, "fs::rename", OnDrop::Finish, ring, || {
-        let (from, to) = (from.to_owned(), to.to_owned());
-        move || std::fs::rename(from, to)
-    })
+    two_paths(
+        "fs::rename",
+        (from.as_ref(), to.as_ref()),
+        |from, to| ops::renameat(from, to, 0),
+        std::fs::rename,
+    )
     .await
 }
 
@@ -307,15 +301,12 @@ pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<
 ///
 /// Retained: once polled, the link is made even if the future is dropped.
 pub async fn hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
-    let handle = context::require("fs::hard_link")?;
-    let (original, link) = (original.as_ref(), link.as_ref());
-    check_path(original)?;
-    check_path(link)?;
-    let ring = ops::linkat(original, link, 0).bind_borrowed(handle.driver());
-    ring_or_pool(&handle, "fs::hard_link", OnDrop::Finish, ring, || {
-        let (original, link) = (original.to_owned(), link.to_owned());
-        move || std::fs::hard_link(original, link)
-    })
+    two_paths(
+        "fs::hard_link",
+        (original.as_ref(), link.as_ref()),
+        |original, link| ops::linkat(original, link, 0),
+        std::fs::hard_link,
+    )
     .await
 }
 
@@ -344,14 +335,31 @@ pub async fn hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io
 ///
 /// Retained: once polled, the link is made even if the future is dropped.
 pub async fn symlink(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
-    let handle = context::require("fs::symlink")?;
-    let (original, link) = (original.as_ref(), link.as_ref());
-    check_path(original)?;
-    check_path(link)?;
-    let ring = ops::symlinkat(original, link).bind_borrowed(handle.driver());
-    ring_or_pool(&handle, "fs::symlink", OnDrop::Finish, ring, || {
-        let (original, link) = (original.to_owned(), link.to_owned());
-        move || std::os::unix::fs::symlink(original, link)
+    two_paths(
+        "fs::symlink",
+        (original.as_ref(), link.as_ref()),
+        |original, link| ops::symlinkat(original, link),
+        std::os::unix::fs::symlink,
+    )
+    .await
+}
+
+/// The one shape of the calls on two paths (`rename`, `hard_link`, `symlink`): both refused
+/// for a NUL byte before anything runs, then the ring's `request` on them, or `std_twin` on
+/// the blocking pool where the kernel lacks the opcode; finished once polled (Y1).
+async fn two_paths(
+    function: &'static str,
+    (first, second): (&Path, &Path),
+    request: impl FnOnce(&Path, &Path) -> baton_uring::Op<io::Result<()>>,
+    std_twin: fn(PathBuf, PathBuf) -> io::Result<()>,
+) -> io::Result<()> {
+    let handle = context::require(function)?;
+    check_path(first)?;
+    check_path(second)?;
+    let ring = request(first, second).bind_borrowed(handle.driver());
+    ring_or_pool(&handle, function, OnDrop::Finish, ring, || {
+        let (first, second) = (first.to_owned(), second.to_owned());
+        move || std_twin(first, second)
     })
     .await
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use baton_uring::ops;
 
 use super::Metadata;
-use super::fallback::{OnDrop, check_path, on_pool, ring_or_pool};
+use super::fallback::{OnDrop, check_path, on_pool, pool_path, ring_or_pool};
 use crate::context;
 use crate::handle::Handle;
 
@@ -165,10 +165,7 @@ pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
 /// pool and its answer is dropped.
 pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
     const FUNCTION: &str = "fs::canonicalize";
-    let path = path.as_ref();
-    check_path(path)?;
-    let handle = context::require(FUNCTION)?;
-    let path = path.to_owned();
+    let (handle, path) = pool_path(FUNCTION, path.as_ref())?;
     on_pool(&handle, FUNCTION, OnDrop::Cancel, move || {
         std::fs::canonicalize(path)
     })

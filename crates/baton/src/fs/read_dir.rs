@@ -15,7 +15,7 @@ use std::io;
 use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
 
-use super::fallback::{OnDrop, check_path, on_pool};
+use super::fallback::{OnDrop, on_pool, pool_path};
 use super::path_query::{Follow, stat};
 use super::{FileType, Metadata};
 use crate::blocking::BlockingHandle;
@@ -88,10 +88,7 @@ impl Batch {
 /// directory closes it when its answer is dropped.
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     const FUNCTION: &str = "fs::read_dir";
-    let path = path.as_ref();
-    check_path(path)?;
-    let handle = context::require(FUNCTION)?;
-    let path = path.to_owned();
+    let (handle, path) = pool_path(FUNCTION, path.as_ref())?;
     let first = on_pool(&handle, FUNCTION, OnDrop::Cancel, move || {
         std::fs::read_dir(path).map(Batch::read)
     })

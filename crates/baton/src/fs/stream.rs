@@ -56,6 +56,15 @@ impl File {
     pub fn stream_position(&self) -> u64 {
         self.pos
     }
+
+    /// Moves the cursor past what a positional read or write at it transferred (nothing on an
+    /// error), handing its result on.
+    fn advance<T>(&mut self, (res, buf): BufResult<usize, T>) -> BufResult<usize, T> {
+        if let Ok(n) = &res {
+            self.pos += *n as u64;
+        }
+        (res, buf)
+    }
 }
 
 /// # Cancel safety
@@ -65,37 +74,21 @@ impl File {
 /// move past it.
 impl AsyncRead for File {
     async fn read<B: IoBufMut>(&mut self, buf: B) -> BufResult<usize, B> {
-        let (res, buf) = self.read_at(buf, self.pos).await;
-        if let Ok(n) = &res {
-            self.pos += *n as u64;
-        }
-        (res, buf)
+        self.advance(self.read_at(buf, self.pos).await)
     }
 
     async fn read_vectored<V: IoVecBufMut>(&mut self, bufs: V) -> BufResult<usize, V> {
-        let (res, bufs) = self.read_vectored_at(bufs, self.pos).await;
-        if let Ok(n) = &res {
-            self.pos += *n as u64;
-        }
-        (res, bufs)
+        self.advance(self.read_vectored_at(bufs, self.pos).await)
     }
 }
 
 impl AsyncWrite for File {
     async fn write<B: IoBuf>(&mut self, buf: B) -> BufResult<usize, B> {
-        let (res, buf) = self.write_at(buf, self.pos).await;
-        if let Ok(n) = &res {
-            self.pos += *n as u64;
-        }
-        (res, buf)
+        self.advance(self.write_at(buf, self.pos).await)
     }
 
     async fn write_vectored<V: IoVecBuf>(&mut self, bufs: V) -> BufResult<usize, V> {
-        let (res, bufs) = self.write_vectored_at(bufs, self.pos).await;
-        if let Ok(n) = &res {
-            self.pos += *n as u64;
-        }
-        (res, bufs)
+        self.advance(self.write_vectored_at(bufs, self.pos).await)
     }
 
     /// Nothing to flush: every write goes to the kernel as it is made (use

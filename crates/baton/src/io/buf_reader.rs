@@ -121,6 +121,22 @@ impl<R: AsyncRead> BufReader<R> {
         res
     }
 
+    /// Reads more until the buffered bytes hold `byte` or the stream ends, consuming nothing;
+    /// returns how many buffered bytes make the result: up to and including `byte`, or all of
+    /// them at the end of the stream. Cancel-safe: what was read stays buffered.
+    async fn buffer_until(&mut self, byte: u8) -> io::Result<usize> {
+        let mut searched = 0;
+        loop {
+            if let Some(at) = self.buffer()[searched..].iter().position(|&b| b == byte) {
+                return Ok(searched + at + 1);
+            }
+            searched = self.buffer().len();
+            if self.read_more().await? == 0 {
+                return Ok(self.buffer().len());
+            }
+        }
+    }
+
     /// Reads more after the unconsumed bytes, without giving them to the kernel: through a
     /// separate chunk, appended afterwards. Returns how many bytes came (0: end of stream).
     async fn read_more(&mut self) -> io::Result<usize> {
@@ -154,26 +170,10 @@ impl<R: AsyncRead> BufReader<R> {
     ///
     /// Cancel-safe: bytes leave the buffer only together with the complete result.
     pub async fn read_until(&mut self, byte: u8, out: &mut Vec<u8>) -> io::Result<usize> {
-        let mut searched = 0;
-        loop {
-            let found = self.buffer()[searched..].iter().position(|&b| b == byte);
-            let end = match found {
-                Some(at) => Some(searched + at + 1),
-                None => {
-                    searched = self.buffer().len();
-                    if self.read_more().await? == 0 {
-                        Some(self.buffer().len())
-                    } else {
-                        None
-                    }
-                }
-            };
-            if let Some(end) = end {
-                out.extend_from_slice(&self.buffer()[..end]);
-                self.consume(end);
-                return Ok(end);
-            }
-        }
+        let end = self.buffer_until(byte).await?;
+        out.extend_from_slice(&self.buffer()[..end]);
+        self.consume(end);
+        Ok(end)
     }
 
     /// Reads one line — up to and including `\n`, or to the end of the stream — appending it to
@@ -189,35 +189,19 @@ impl<R: AsyncRead> BufReader<R> {
     /// Cancel-safe: a dropped `read_line` loses no byte — they stay in the reader's buffer
     /// until a whole line is there, and `line` is appended to only then.
     pub async fn read_line(&mut self, line: &mut String) -> io::Result<usize> {
-        let mut searched = 0;
-        loop {
-            let found = self.buffer()[searched..].iter().position(|&b| b == b'\n');
-            let end = match found {
-                Some(at) => Some(searched + at + 1),
-                None => {
-                    searched = self.buffer().len();
-                    if self.read_more().await? == 0 {
-                        Some(self.buffer().len())
-                    } else {
-                        None
-                    }
-                }
-            };
-            if let Some(end) = end {
-                let appended = match std::str::from_utf8(&self.buffer()[..end]) {
-                    Ok(text) => {
-                        line.push_str(text);
-                        Ok(end)
-                    }
-                    Err(_) => Err(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        "the line is not valid UTF-8",
-                    )),
-                };
-                self.consume(end);
-                return appended;
+        let end = self.buffer_until(b'\n').await?;
+        let appended = match std::str::from_utf8(&self.buffer()[..end]) {
+            Ok(text) => {
+                line.push_str(text);
+                Ok(end)
             }
-        }
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the line is not valid UTF-8",
+            )),
+        };
+        self.consume(end);
+        appended
     }
 
     /// The stream's lines, without their `\n` (or `\r\n`).

@@ -6,7 +6,6 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -14,9 +13,7 @@ use baton_uring::Op;
 
 use crate::error::convert;
 
-/// Readiness-style access to a stream socket (`TcpStream`, `UnixStream`). Sealed (its
-/// implementations are Baton's stream sockets), so code may rely on what its methods promise
-/// about the memory they write.
+/// Readiness-style access to a stream socket (`TcpStream`, `UnixStream`; sealed).
 ///
 /// The protocol is the one of readiness-based runtimes: try the call; on
 /// [`WouldBlock`](io::ErrorKind::WouldBlock) wait for [`readable`](PollIo::readable) or
@@ -53,16 +50,6 @@ pub trait PollIo: crate::net::Stream {
     /// first), then a non-blocking `recv(2)`. `Ok(0)` is the end of the stream (or an empty
     /// `dst`); [`WouldBlock`](io::ErrorKind::WouldBlock) means nothing is there yet.
     fn poll_try_read(&self, cx: &mut Context<'_>, dst: &mut [u8]) -> Poll<io::Result<usize>>;
-
-    /// [`poll_try_read`](PollIo::poll_try_read) into possibly uninitialized memory (a tokio
-    /// `ReadBuf`'s or hyper's unfilled part, which would otherwise be zeroed first): on
-    /// `Ready(Ok(n))` the first `n` bytes of `dst` are initialized; nothing else in `dst` is
-    /// written, and no byte is ever de-initialized.
-    fn poll_try_read_uninit(
-        &self,
-        cx: &mut Context<'_>,
-        dst: &mut [MaybeUninit<u8>],
-    ) -> Poll<io::Result<usize>>;
 
     /// Writes what the socket takes now of `srcs`, in order (a non-blocking `sendmsg(2)`;
     /// no `SIGPIPE`); [`WouldBlock`](io::ErrorKind::WouldBlock) when it takes nothing.

@@ -18,7 +18,7 @@ use crate::io::{PollIo, Readiness};
 const UIO_MAXIOV: usize = 1024;
 
 impl Socket {
-    /// [`PollIo::poll_try_read_uninit`]: stash rule S4 first, then `recv(MSG_DONTWAIT)`. Only
+    /// [`PollIo::poll_try_read`]: stash rule S4 first, then `recv(MSG_DONTWAIT)`. Only
     /// ever writes initialized bytes into `dst` (the stash's copy, the kernel's receive).
     pub(crate) fn poll_try_read(
         &self,
@@ -109,14 +109,6 @@ impl<S: Stream> PollIo for S {
         // uninitialized bytes through the view, and `Socket::poll_try_read` writes only
         // initialized ones.
         let dst = unsafe { &mut *(std::ptr::from_mut(dst) as *mut [MaybeUninit<u8>]) };
-        Sealed::socket(self).poll_try_read(cx, dst)
-    }
-
-    fn poll_try_read_uninit(
-        &self,
-        cx: &mut Context<'_>,
-        dst: &mut [MaybeUninit<u8>],
-    ) -> Poll<io::Result<usize>> {
         Sealed::socket(self).poll_try_read(cx, dst)
     }
 

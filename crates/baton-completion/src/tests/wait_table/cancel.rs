@@ -51,7 +51,7 @@ fn started_interruptible_job_gets_its_hook_once_then_reaps() {
         SettleOutcome::Settled { .. }
     ));
     assert_eq!(
-        poll::<u32>(&mut f.table, key, Waker::noop()),
+        f.poll_now::<u32>(key),
         Poll::Ready(Err(WaitError::Cancelled))
     );
 }
@@ -115,10 +115,7 @@ fn started_quarantined_job_reports_its_bound() {
         f.table.settle(f.sink.only()),
         SettleOutcome::Settled { .. }
     ));
-    assert_eq!(
-        poll::<u32>(&mut f.table, key, Waker::noop()),
-        Poll::Ready(Ok(11))
-    );
+    assert_eq!(f.poll_now::<u32>(key), Poll::Ready(Ok(11)));
 }
 
 #[test]
@@ -142,7 +139,7 @@ fn quarantined_wait_past_its_deadline_is_bound_exceeded() {
     assert_eq!(f.table.counters().bound_exceeded, 1);
     assert!(matches!(f.run_and_settle(submission), SettleOutcome::Stale));
     assert_eq!(
-        poll::<u32>(&mut f.table, key, Waker::noop()),
+        f.poll_now::<u32>(key),
         Poll::Ready(Err(WaitError::BoundExceeded { bound }))
     );
 }

@@ -93,6 +93,23 @@ impl Fixture {
         let _ = dispatch.run();
         self.table.settle(self.sink.only())
     }
+
+    /// Polls the wait `key` once with a no-op waker.
+    pub(super) fn poll_now<T: 'static>(&mut self, key: WaitKey) -> Poll<Result<T, WaitError>> {
+        poll::<T>(&mut self.table, key, Waker::noop())
+    }
+
+    /// [`run_and_settle`](Fixture::run_and_settle) for a wait polled before: it settles with the
+    /// waker it stored, which is returned.
+    pub(super) fn settle_polled(&mut self, submission: Submission) -> Waker {
+        let SettleOutcome::Settled {
+            waker: Some(returned),
+        } = self.run_and_settle(submission)
+        else {
+            panic!("a polled wait settles with its waker")
+        };
+        returned
+    }
 }
 
 #[derive(Default)]

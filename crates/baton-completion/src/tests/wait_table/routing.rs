@@ -20,7 +20,7 @@ fn settle_then_poll_returns_the_decoded_value() {
         SettleOutcome::Settled { waker: None }
     ));
     assert_eq!(
-        poll::<String>(&mut f.table, key, Waker::noop()),
+        f.poll_now::<String>(key),
         Poll::Ready(Ok("decoded 5".to_owned()))
     );
     assert!(f.table.is_empty());
@@ -35,12 +35,7 @@ fn settle_returns_the_waker_instead_of_waking_it() {
     let waker = Waker::from(Arc::clone(&counter));
     assert!(poll::<String>(&mut f.table, key, &waker).is_pending());
     assert!(poll::<String>(&mut f.table, key, &waker).is_pending());
-    let SettleOutcome::Settled {
-        waker: Some(returned),
-    } = f.run_and_settle(submission)
-    else {
-        panic!("a polled wait settles with its waker")
-    };
+    let returned = f.settle_polled(submission);
     assert_eq!(counter.0.load(Ordering::SeqCst), 0, "settle never wakes");
     assert!(returned.will_wake(&waker));
     returned.wake();
@@ -55,12 +50,7 @@ fn a_new_waker_replaces_the_old_one() {
     let second = Waker::from(Arc::new(CountingWaker::default()));
     assert!(poll::<String>(&mut f.table, key, &first).is_pending());
     assert!(poll::<String>(&mut f.table, key, &second).is_pending());
-    let SettleOutcome::Settled {
-        waker: Some(returned),
-    } = f.run_and_settle(submission)
-    else {
-        panic!("a polled wait settles with its waker")
-    };
+    let returned = f.settle_polled(submission);
     assert!(returned.will_wake(&second));
 }
 
@@ -76,10 +66,7 @@ fn second_completion_for_a_settled_wait_is_stale() {
     let forged = ExternalCompletion::new(identity, Ok(Box::new(2_u32)));
     assert!(matches!(f.table.settle(forged), SettleOutcome::Stale));
     assert_eq!(f.table.counters().stale, 1);
-    assert!(matches!(
-        poll::<String>(&mut f.table, key, Waker::noop()),
-        Poll::Ready(Ok(_))
-    ));
+    assert!(matches!(f.poll_now::<String>(key), Poll::Ready(Ok(_))));
 }
 
 #[test]
@@ -97,7 +84,7 @@ fn completion_of_an_older_generation_never_reaches_the_new_occupant() {
     assert_ne!(new_key.generation, old_key.generation);
     let late = ExternalCompletion::new(old_identity, Ok(Box::new(1_u32)));
     assert!(matches!(f.table.settle(late), SettleOutcome::Stale));
-    assert!(poll::<String>(&mut f.table, new_key, Waker::noop()).is_pending());
+    assert!(f.poll_now::<String>(new_key).is_pending());
 }
 
 #[test]
@@ -150,7 +137,7 @@ fn decoder_panic_is_a_wait_error() {
         SettleOutcome::Settled { .. }
     ));
     assert_eq!(
-        poll::<u32>(&mut f.table, key, Waker::noop()),
+        f.poll_now::<u32>(key),
         Poll::Ready(Err(WaitError::Decode(DecodeError::Panicked {
             message: "bad decoder".into()
         })))
@@ -167,7 +154,7 @@ fn forged_payload_type_and_wrong_poll_type_are_errors() {
         SettleOutcome::Settled { .. }
     ));
     assert_eq!(
-        poll::<String>(&mut f.table, key, Waker::noop()),
+        f.poll_now::<String>(key),
         Poll::Ready(Err(WaitError::Decode(DecodeError::PayloadType {
             expected: "u32"
         })))
@@ -178,11 +165,11 @@ fn forged_payload_type_and_wrong_poll_type_are_errors() {
         SettleOutcome::Settled { .. }
     ));
     assert!(matches!(
-        poll::<u64>(&mut f.table, key, Waker::noop()),
+        f.poll_now::<u64>(key),
         Poll::Ready(Err(WaitError::ValueType { .. }))
     ));
     assert_eq!(
-        poll::<u64>(&mut f.table, key, Waker::noop()),
+        f.poll_now::<u64>(key),
         Poll::Ready(Err(WaitError::UnknownWait { key }))
     );
 }
@@ -197,9 +184,7 @@ fn value_polled_as_the_wrong_type_is_destroyed_contained() {
         f.table.complete_internal(key, Box::new(PanicOnDrop)),
         SettleOutcome::Settled { .. }
     ));
-    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        poll::<u8>(&mut f.table, key, Waker::noop())
-    }));
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.poll_now::<u8>(key)));
     assert!(
         matches!(polled, Ok(Poll::Ready(Err(WaitError::ValueType { .. })))),
         "the wrong type is an error and the destructor's panic stays contained: {polled:?}"
@@ -225,7 +210,7 @@ fn internal_waits_share_the_allocator_with_external_operations() {
     let internal = f.table.register_internal().expect("ids available");
     let (external, _submission) = f.blocking_u32(1);
     assert_ne!(internal.wait_id, external.wait_id);
-    assert!(poll::<u8>(&mut f.table, internal, Waker::noop()).is_pending());
+    assert!(f.poll_now::<u8>(internal).is_pending());
     assert!(matches!(
         f.table.complete_internal(internal, Box::new(3_u8)),
         SettleOutcome::Settled { .. }
@@ -238,10 +223,7 @@ fn internal_waits_share_the_allocator_with_external_operations() {
         f.table.complete_internal(external, Box::new(4_u8)),
         SettleOutcome::Stale
     ));
-    assert_eq!(
-        poll::<u8>(&mut f.table, internal, Waker::noop()),
-        Poll::Ready(Ok(3))
-    );
+    assert_eq!(f.poll_now::<u8>(internal), Poll::Ready(Ok(3)));
     let timer = f.table.register_internal().expect("ids available");
     assert!(matches!(
         f.table.cancel(timer),

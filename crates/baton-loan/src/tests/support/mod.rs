@@ -19,7 +19,7 @@ use crate::sync::{self, Mutex, thread};
 pub(crate) use join::{TestJoin, YieldNow};
 pub(crate) use test_worker::{BUDGET, ContextFault, TestHandle, test_worker};
 #[cfg(not(loom))]
-pub(crate) use wait::{HANG_GUARD, wait_join, wait_until, within};
+pub(crate) use wait::{HANG_GUARD, wait_join, wait_until, within, within_on};
 
 /// A runtime on a fresh test worker, and the handle that spawns onto it.
 pub(crate) fn runtime() -> (Arc<Loan>, TestHandle) {

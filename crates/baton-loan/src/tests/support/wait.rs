@@ -1,10 +1,11 @@
 //! Waiting from outside the runtime without ever hanging a test: every wait fails the test once
 //! the hang guard passes. Timing bounds only guard against hangs; they never decide a test.
 
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::Loan;
 use crate::tests::support::TestJoin;
 
 /// How long any wait may take before the test fails as hung.
@@ -18,6 +19,15 @@ pub(crate) fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) 
     });
     rx.recv_timeout(HANG_GUARD)
         .expect("finished without hanging (or its thread panicked)")
+}
+
+/// [`within`] with a clone of `loan`: runs `f` on it on another thread, bounded.
+pub(crate) fn within_on<T: Send + 'static>(
+    loan: &Arc<Loan>,
+    f: impl FnOnce(&Loan) -> T + Send + 'static,
+) -> T {
+    let loan = Arc::clone(loan);
+    within(move || f(&loan))
 }
 
 /// Waits (from outside the runtime) until `join` yields its output.

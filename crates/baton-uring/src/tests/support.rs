@@ -1,0 +1,22 @@
+//! Fixtures shared by the crate's own tests: a driver over a fresh simulated ring, and a
+//! descriptor whose data does not matter.
+
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+
+use crate::driver::Driver;
+use crate::tests::sim::{SimRing, sim_ring};
+
+/// A driver over a fresh simulated ring of `entries` submission places, admitting as many
+/// requests in flight, and the ring's control.
+pub(crate) fn sim_driver(entries: usize) -> (Driver, SimRing) {
+    let (backend, sim) = sim_ring(entries);
+    (Driver::with_backend(Box::new(backend), entries, None), sim)
+}
+
+/// `/dev/null`, opened for reading: the descriptor of requests whose data does not matter.
+pub(crate) fn dev_null() -> Arc<OwnedFd> {
+    Arc::new(OwnedFd::from(
+        std::fs::File::open("/dev/null").expect("open /dev/null"),
+    ))
+}
