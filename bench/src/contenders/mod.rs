@@ -163,7 +163,7 @@ pub(crate) fn roster() -> Vec<Entry> {
 
 #[cfg(test)]
 mod tests {
-    use super::{BATON_COMPAT, RAW, roster};
+    use super::{BATON_COMPAT, BATON_WORKERS, RAW, roster};
     use crate::fixture::FileFixture;
     use crate::sample::NoSample;
     use crate::workloads::{Workload, catalog};
@@ -173,13 +173,14 @@ mod tests {
 
     /// Which cells may be `n/a`: task and pool rows (no task system in the raw loop, none
     /// polled from a foreign thread on thread-bound runtimes), HTTP where a runtime has no
-    /// hyper glue (the raw loop, tokio-uring), and every row but echo in the Compat column.
-    /// Baton, tokio and monoio must run every HTTP row; everyone must run every echo row.
+    /// hyper glue (the raw loop, tokio-uring), every row but echo in the Compat column, and
+    /// every row but echo and HTTP in the two-worker Baton column. Baton (with one worker and
+    /// with two), tokio and monoio must run every HTTP row; everyone must run every echo row.
     fn may_be_unsupported(name: &str, workload: Workload) -> bool {
         match workload {
             Workload::Echo { .. } => false,
             Workload::Http { .. } => matches!(name, RAW | "tokio-uring" | BATON_COMPAT),
-            Workload::File { .. } => name == BATON_COMPAT,
+            Workload::File { .. } => matches!(name, BATON_COMPAT | BATON_WORKERS),
             Workload::SpawnJoin
             | Workload::BlockOn
             | Workload::Blocking
