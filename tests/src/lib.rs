@@ -53,6 +53,17 @@ impl Scratch {
         self.path.join(name)
     }
 
+    /// Writes a file named `name` in the directory holding `contents`, and returns its path.
+    pub fn file(
+        &self,
+        name: impl AsRef<std::path::Path>,
+        contents: impl AsRef<[u8]>,
+    ) -> std::io::Result<std::path::PathBuf> {
+        let path = self.join(name);
+        std::fs::write(&path, contents)?;
+        Ok(path)
+    }
+
     /// Paths inside the directory, one per name, in order.
     pub fn joins<const N: usize>(&self, names: [&str; N]) -> [std::path::PathBuf; N] {
         names.map(|name| self.join(name))
@@ -152,4 +163,51 @@ pub async fn create_read_write(
         .truncate(true)
         .open(path)
         .await
+}
+
+/// Numbered chunks written at their offsets, for the shutdown tests that prove no issued write
+/// is lost: chunk `i` is `CHUNK` bytes of one value, at offset `i * CHUNK`.
+pub mod chunks {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::Poll;
+
+    /// The size of one chunk.
+    pub const CHUNK: usize = 4096;
+
+    /// Chunk `i`'s bytes (never zero, so a hole in the file cannot pass for a chunk).
+    pub fn chunk(i: usize) -> Vec<u8> {
+        vec![(i % 251) as u8 + 1; CHUNK]
+    }
+
+    /// Writes chunk `i` at its offset in `file`.
+    pub fn write_chunk(
+        file: &baton::fs::File,
+        i: usize,
+    ) -> impl Future<Output = baton::io::BufResult<usize, Vec<u8>>> + '_ {
+        file.write_at(chunk(i), (i * CHUNK) as u64)
+    }
+
+    /// Polls the caller's pinned `future` once (registering its request) and leaves it with
+    /// the caller.
+    pub async fn poll_once<F: Future>(mut future: Pin<&mut F>) {
+        std::future::poll_fn(|cx| {
+            let _ = future.as_mut().poll(cx);
+            Poll::Ready(())
+        })
+        .await;
+    }
+
+    /// Asserts that `data` is exactly chunks `0..count`, each at its offset; `context` is
+    /// added to the failure messages.
+    #[track_caller]
+    pub fn assert_all_landed(data: &[u8], count: usize, context: &str) {
+        assert_eq!(data.len(), count * CHUNK, "{context}");
+        for i in 0..count {
+            assert!(
+                data[i * CHUNK..(i + 1) * CHUNK] == chunk(i)[..],
+                "write {i} was lost {context}"
+            );
+        }
+    }
 }

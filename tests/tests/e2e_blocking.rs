@@ -32,6 +32,15 @@ fn gate() -> (
     (release, started, job)
 }
 
+/// Occupies the pool's thread with a [`gate`] job and waits until it runs; the sender releases
+/// it.
+fn occupy_the_thread() -> io::Result<(mpsc::Sender<()>, baton::blocking::BlockingHandle<()>)> {
+    let (release, started, job) = gate();
+    let busy = spawn_blocking(job);
+    started.recv().map_err(io::Error::other)?;
+    Ok((release, busy))
+}
+
 /// Tells whether any of the jobs made by [`Ran::job`] ran.
 #[derive(Default)]
 struct Ran(Arc<AtomicBool>);
@@ -70,9 +79,7 @@ fn cancel_before_start_never_runs_the_body() -> io::Result<()> {
     let rt = one_thread_runtime()?;
     let ran = Ran::default();
     rt.block_on(async {
-        let (release, started, job) = gate();
-        let busy = spawn_blocking(job);
-        started.recv().map_err(io::Error::other)?;
+        let (release, busy) = occupy_the_thread()?;
         let queued = spawn_blocking(ran.job());
         assert_eq!(queued.cancel(), BlockingCancel::CancelledBeforeStart);
         assert_eq!(queued.cancel(), BlockingCancel::AlreadyCancelled);
@@ -167,9 +174,7 @@ fn dropping_a_queued_handle_cancels_the_job() -> io::Result<()> {
     let rt = one_thread_runtime_with_queue(2)?;
     let ran = Ran::default();
     rt.block_on(async {
-        let (release, started, job) = gate();
-        let busy = spawn_blocking(job);
-        started.recv().map_err(io::Error::other)?;
+        let (release, busy) = occupy_the_thread()?;
         drop(spawn_blocking(ran.job()));
         release.send(()).map_err(io::Error::other)?;
         busy.await.map_err(io::Error::other)?;
@@ -197,9 +202,7 @@ fn a_panicking_job_is_reported_and_the_pool_keeps_working() -> io::Result<()> {
 fn a_full_queue_rejects_with_capacity() -> io::Result<()> {
     let rt = one_thread_runtime()?;
     rt.block_on(async {
-        let (release, started, job) = gate();
-        let busy = spawn_blocking(job);
-        started.recv().map_err(io::Error::other)?;
+        let (release, busy) = occupy_the_thread()?;
         let queued = spawn_blocking(|| 1);
         let refused = spawn_blocking(|| 2).await;
         assert!(

@@ -132,12 +132,10 @@ fn unix_listener_and_pair_carry_bytes() -> io::Result<()> {
             io::Result::Ok(buf[..res?].to_vec())
         });
         let client = UnixStream::connect(&path).await?;
-        let (res, _) = client.write_all(b"hello".to_vec()).await;
-        res?;
+        client.write_all(b"hello".to_vec()).await.0?;
         assert_eq!(accept.await.map_err(io::Error::other)??, b"hello");
         let (a, b) = UnixStream::pair()?;
-        let (res, _) = a.write_all(b"pair".to_vec()).await;
-        res?;
+        a.write_all(b"pair".to_vec()).await.0?;
         let (res, buf) = b.read(Vec::with_capacity(8)).await;
         assert_eq!(res?, 4);
         assert_eq!(buf, b"pair");

@@ -29,18 +29,10 @@ fn a_missing_path_is_not_found_for_every_call() -> io::Result<()> {
         same_kind("metadata", fs::metadata(m).await, std::fs::metadata(m), nf);
         let ours = fs::symlink_metadata(m).await;
         same_kind("symlink_metadata", ours, std::fs::symlink_metadata(m), nf);
-        same_kind(
-            "remove_file",
-            fs::remove_file(m).await,
-            std::fs::remove_file(m),
-            nf,
-        );
-        same_kind(
-            "remove_dir",
-            fs::remove_dir(m).await,
-            std::fs::remove_dir(m),
-            nf,
-        );
+        let ours = fs::remove_file(m).await;
+        same_kind("remove_file", ours, std::fs::remove_file(m), nf);
+        let ours = fs::remove_dir(m).await;
+        same_kind("remove_dir", ours, std::fs::remove_dir(m), nf);
         let ours = fs::remove_dir_all(m).await;
         same_kind("remove_dir_all", ours, std::fs::remove_dir_all(m), nf);
         let ours = fs::rename(m, &other).await;
@@ -70,26 +62,17 @@ fn a_missing_path_is_not_found_for_every_call() -> io::Result<()> {
 #[test]
 fn a_path_through_a_file_is_not_a_directory() -> io::Result<()> {
     in_scratch("errors-not-dir", async |scratch| {
-        let file = scratch.join("file");
-        std::fs::write(&file, b"x")?;
+        let file = scratch.file("file", b"x")?;
         let through = file.join("child");
         let nd = ErrorKind::NotADirectory;
         let t = &through;
         same_kind("metadata", fs::metadata(t).await, std::fs::metadata(t), nd);
-        same_kind(
-            "create_dir",
-            fs::create_dir(t).await,
-            std::fs::create_dir(t),
-            nd,
-        );
+        let ours = fs::create_dir(t).await;
+        same_kind("create_dir", ours, std::fs::create_dir(t), nd);
         let ours = fs::create_dir_all(t).await;
         same_kind("create_dir_all", ours, std::fs::create_dir_all(t), nd);
-        same_kind(
-            "remove_file",
-            fs::remove_file(t).await,
-            std::fs::remove_file(t),
-            nd,
-        );
+        let ours = fs::remove_file(t).await;
+        same_kind("remove_file", ours, std::fs::remove_file(t), nd);
         let ours = fs::remove_dir(&file).await;
         same_kind("remove_dir of a file", ours, std::fs::remove_dir(&file), nd);
         let ours = fs::read_dir(&file).await.map(drop);
@@ -159,8 +142,7 @@ fn a_rename_or_hard_link_across_file_systems_crosses_devices() -> io::Result<()>
         let Some(elsewhere) = other_device(scratch)? else {
             return Ok(());
         };
-        let file = scratch.join("file");
-        std::fs::write(&file, b"stays")?;
+        let file = scratch.file("file", b"stays")?;
         let there = elsewhere.join(format!("baton-e2e-xdev-{}", std::process::id()));
         let xd = ErrorKind::CrossesDevices;
         let ours = fs::rename(&file, &there).await;
@@ -180,12 +162,8 @@ fn a_name_already_taken_is_already_exists() -> io::Result<()> {
         std::fs::write(&file, b"x")?;
         std::fs::create_dir(&dir)?;
         let ae = ErrorKind::AlreadyExists;
-        same_kind(
-            "create_dir",
-            fs::create_dir(&dir).await,
-            std::fs::create_dir(&dir),
-            ae,
-        );
+        let ours = fs::create_dir(&dir).await;
+        same_kind("create_dir", ours, std::fs::create_dir(&dir), ae);
         let ours = fs::create_dir(&file).await;
         same_kind("create_dir on a file", ours, std::fs::create_dir(&file), ae);
         let ours = fs::create_dir_all(&file).await;
@@ -219,8 +197,7 @@ fn a_name_already_taken_is_already_exists() -> io::Result<()> {
 fn a_path_with_a_nul_byte_is_invalid_input_before_anything_is_submitted() -> io::Result<()> {
     let (rt, scratch) = runtime_with_scratch("errors-nul")?;
     let bad = scratch.join("bad\0name");
-    let good = scratch.join("good");
-    std::fs::write(&good, b"x")?;
+    let good = scratch.file("good", b"x")?;
     let before = (rt.metrics().ops_completed, rt.metrics().blocking.accepted);
     rt.block_on(async {
         let results: Vec<(&str, io::Result<()>)> = vec![

@@ -74,8 +74,7 @@ fn assert_same(what: &str, ours: &Metadata, std: &std::fs::Metadata) {
 #[test]
 fn metadata_of_a_file_and_a_directory_equals_std_metadata_field_by_field() -> io::Result<()> {
     in_scratch("metadata", async |scratch| {
-        let file = scratch.join("file");
-        std::fs::write(&file, vec![9u8; 12_345])?;
+        let file = scratch.file("file", vec![9u8; 12_345])?;
         let ours = fs::metadata(&file).await?;
         assert_same("file", &ours, &std::fs::metadata(&file)?);
         assert!(ours.is_file() && ours.len() == 12_345);

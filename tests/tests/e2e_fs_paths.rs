@@ -38,8 +38,7 @@ fn create_dir_all_makes_every_missing_parent_and_accepts_an_existing_tree() -> i
 #[test]
 fn create_dir_all_under_a_file_fails_as_std_does() -> io::Result<()> {
     let (rt, scratch) = runtime_with_scratch("create-dir-all-file")?;
-    let file = scratch.join("file");
-    std::fs::write(&file, b"x")?;
+    let file = scratch.file("file", b"x")?;
     let under = file.join("sub/dir");
     let std_kind = std::fs::create_dir_all(&under).map_err(|e| e.kind());
     let ours = rt
@@ -76,8 +75,7 @@ fn remove_dir_all_removes_a_nested_tree_without_following_its_symlinks() -> io::
         std::fs::create_dir(&tree)?;
         let made = nested_tree(&tree, 8, 16)?;
         assert_eq!(made, 8 * 18);
-        let outside = scratch.join("outside");
-        std::fs::write(&outside, b"kept")?;
+        let outside = scratch.file("outside", b"kept")?;
         std::os::unix::fs::symlink(&outside, tree.join("level-0/to-outside"))?;
         fs::remove_dir_all(&tree).await?;
         assert!(!fs::try_exists(&tree).await?);
@@ -95,8 +93,7 @@ fn remove_dir_all_removes_a_nested_tree_without_following_its_symlinks() -> io::
 #[test]
 fn remove_file_removes_a_file_and_refuses_a_directory() -> io::Result<()> {
     in_scratch("remove-file", async |scratch| {
-        let file = scratch.join("file");
-        std::fs::write(&file, b"x")?;
+        let file = scratch.file("file", b"x")?;
         fs::remove_file(&file).await?;
         assert!(!file.exists());
         let dir = fs::remove_file(scratch.path())
@@ -206,8 +203,7 @@ fn read_to_string_reads_utf8_and_refuses_other_bytes() -> io::Result<()> {
 #[test]
 fn try_exists_tells_present_absent_and_unanswerable_apart() -> io::Result<()> {
     in_scratch("try-exists", async |scratch| {
-        let file = scratch.join("file");
-        std::fs::write(&file, b"x")?;
+        let file = scratch.file("file", b"x")?;
         assert!(fs::try_exists(&file).await?);
         assert!(fs::try_exists(scratch.path()).await?);
         assert!(!fs::try_exists(scratch.join("missing")).await?);

@@ -22,16 +22,14 @@ fn pattern(len: usize) -> Vec<u8> {
 fn a_read_fills_from_the_beginning_and_its_length_is_the_count() -> io::Result<()> {
     rt().block_on(async {
         let (a, b) = UnixStream::pair()?;
-        let (res, _) = a.write_all(&b"abcdef"[..]).await;
-        res?;
+        a.write_all(&b"abcdef"[..]).await.0?;
         let (n, buf) = b.read(vec![b'x'; 4]).await;
         assert_eq!((n?, &buf[..]), (4, &b"abcd"[..]), "a full vec is read over");
         let mut partly = Vec::with_capacity(8);
         partly.extend_from_slice(b"old");
         let (n, buf) = b.read(partly).await;
         assert_eq!((n?, &buf[..]), (2, &b"ef"[..]), "old contents are not kept");
-        let (res, _) = a.write_all("gh").await;
-        res?;
+        a.write_all("gh").await.0?;
         let mut kept = Vec::with_capacity(8);
         kept.extend_from_slice(b"old");
         let (n, buf) = (&b).append(kept).await;
@@ -52,16 +50,11 @@ fn a_read_fills_from_the_beginning_and_its_length_is_the_count() -> io::Result<(
 fn every_buffer_type_goes_through_a_socket() -> io::Result<()> {
     rt().block_on(async {
         let (a, b) = UnixStream::pair()?;
-        let (res, _) = a.write_all(Box::<[u8]>::from(&b"box"[..])).await;
-        res?;
-        let (res, _) = a.write_all(*b"arr").await;
-        res?;
-        let (res, _) = a.write_all(String::from("str")).await;
-        res?;
-        let (res, _) = a.write_all(bytes::Bytes::from_static(b"byt")).await;
-        res?;
-        let (res, _) = a.write_all(b"sli-ced".to_vec().slice(4..)).await;
-        res?;
+        a.write_all(Box::<[u8]>::from(&b"box"[..])).await.0?;
+        a.write_all(*b"arr").await.0?;
+        a.write_all(String::from("str")).await.0?;
+        a.write_all(bytes::Bytes::from_static(b"byt")).await.0?;
+        a.write_all(b"sli-ced".to_vec().slice(4..)).await.0?;
         let (res, arr) = (&b).read_exact([0u8; 6]).await;
         res?;
         assert_eq!(&arr, b"boxarr");
@@ -103,8 +96,7 @@ fn write_all_and_write_vectored_all_survive_short_writes_and_read_exact_fills_th
 fn read_exact_past_the_end_is_unexpected_eof_and_read_to_string_checks_utf8() -> io::Result<()> {
     rt().block_on(async {
         let (a, b) = UnixStream::pair()?;
-        let (res, _) = a.write_all(&b"abc"[..]).await;
-        res?;
+        a.write_all(&b"abc"[..]).await.0?;
         a.shutdown(Shutdown::Write).await?;
         let (res, got) = (&b).read_exact(Vec::with_capacity(8)).await;
         assert_eq!(
@@ -113,8 +105,7 @@ fn read_exact_past_the_end_is_unexpected_eof_and_read_to_string_checks_utf8() ->
         );
         assert_eq!(got, b"abc", "what was read is kept");
         let (a, b) = UnixStream::pair()?;
-        let (res, _) = a.write_all(vec![b'o', b'k', 0xff]).await;
-        res?;
+        a.write_all(vec![b'o', b'k', 0xff]).await.0?;
         a.shutdown(Shutdown::Write).await?;
         let (res, text) = (&b).read_to_string(String::from("pre")).await;
         assert_eq!(
@@ -174,8 +165,7 @@ fn halves_carry_a_read_and_a_write_in_flight_at_once_and_reunite() -> io::Result
         let (mut reader, mut writer) = server.split();
         let read = async { reader.read(Vec::with_capacity(16)).await };
         let write = async {
-            let (res, _) = writer.write_all(&b"ping"[..]).await;
-            res?;
+            writer.write_all(&b"ping"[..]).await.0?;
             let (res, got) = (&client).read_exact(Vec::with_capacity(4)).await;
             res?;
             let (res, _) = client.write_all(got).await;
@@ -190,12 +180,10 @@ fn halves_carry_a_read_and_a_write_in_flight_at_once_and_reunite() -> io::Result
             let (res, got) = read_half.read(Vec::with_capacity(16)).await;
             res.map(|n| (got[..n].to_vec(), read_half))
         });
-        let (res, _) = client.write_all(&b"owned"[..]).await;
-        res?;
+        client.write_all(&b"owned"[..]).await.0?;
         let (got, read_half) = echo.await.map_err(io::Error::other)??;
         assert_eq!(got, b"owned");
-        let (res, _) = write_half.write_all(&b"back"[..]).await;
-        res?;
+        write_half.write_all(&b"back"[..]).await.0?;
         let stream = read_half.reunite(write_half).map_err(io::Error::other)?;
         let (res, got) = (&client).read_exact(Vec::with_capacity(4)).await;
         res?;
@@ -217,8 +205,7 @@ fn a_file_is_a_sequential_stream_with_a_cursor_and_buffers_write_through() -> io
         let mut file = baton_tests::create_read_write(&path).await?;
         let mut out = BufWriter::with_capacity(16, &mut file);
         for word in ["one ", "two ", "three ", "four"] {
-            let (res, _) = out.write_all(word).await;
-            res?;
+            out.write_all(word).await.0?;
         }
         out.flush().await?;
         drop(out);

@@ -1,27 +1,21 @@
 //! End to end: shutdown with writes in flight loses none of them, and a runtime used after
 //! shutdown gives clear errors instead of hanging or panicking.
 
-use std::future::Future;
 use std::io;
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::Poll;
 use std::time::Duration;
 
 use baton::fs::{File, OpenOptions};
+use baton_tests::chunks::{assert_all_landed, poll_once, write_chunk};
 
-const CHUNK: usize = 4096;
 /// Writes per phase; both phases together fit the ring's in-flight limit (256), so every write
 /// is owned by the kernel or about to be submitted when shutdown starts.
 const WRITES: usize = 128;
 
 fn temp_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("baton-e2e-{name}-{}", std::process::id()))
-}
-
-fn chunk(i: usize) -> Vec<u8> {
-    vec![(i % 250) as u8 + 1; CHUNK]
 }
 
 /// Spawns one task per chunk index in `indices`; each issues its chunk's write (one poll),
@@ -35,7 +29,7 @@ fn spawn_writers_then_park(rt: &baton::Runtime, file: &Arc<File>, indices: std::
         let started = Arc::clone(&started);
         rt.spawn(async move {
             // The write stays pinned in the task until shutdown cancels the task.
-            let mut write = pin!(file.write_at(chunk(i), (i * CHUNK) as u64));
+            let mut write = pin!(write_chunk(&file, i));
             poll_once(write.as_mut()).await;
             started.fetch_add(1, Ordering::Release);
             baton::time::sleep(Duration::from_secs(600)).await;
@@ -46,16 +40,6 @@ fn spawn_writers_then_park(rt: &baton::Runtime, file: &Arc<File>, indices: std::
         std::thread::sleep(Duration::from_millis(2));
     }
     assert_eq!(started.load(Ordering::Acquire), expected);
-}
-
-/// Polls the caller's pinned `future` once (registering its request) and leaves it with the
-/// caller.
-async fn poll_once<F: Future>(mut future: std::pin::Pin<&mut F>) {
-    std::future::poll_fn(|cx| {
-        let _ = future.as_mut().poll(cx);
-        Poll::Ready(())
-    })
-    .await;
 }
 
 /// Polls `future` exactly once (registering its request), then drops it.
@@ -71,7 +55,7 @@ fn shutdown_with_writes_in_flight_loses_none() -> io::Result<()> {
     rt.block_on(async {
         for i in 0..WRITES {
             // Dropping a registered write does not cancel it (retained).
-            poll_once_then_drop(file.write_at(chunk(i), (i * CHUNK) as u64)).await;
+            poll_once_then_drop(write_chunk(&file, i)).await;
         }
     });
     // Tasks cancelled by shutdown mid-way: their issued writes must land too.
@@ -83,13 +67,7 @@ fn shutdown_with_writes_in_flight_loses_none() -> io::Result<()> {
     drop(file);
     let data = std::fs::read(&path)?;
     std::fs::remove_file(&path)?;
-    assert_eq!(data.len(), 2 * WRITES * CHUNK);
-    for i in 0..2 * WRITES {
-        assert!(
-            data[i * CHUNK..(i + 1) * CHUNK] == chunk(i)[..],
-            "write {i} was lost"
-        );
-    }
+    assert_all_landed(&data, 2 * WRITES, "");
     Ok(())
 }
 
@@ -165,7 +143,7 @@ fn a_long_blocking_job_does_not_cost_the_writes_in_flight() -> io::Result<()> {
     let file = Arc::new(rt.block_on(File::create(&path))?);
     rt.block_on(async {
         for i in 0..64 {
-            poll_once_then_drop(file.write_at(chunk(i), (i * CHUNK) as u64)).await;
+            poll_once_then_drop(write_chunk(&file, i)).await;
         }
     });
     let report = rt.shutdown_timeout(Duration::from_secs(2));
@@ -177,8 +155,7 @@ fn a_long_blocking_job_does_not_cost_the_writes_in_flight() -> io::Result<()> {
     drop(file);
     let data = std::fs::read(&path)?;
     std::fs::remove_file(&path)?;
-    assert_eq!(data.len(), 64 * CHUNK);
-    assert!((0..64).all(|i| data[i * CHUNK..(i + 1) * CHUNK] == chunk(i)[..]));
+    assert_all_landed(&data, 64, "");
     Ok(())
 }
 
@@ -195,7 +172,7 @@ fn shutdown_finishes_queued_writes_of_a_tiny_ring() -> io::Result<()> {
     // Registered by the root, then dropped: retained writes, most of them queued.
     rt.block_on(async {
         for i in 0..half {
-            poll_once_then_drop(file.write_at(chunk(i), (i * CHUNK) as u64)).await;
+            poll_once_then_drop(write_chunk(&file, i)).await;
         }
     });
     // Registered by tasks that shutdown cancels while their writes are queued or in flight.
@@ -206,12 +183,6 @@ fn shutdown_finishes_queued_writes_of_a_tiny_ring() -> io::Result<()> {
     drop(file);
     let data = std::fs::read(&path)?;
     std::fs::remove_file(&path)?;
-    assert_eq!(data.len(), QUEUED_WRITES * CHUNK, "{report:?}");
-    for i in 0..QUEUED_WRITES {
-        assert!(
-            data[i * CHUNK..(i + 1) * CHUNK] == chunk(i)[..],
-            "write {i} was lost ({report:?})"
-        );
-    }
+    assert_all_landed(&data, QUEUED_WRITES, &format!("({report:?})"));
     Ok(())
 }

@@ -78,20 +78,16 @@ fn deliveries_while_nobody_polls_coalesce_into_one() -> io::Result<()> {
         }
         // Let the handler run and the hub wake us.
         baton::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!(
-            baton::time::timeout(ARRIVAL, listener.recv()).await,
-            Ok(Some(()))
-        );
+        let got = baton::time::timeout(ARRIVAL, listener.recv()).await;
+        assert_eq!(got, Ok(Some(())));
         let again = baton::time::timeout(Duration::from_millis(100), listener.recv()).await;
         assert!(
             again.is_err(),
             "three deliveries before the poll were seen once"
         );
         raise(kind);
-        assert_eq!(
-            baton::time::timeout(ARRIVAL, listener.recv()).await,
-            Ok(Some(()))
-        );
+        let got = baton::time::timeout(ARRIVAL, listener.recv()).await;
+        assert_eq!(got, Ok(Some(())));
         Ok(())
     })
 }
@@ -102,10 +98,8 @@ fn a_listener_sees_only_deliveries_after_it_was_created() -> io::Result<()> {
     on_runtime(async {
         let mut early = signal(kind)?;
         raise(kind);
-        assert_eq!(
-            baton::time::timeout(ARRIVAL, early.recv()).await,
-            Ok(Some(()))
-        );
+        let got = baton::time::timeout(ARRIVAL, early.recv()).await;
+        assert_eq!(got, Ok(Some(())));
         let mut late = signal(kind)?;
         let none = baton::time::timeout(Duration::from_millis(100), late.recv()).await;
         assert!(

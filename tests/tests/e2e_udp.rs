@@ -68,8 +68,7 @@ fn an_empty_datagram_is_sent_and_received_as_one() -> io::Result<()> {
         let (a, b) = pair()?;
         let (res, _) = a.send_to(Vec::new(), b.local_addr()?).await;
         assert_eq!(res?, 0, "a zero-length datagram is a valid send");
-        let (res, _) = a.send_to(b"after".to_vec(), b.local_addr()?).await;
-        res?;
+        a.send_to(b"after".to_vec(), b.local_addr()?).await.0?;
         let (res, _) = b.recv_from(Vec::with_capacity(16)).await;
         assert_eq!(res?, (0, a.local_addr()?));
         let (res, buf) = b.recv_from(Vec::with_capacity(16)).await;
@@ -94,10 +93,8 @@ fn a_datagram_larger_than_the_buffer_is_truncated_as_std_truncates_it() -> io::R
     };
     on_runtime(async {
         let (a, b) = pair()?;
-        let (res, _) = a.send_to(payload.clone(), b.local_addr()?).await;
-        res?;
-        let (res, _) = a.send_to(b"next".to_vec(), b.local_addr()?).await;
-        res?;
+        a.send_to(payload.clone(), b.local_addr()?).await.0?;
+        a.send_to(b"next".to_vec(), b.local_addr()?).await.0?;
         let (res, buf) = b.recv_from(Vec::with_capacity(10)).await;
         assert_eq!(res?.0, std_count);
         assert_eq!(
@@ -116,8 +113,7 @@ fn a_datagram_larger_than_the_buffer_is_truncated_as_std_truncates_it() -> io::R
 fn peek_from_leaves_the_datagram_for_the_next_receive() -> io::Result<()> {
     on_runtime(async {
         let (a, b) = pair()?;
-        let (res, _) = a.send_to(b"look".to_vec(), b.local_addr()?).await;
-        res?;
+        a.send_to(b"look".to_vec(), b.local_addr()?).await.0?;
         let (res, peeked) = b.peek_from(Vec::with_capacity(2)).await;
         assert_eq!(res?, (2, a.local_addr()?));
         assert_eq!(peeked, b"lo");
@@ -135,10 +131,11 @@ fn a_connected_socket_sends_to_and_receives_from_its_peer_only() -> io::Result<(
         let stranger = UdpSocket::bind("127.0.0.1:0")?;
         a.connect(b.local_addr()?).await?;
         assert_eq!(a.peer_addr()?, b.local_addr()?);
-        let (res, _) = stranger.send_to(b"ignored".to_vec(), a.local_addr()?).await;
-        res?;
-        let (res, _) = b.send_to(b"from b".to_vec(), a.local_addr()?).await;
-        res?;
+        stranger
+            .send_to(b"ignored".to_vec(), a.local_addr()?)
+            .await
+            .0?;
+        b.send_to(b"from b".to_vec(), a.local_addr()?).await.0?;
         let (res, buf) = a.recv(Vec::with_capacity(16)).await;
         assert_eq!(res?, 6);
         assert_eq!(

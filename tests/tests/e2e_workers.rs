@@ -2,18 +2,17 @@
 //! they started, that operations cross workers, that `bind_reuseport` spreads connections, and
 //! that shutdown stops both workers without losing a write.
 
-use std::future::Future;
 use std::io::{self, Read, Write};
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
-use std::task::Poll;
 use std::time::Duration;
 
 use baton::fs::File;
 use baton::net::{TcpListener, UnixStream};
 use baton::task::{CancelReason, worker_index};
 use baton_tests::Scratch;
+use baton_tests::chunks::{assert_all_landed, poll_once, write_chunk};
 
 /// Bound of every wait in this file; no assertion is about speed.
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -98,8 +97,7 @@ fn a_tasks_thread_and_worker_never_change_across_awaits() -> io::Result<()> {
                 0 => baton::task::yield_now().await,
                 1 => baton::time::sleep(Duration::from_micros(50)).await,
                 _ => {
-                    let (res, _) = a.write_all(vec![round]).await;
-                    res?;
+                    a.write_all(vec![round]).await.0?;
                     let (res, back) = b.read(buf).await;
                     res?;
                     buf = back;
@@ -137,11 +135,7 @@ fn operations_made_on_worker_one_complete_when_polled_on_worker_zero() -> io::Re
         let (a, b) = UnixStream::pair()?;
         let mut sleep = Box::pin(baton::time::sleep(Duration::from_millis(20)));
         // One poll binds the sleep to this worker's timers.
-        std::future::poll_fn(|cx| {
-            let _ = sleep.as_mut().poll(cx);
-            Poll::Ready(())
-        })
-        .await;
+        poll_once(sleep.as_mut()).await;
         Ok::<_, io::Error>((a, b, sleep, worker_index()))
     });
     let (a, b, sleep, made_on) = joined(&rt, made)??;
@@ -243,13 +237,8 @@ async fn accept_and_echo(
     }
 }
 
-const CHUNK: usize = 4096;
 /// Writes per worker: together within each worker's in-flight limit.
 const WRITES: usize = 64;
-
-fn chunk(i: usize) -> Vec<u8> {
-    vec![(i % 251) as u8 + 1; CHUNK]
-}
 
 /// Writes issued on both workers (one poll each, then the writing tasks park) are all in the
 /// file after shutdown, every worker reports a drained ring, and every `Arc` the tasks held
@@ -265,12 +254,7 @@ fn shutdown_with_writes_in_flight_on_both_workers_loses_none() -> io::Result<()>
         let file = Arc::clone(&file);
         let issued = issued.clone();
         drop(rt.handle().spawn_on(i % 2, async move {
-            let mut write = pin!(file.write_at(chunk(i), (i * CHUNK) as u64));
-            std::future::poll_fn(|cx| {
-                let _ = write.as_mut().poll(cx);
-                Poll::Ready(())
-            })
-            .await;
+            poll_once(pin!(write_chunk(&file, i))).await;
             let _ = issued.send(worker_index());
             baton::time::sleep(Duration::from_secs(600)).await;
         }));
@@ -296,13 +280,7 @@ fn shutdown_with_writes_in_flight_on_both_workers_loses_none() -> io::Result<()>
     );
     drop(file);
     let data = std::fs::read(&path)?;
-    assert_eq!(data.len(), 2 * WRITES * CHUNK);
-    for i in 0..2 * WRITES {
-        assert!(
-            data[i * CHUNK..(i + 1) * CHUNK] == chunk(i)[..],
-            "write {i} was lost"
-        );
-    }
+    assert_all_landed(&data, 2 * WRITES, "");
     Ok(())
 }
 
