@@ -104,6 +104,11 @@ impl HttpClient {
         Ok(Self { coordinator })
     }
 
+    /// Whether the load is over (its sample is ready for [`join`](Self::join)).
+    pub(crate) fn is_finished(&self) -> bool {
+        self.coordinator.is_finished()
+    }
+
     /// Waits for the load and returns its sample, or (rule Z4) the failure when the client or
     /// the `server` saw any connection error.
     pub(crate) fn join(self, server: ConnectionErrors) -> Outcome {

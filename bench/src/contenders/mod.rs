@@ -49,6 +49,7 @@ mod baton;
 mod baton_workers;
 mod hyper_service;
 mod monoio_rt;
+mod monoio_threads;
 mod raw_uring;
 mod tokio_ct;
 mod tokio_uring_rt;
@@ -66,6 +67,8 @@ pub(crate) const BATON_COMPAT: &str = "Baton Compat";
 pub(crate) const BATON_WORKERS: &str = "Baton 2 workers";
 /// Column name of tokio's multi-thread runtime with two workers.
 pub(crate) const TOKIO_MULTI_THREAD: &str = "tokio mt 2 workers";
+/// Column name of monoio on two threads (one runtime and listener each) on the echo and HTTP rows.
+pub(crate) const MONOIO_THREADS: &str = "monoio 2 threads";
 
 /// Pairs of columns the report also compares with each other, (column, baseline): the same
 /// rows in the same rounds, so the ratio is the cost of what differs between them.
@@ -73,6 +76,7 @@ pub(crate) const PAIRS: &[(&str, &str)] = &[
     (BATON_COMPAT, BATON),
     (BATON_WORKERS, BATON),
     (BATON_WORKERS, TOKIO_MULTI_THREAD),
+    (BATON_WORKERS, MONOIO_THREADS),
 ];
 
 /// Contenders not compiled into this build, with the reason; the report lists them so a missing
@@ -158,12 +162,13 @@ pub(crate) fn roster() -> Vec<Entry> {
         ),
         entry("tokio-uring", tokio_uring_rt::TokioUring::new()),
         entry("monoio", monoio_rt::Monoio::new()),
+        entry(MONOIO_THREADS, monoio_threads::MonoioThreads::new()),
     ]
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{BATON_COMPAT, BATON_WORKERS, RAW, roster};
+    use super::{BATON_COMPAT, BATON_WORKERS, MONOIO_THREADS, RAW, roster};
     use crate::fixture::FileFixture;
     use crate::sample::NoSample;
     use crate::workloads::{Workload, catalog};
@@ -174,13 +179,14 @@ mod tests {
     /// Which cells may be `n/a`: task and pool rows (no task system in the raw loop, none
     /// polled from a foreign thread on thread-bound runtimes), HTTP where a runtime has no
     /// hyper glue (the raw loop, tokio-uring), every row but echo in the Compat column, and
-    /// every row but echo and HTTP in the two-worker Baton column. Baton (with one worker and
-    /// with two), tokio and monoio must run every HTTP row; everyone must run every echo row.
+    /// every row but echo and HTTP in the two-worker Baton and two-thread monoio columns. Baton,
+    /// tokio and monoio (with one worker and with two) must run every HTTP row; everyone must
+    /// run every echo row.
     fn may_be_unsupported(name: &str, workload: Workload) -> bool {
         match workload {
             Workload::Echo { .. } => false,
             Workload::Http { .. } => matches!(name, RAW | "tokio-uring" | BATON_COMPAT),
-            Workload::File { .. } => matches!(name, BATON_COMPAT | BATON_WORKERS),
+            Workload::File { .. } => matches!(name, BATON_COMPAT | BATON_WORKERS | MONOIO_THREADS),
             Workload::SpawnJoin
             | Workload::BlockOn
             | Workload::Blocking
