@@ -5,4 +5,4 @@
 #[path = "../../crates/baton-completion/tests/support/channel.rs"]
 mod channel;
 
-pub use channel::{ChannelInbox, ChannelRuntime};
+pub use channel::{ChannelInbox, ChannelRuntime, PoolRuntime};

@@ -10,12 +10,10 @@
 
 use baton_cancel::{HookOutcome, Interruptible, QuarantineBound};
 use baton_completion::{
-    BlockingPool, CancelOutcome, CompletionKind, Decoder, ExecutorLease, ExternalCompletion,
-    InterruptibleThreads, IoExecutor, PreparedOperation, Registrar, RejectReason, SettleOutcome,
-    ShutdownReport, WaitError, WaitKey, WaitTable, from_fn,
+    BlockingPool, CancelOutcome, CompletionKind, Decoder, InterruptibleThreads, IoExecutor,
+    PreparedOperation, RejectReason, SettleOutcome, ShutdownReport, WaitError, WaitKey, from_fn,
 };
-use baton_tests::pool::ChannelRuntime;
-use crossbeam_channel::Receiver;
+use baton_tests::pool::PoolRuntime;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Waker};
@@ -57,30 +55,25 @@ struct Totals {
     rejections: u64,
 }
 
-struct Runtime {
-    registrar: Registrar,
-    table: WaitTable,
-    inbox: Receiver<ExternalCompletion>,
-    lease: Arc<dyn ExecutorLease>,
-    kind: CompletionKind,
-}
+/// The shared [`PoolRuntime`] fixture, with this test's drain, prepare and submit steps.
+struct Runtime(PoolRuntime);
 
 impl Runtime {
     fn drain(&mut self, block: bool, totals: &mut Totals) {
         loop {
             let completion = if block {
-                match self.inbox.recv_timeout(Duration::from_secs(60)) {
+                match self.0.inbox.recv_timeout(Duration::from_secs(60)) {
                     Ok(completion) => completion,
                     Err(_) => panic!("a completion never arrived: {totals:?}"),
                 }
             } else {
-                match self.inbox.try_recv() {
+                match self.0.inbox.try_recv() {
                     Ok(completion) => completion,
                     Err(_) => return,
                 }
             };
             totals.delivered += 1;
-            match self.table.settle(completion) {
+            match self.0.table.settle(completion) {
                 SettleOutcome::Settled { waker } => drop(waker),
                 // The wait was cancelled first and already settled: expected once per cancel.
                 SettleOutcome::Stale => {}
@@ -97,7 +90,7 @@ impl Runtime {
         match choice {
             0..=4 => (
                 PreparedOperation::interruptible_blocking(
-                    self.kind,
+                    self.0.kind,
                     from_fn(move || index),
                     Decoder::identity(),
                     hook(),
@@ -106,7 +99,7 @@ impl Runtime {
             ),
             5..=6 => (
                 PreparedOperation::interruptible_async(
-                    self.kind,
+                    self.0.kind,
                     move || async move { index },
                     Decoder::identity(),
                     hook(),
@@ -115,7 +108,7 @@ impl Runtime {
             ),
             7..=8 => (
                 PreparedOperation::quarantined_blocking(
-                    self.kind,
+                    self.0.kind,
                     from_fn(move || index),
                     Decoder::identity(),
                     QuarantineBound::FiniteWork {
@@ -127,7 +120,7 @@ impl Runtime {
             ),
             _ => (
                 PreparedOperation::interruptible_blocking(
-                    self.kind,
+                    self.0.kind,
                     from_fn(|| -> u64 { panic!("{PANIC_MESSAGE}") }),
                     Decoder::identity(),
                     hook(),
@@ -139,19 +132,8 @@ impl Runtime {
 }
 
 fn run_runtime(pool: Arc<BlockingPool>, seed: u64) -> Totals {
-    let ChannelRuntime {
-        registrar,
-        table,
-        inbox,
-    } = ChannelRuntime::fresh();
-    let runtime_id = registrar.runtime_id();
-    let mut runtime = Runtime {
-        registrar,
-        table,
-        inbox,
-        lease: pool.attach_runtime(runtime_id).expect("fresh runtime"),
-        kind: CompletionKind::try_from_raw(9).expect("non-zero"),
-    };
+    let kind = CompletionKind::try_from_raw(9).expect("non-zero");
+    let mut runtime = Runtime(PoolRuntime::attach(&pool, kind));
     let mut rng = Rng(seed);
     let mut totals = Totals::default();
     let mut expected: Vec<(WaitKey, Expect)> = Vec::with_capacity(JOBS_PER_THREAD as usize);
@@ -159,15 +141,17 @@ fn run_runtime(pool: Arc<BlockingPool>, seed: u64) -> Totals {
         let roll = rng.next() % 100;
         let (prepared, mut expect) = runtime.prepare(roll % 10, index);
         let identity = runtime
+            .0
             .registrar
-            .issue(runtime.kind)
+            .issue(runtime.0.kind)
             .expect("ids available");
         let (half, submission) = runtime
+            .0
             .registrar
             .bind(identity, prepared)
             .expect("valid bind")
             .split();
-        let key = runtime.table.register(half).expect("same runtime");
+        let key = runtime.0.table.register(half).expect("same runtime");
         if roll < 5 {
             // A random dispatch drop: armed, then dropped without running.
             drop(submission.arm());
@@ -177,7 +161,7 @@ fn run_runtime(pool: Arc<BlockingPool>, seed: u64) -> Totals {
         }
         let mut submission = submission;
         loop {
-            match runtime.lease.submit(submission) {
+            match runtime.0.lease.submit(submission) {
                 Ok(()) => break,
                 Err(rejected) => {
                     assert!(
@@ -195,7 +179,7 @@ fn run_runtime(pool: Arc<BlockingPool>, seed: u64) -> Totals {
         totals.accepted += 1;
         if roll < 10 {
             // A random cancel racing the pool's threads.
-            match runtime.table.cancel(key) {
+            match runtime.0.table.cancel(key) {
                 // Still queued: the cancel wins, the wait settles at once and the pool's
                 // later `Cancelled` completion is stale.
                 CancelOutcome::CancelledQueued { .. } => {
@@ -219,14 +203,14 @@ fn run_runtime(pool: Arc<BlockingPool>, seed: u64) -> Totals {
         runtime.drain(true, &mut totals);
     }
     assert!(
-        runtime.inbox.try_recv().is_err(),
+        runtime.0.inbox.try_recv().is_err(),
         "no completion is delivered twice"
     );
-    assert_eq!(runtime.table.counters().stale, totals.cancelled_first);
-    assert_eq!(runtime.table.counters().foreign, 0);
+    assert_eq!(runtime.0.table.counters().stale, totals.cancelled_first);
+    assert_eq!(runtime.0.table.counters().foreign, 0);
     let mut cx = Context::from_waker(Waker::noop());
     for (key, expect) in expected {
-        let Poll::Ready(result) = runtime.table.poll_wait::<u64>(key, &mut cx) else {
+        let Poll::Ready(result) = runtime.0.table.poll_wait::<u64>(key, &mut cx) else {
             panic!("wait {key:?} never settled")
         };
         match (expect, result) {
@@ -238,7 +222,7 @@ fn run_runtime(pool: Arc<BlockingPool>, seed: u64) -> Totals {
             (expect, got) => panic!("wait {key:?}: expected {expect:?}, got {got:?}"),
         }
     }
-    assert!(runtime.table.is_empty());
+    assert!(runtime.0.table.is_empty());
     totals
 }
 

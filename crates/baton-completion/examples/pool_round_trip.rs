@@ -19,43 +19,28 @@ mod channel;
 
 use baton_cancel::{HookOutcome, Interruptible};
 use baton_completion::{
-    BlockingPool, CompletionKind, Decoder, ExecutorLease, ExternalCompletion, InterruptibleThreads,
-    IoExecutor, PreparedOperation, Registrar, SettleOutcome, WaitTable, from_fn,
+    BlockingPool, CompletionKind, Decoder, ExternalCompletion, InterruptibleThreads,
+    PreparedOperation, SettleOutcome, from_fn,
 };
-use channel::ChannelRuntime;
-use crossbeam_channel::Receiver;
-use std::sync::Arc;
+use channel::PoolRuntime;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 const JOBS: usize = 100_000;
 const ROUNDS: usize = 5;
 
-struct Runtime {
-    registrar: Registrar,
-    table: WaitTable,
-    inbox: Receiver<ExternalCompletion>,
-    lease: Arc<dyn ExecutorLease>,
-    kind: CompletionKind,
+/// The runtime side: the shared fixture, with the bench's submit and settle loops.
+type Runtime = PoolRuntime;
+
+/// A fresh runtime attached to `pool`, its jobs of kind 1.
+fn attached(pool: &BlockingPool) -> Runtime {
+    Runtime::attach(
+        pool,
+        CompletionKind::try_from_raw(1).expect("1 is non-zero"),
+    )
 }
 
 impl Runtime {
-    fn new(pool: &BlockingPool) -> Self {
-        let ChannelRuntime {
-            registrar,
-            table,
-            inbox,
-        } = ChannelRuntime::fresh();
-        let runtime = registrar.runtime_id();
-        Self {
-            registrar,
-            table,
-            inbox,
-            lease: pool.attach_runtime(runtime).expect("first attach"),
-            kind: CompletionKind::try_from_raw(1).expect("1 is non-zero"),
-        }
-    }
-
     /// Prepares, binds, registers and submits one empty job; returns its key.
     fn submit(&mut self) -> baton_completion::WaitKey {
         let prepared = PreparedOperation::interruptible_blocking(
@@ -118,7 +103,7 @@ fn pool(threads: usize) -> BlockingPool {
 
 fn sequential(threads: usize) -> Round {
     let pool = pool(threads);
-    let mut runtime = Runtime::new(&pool);
+    let mut runtime = attached(&pool);
     let mut latencies = Vec::with_capacity(JOBS);
     let start = Instant::now();
     for _ in 0..JOBS {
@@ -143,7 +128,7 @@ fn sequential(threads: usize) -> Round {
 
 fn pipelined(threads: usize) -> Round {
     let pool = pool(threads);
-    let mut runtime = Runtime::new(&pool);
+    let mut runtime = attached(&pool);
     let mut keys = Vec::with_capacity(JOBS);
     let start = Instant::now();
     let mut settled = 0;

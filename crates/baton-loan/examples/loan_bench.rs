@@ -98,15 +98,13 @@ impl LoanWorker for IdleWorker {
         until: &mut dyn FnMut() -> bool,
         deadline: Option<Instant>,
     ) -> RunOutcome {
-        loop {
-            if until() {
-                return RunOutcome::Satisfied;
-            }
+        while !until() {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return RunOutcome::DeadlineReached;
             }
             self.parker.park(deadline);
         }
+        RunOutcome::Satisfied
     }
 
     fn has_runnable(&self) -> bool {

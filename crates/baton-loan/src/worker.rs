@@ -20,6 +20,17 @@ pub enum TurnOutcome {
     Idle,
 }
 
+impl TurnOutcome {
+    /// [`Progressed`](Self::Progressed) if the turn `progressed`, else [`Idle`](Self::Idle).
+    pub fn progressed_if(progressed: bool) -> TurnOutcome {
+        if progressed {
+            TurnOutcome::Progressed
+        } else {
+            TurnOutcome::Idle
+        }
+    }
+}
+
 /// Why [`LoanWorker::run_until`] returned.
 #[must_use = "the caller must react to why the worker stopped"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,8 +24,7 @@ fn queued_request_completes_without_further_polls() {
     let waker_a = Probe::waker(&probe_a);
     let waker_b = Probe::waker(&probe_b);
     // The open completes on its own, so it holds the one in-flight place until released.
-    let mut open = fifo.open_reader();
-    assert!(poll_once(&mut open, &waker_a).is_pending());
+    let mut open = fifo.hold_place(&waker_a);
     let mut nop = ops::nop();
     assert!(poll_once(&mut nop, &waker_b).is_pending());
     let _ = driver.turn(Park::Poll);
@@ -60,8 +59,7 @@ fn deadlines_and_sleeps_fire_while_the_in_flight_limit_is_held_by_an_untimed_req
     let file = TempFile::new("timed", b"data");
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut untimed = fifo.open_reader();
-    assert!(poll_once(&mut untimed, &waker).is_pending());
+    let untimed = fifo.hold_place(&waker);
     let mut timed = ops::read_at(file.fd.clone(), Vec::with_capacity(8), 0)
         .with_deadline(Instant::now() + Duration::from_millis(40));
     assert!(poll_once(&mut timed, &waker).is_pending());
@@ -162,8 +160,7 @@ fn dropping_a_queued_request_retires_it_locally() {
     let file = TempFile::new("queued", b"data");
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut first = fifo.open_reader();
-    assert!(poll_once(&mut first, &waker).is_pending());
+    let first = fifo.hold_place(&waker);
     let mut queued = ops::read_at(file.fd.clone(), Vec::with_capacity(8), 0);
     assert!(poll_once(&mut queued, &waker).is_pending());
     let _ = driver.turn(Park::Poll);
@@ -179,10 +176,8 @@ fn dropping_a_queued_request_retires_it_locally() {
 
 #[test]
 fn dropped_write_still_lands_on_disk() {
-    let Some(_s) = ring_serial() else { return };
+    entered_driver!(driver = support::driver_limited(1, 1));
     let file = TempFile::new("dropwrite", b"");
-    let driver = support::driver_limited(1, 1);
-    let _entered = driver.enter();
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
     let mut write = ops::write_at(file.fd.clone(), b"durable".to_vec(), 0);

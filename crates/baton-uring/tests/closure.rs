@@ -20,10 +20,8 @@ fn pair() -> (Arc<OwnedFd>, UnixStream) {
 
 #[test]
 fn closure_rejects_new_ops_pending_polls_and_detached_syncs_with_closed() {
-    let Some(_s) = ring_serial() else { return };
+    entered_driver!(driver = support::driver_limited(1, 1));
     let file = TempFile::new("close", b"data");
-    let driver = support::driver_limited(1, 1);
-    let _entered = driver.enter();
     let (sock, _peer) = pair();
     let fifo = Fifo::new("close");
     let probe = Probe::new();
@@ -32,8 +30,7 @@ fn closure_rejects_new_ops_pending_polls_and_detached_syncs_with_closed() {
     // that complete on their own, so the read and the sync behind it stay queued.
     let mut in_flight = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut in_flight, &waker).is_pending());
-    let mut blocker = fifo.open_reader();
-    assert!(poll_once(&mut blocker, &waker).is_pending());
+    let mut blocker = fifo.hold_place(&waker);
     let mut queued = ops::read_at(file.fd.clone(), Vec::with_capacity(4), 0);
     assert!(poll_once(&mut queued, &waker).is_pending());
     let queued_sync = driver.start_sync(file.fd.clone(), false);
@@ -120,15 +117,12 @@ fn shutdown_cancels_and_drains_everything_and_releases_every_arc() {
 
 #[test]
 fn detached_sync_returns_at_once_with_a_full_ring_and_clones_no_waker() {
-    let Some(_s) = ring_serial() else { return };
+    entered_driver!(driver = support::driver_limited(1, 1));
     let file = TempFile::new("sync", b"");
-    let driver = support::driver_limited(1, 1);
-    let _entered = driver.enter();
     let fifo = Fifo::new("sync");
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut blocker = fifo.open_reader();
-    assert!(poll_once(&mut blocker, &waker).is_pending());
+    let blocker = fifo.hold_place(&waker);
     let _ = driver.turn(Park::Poll);
     assert_eq!(
         driver.metrics().in_flight,

@@ -212,16 +212,13 @@ fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_gene
 
 #[test]
 fn write_dropped_on_a_foreign_thread_still_lands_on_disk() {
-    let Some(_s) = ring_serial() else { return };
+    entered_driver!(driver = support::driver_limited(1, 1));
     let file = TempFile::new("foreigndrop", b"");
-    let driver = support::driver_limited(1, 1);
-    let _entered = driver.enter();
     let fifo = Fifo::new("foreigndrop");
     let probe = Probe::new();
     let waker = Probe::waker(&probe);
     // The open holds the one in-flight place, so the write stays queued while it is dropped.
-    let mut first = fifo.open_reader();
-    assert!(poll_once(&mut first, &waker).is_pending());
+    let first = fifo.hold_place(&waker);
     let mut write = ops::write_at(file.fd.clone(), b"landed".to_vec(), 0);
     assert!(poll_once(&mut write, &waker).is_pending());
     let _ = driver.turn(Park::Poll);

@@ -124,11 +124,7 @@ impl LoanWorker for WorkerAdapter {
         let _installed = Installed::new(&self.handle, worker);
         let turn = worker.turn(Park::Poll);
         self.handle.home().metrics_cell().publish_if_due(worker);
-        if turn.progressed() {
-            TurnOutcome::Progressed
-        } else {
-            TurnOutcome::Idle
-        }
+        TurnOutcome::progressed_if(turn.progressed())
     }
 
     fn run_until(

@@ -4,13 +4,16 @@
 
 mod support;
 
-#[cfg(not(loom))]
-mod containment;
+/// Declares the test modules that build only without loom.
+macro_rules! without_loom {
+    ($($module:ident),* $(,)?) => {
+        $(#[cfg(not(loom))] mod $module;)*
+    };
+}
+
+without_loom! {
+    containment, queue_control, resource, trace,
+}
+
 #[cfg(loom)]
 mod loom_models;
-#[cfg(not(loom))]
-mod queue_control;
-#[cfg(not(loom))]
-mod resource;
-#[cfg(not(loom))]
-mod trace;

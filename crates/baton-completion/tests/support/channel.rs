@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use baton_completion::{
-    CompletionSender, DeliveryOutcome, ExternalCompletion, IdentityAllocator, Registrar, RuntimeId,
-    WaitTable,
+    BlockingPool, CompletionKind, CompletionSender, DeliveryOutcome, ExecutorLease,
+    ExternalCompletion, IdentityAllocator, IoExecutor, Registrar, RuntimeId, WaitTable,
 };
 use crossbeam_channel::{Receiver, Sender};
 
@@ -47,6 +47,41 @@ impl ChannelRuntime {
             registrar: Registrar::new(Arc::clone(&allocator), Arc::new(ChannelInbox(tx))),
             table: WaitTable::new(allocator),
             inbox: rx,
+        }
+    }
+}
+
+/// A [`ChannelRuntime`] attached to a pool: what a runtime needs to submit jobs of one kind
+/// and settle their completions.
+#[derive(Debug)]
+pub struct PoolRuntime {
+    /// Issues and binds identities of the runtime's fresh id.
+    pub registrar: Registrar,
+    /// Where waits are registered and settled.
+    pub table: WaitTable,
+    /// The completions the pool delivered.
+    pub inbox: Receiver<ExternalCompletion>,
+    /// The runtime's lease on the pool.
+    pub lease: Arc<dyn ExecutorLease>,
+    /// The kind every job of this runtime carries.
+    pub kind: CompletionKind,
+}
+
+impl PoolRuntime {
+    /// A [`ChannelRuntime::fresh`] runtime attached to `pool`, its jobs of kind `kind`.
+    pub fn attach(pool: &BlockingPool, kind: CompletionKind) -> PoolRuntime {
+        let ChannelRuntime {
+            registrar,
+            table,
+            inbox,
+        } = ChannelRuntime::fresh();
+        PoolRuntime {
+            lease: (pool.attach_runtime(registrar.runtime_id()))
+                .expect("a fresh runtime id attaches"),
+            registrar,
+            table,
+            inbox,
+            kind,
         }
     }
 }

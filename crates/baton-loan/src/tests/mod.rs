@@ -19,24 +19,16 @@
 )]
 mod support;
 
-#[cfg(not(loom))]
-mod block_on;
-#[cfg(not(loom))]
-mod fault;
-#[cfg(not(loom))]
-mod nesting;
-#[cfg(not(loom))]
-mod nesting_props;
-#[cfg(not(loom))]
-mod panics;
-#[cfg(not(loom))]
-mod rest;
-#[cfg(not(loom))]
-mod shutdown;
-#[cfg(not(loom))]
-mod signal;
-#[cfg(not(loom))]
-mod slot;
+/// Declares the test modules that build only without loom.
+macro_rules! without_loom {
+    ($($module:ident),* $(,)?) => {
+        $(#[cfg(not(loom))] mod $module;)*
+    };
+}
+
+without_loom! {
+    block_on, fault, nesting, nesting_props, panics, rest, shutdown, signal, slot,
+}
 
 #[cfg(loom)]
 mod loom_models;

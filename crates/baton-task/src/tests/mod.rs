@@ -3,14 +3,16 @@
 
 mod support;
 
-#[cfg(not(loom))]
-mod containment;
-#[cfg(not(loom))]
-mod raw;
-#[cfg(not(loom))]
-mod state;
-#[cfg(not(loom))]
-mod task;
+/// Declares the test modules that build only without loom.
+macro_rules! without_loom {
+    ($($module:ident),* $(,)?) => {
+        $(#[cfg(not(loom))] mod $module;)*
+    };
+}
+
+without_loom! {
+    containment, raw, state, task,
+}
 
 #[cfg(loom)]
 mod loom_models;

@@ -5,38 +5,21 @@
 //! exactly the models.
 
 pub(crate) mod sim;
-#[cfg(not(loom))]
-mod support;
+/// Declares the test modules that build only without loom.
+macro_rules! without_loom {
+    ($($module:ident),* $(,)?) => {
+        $(#[cfg(not(loom))] mod $module;)*
+    };
+}
 
-#[cfg(not(loom))]
-mod buf;
-#[cfg(not(loom))]
-mod durability;
-#[cfg(not(loom))]
-mod key;
-#[cfg(not(loom))]
-mod lifecycle_model;
-#[cfg(not(loom))]
-mod listener;
+without_loom! {
+    support, buf, durability, key, lifecycle_model, listener, path_ops, request, retention,
+    ring_setup, shutdown_unwind, sleep, stash, state,
+}
+
 #[cfg(loom)]
 mod loom_forwarding;
 #[cfg(loom)]
 mod loom_inbox;
 #[cfg(loom)]
 mod loom_stash;
-#[cfg(not(loom))]
-mod path_ops;
-#[cfg(not(loom))]
-mod request;
-#[cfg(not(loom))]
-mod retention;
-#[cfg(not(loom))]
-mod ring_setup;
-#[cfg(not(loom))]
-mod shutdown_unwind;
-#[cfg(not(loom))]
-mod sleep;
-#[cfg(not(loom))]
-mod stash;
-#[cfg(not(loom))]
-mod state;

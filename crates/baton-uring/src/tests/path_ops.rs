@@ -42,53 +42,27 @@ fn refused<T>(code: u8, name: &str, op: crate::Op<io::Result<T>>) {
     assert_eq!(driver.metrics().slots, 0);
 }
 
+/// [`refused`] for each `Opcode "NAME" => op`: the opcode's code, the name it must be
+/// reported under, and the request that needs it.
+macro_rules! each_refused {
+    ($($code:ident $name:literal => $op:expr,)*) => {
+        $(refused(opcode::$code::CODE, $name, $op);)*
+    };
+}
+
 #[test]
 fn each_missing_file_system_opcode_is_unsupported_naming_it_without_submitting() {
-    refused(
-        opcode::MkDirAt::CODE,
-        "IORING_OP_MKDIRAT",
-        ops::mkdirat("d", 0o777),
-    );
-    refused(
-        opcode::RenameAt::CODE,
-        "IORING_OP_RENAMEAT",
-        ops::renameat("a", "b", 0),
-    );
-    refused(
-        opcode::UnlinkAt::CODE,
-        "IORING_OP_UNLINKAT",
-        ops::unlinkat("a", 0),
-    );
-    refused(
-        opcode::LinkAt::CODE,
-        "IORING_OP_LINKAT",
-        ops::linkat("a", "b", 0),
-    );
-    refused(
-        opcode::SymlinkAt::CODE,
-        "IORING_OP_SYMLINKAT",
-        ops::symlinkat("a", "b"),
-    );
-    refused(
-        opcode::Statx::CODE,
-        "IORING_OP_STATX",
-        ops::statx_nofollow("a"),
-    );
-    refused(
-        opcode::Statx::CODE,
-        "IORING_OP_STATX",
-        ops::statx_fd(dev_null()),
-    );
-    refused(
-        opcode::Ftruncate::CODE,
-        "IORING_OP_FTRUNCATE",
-        ops::ftruncate(dev_null(), 0),
-    );
-    refused(
-        opcode::SyncFileRange::CODE,
-        "IORING_OP_SYNC_FILE_RANGE",
-        ops::sync_file_range(dev_null(), 0, 0, 0),
-    );
+    each_refused! {
+        MkDirAt "IORING_OP_MKDIRAT" => ops::mkdirat("d", 0o777),
+        RenameAt "IORING_OP_RENAMEAT" => ops::renameat("a", "b", 0),
+        UnlinkAt "IORING_OP_UNLINKAT" => ops::unlinkat("a", 0),
+        LinkAt "IORING_OP_LINKAT" => ops::linkat("a", "b", 0),
+        SymlinkAt "IORING_OP_SYMLINKAT" => ops::symlinkat("a", "b"),
+        Statx "IORING_OP_STATX" => ops::statx_nofollow("a"),
+        Statx "IORING_OP_STATX" => ops::statx_fd(dev_null()),
+        Ftruncate "IORING_OP_FTRUNCATE" => ops::ftruncate(dev_null(), 0),
+        SyncFileRange "IORING_OP_SYNC_FILE_RANGE" => ops::sync_file_range(dev_null(), 0, 0, 0),
+    }
 }
 
 #[test]

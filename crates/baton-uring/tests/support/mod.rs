@@ -199,6 +199,15 @@ impl Fifo {
         baton_uring::ops::open(&self.path, libc::O_RDONLY | libc::O_CREAT, 0o600)
     }
 
+    /// [`Fifo::open_reader`] polled once with `waker`: the open is in flight and holds its
+    /// in-flight place until [`Fifo::release`].
+    #[track_caller]
+    pub fn hold_place(&self, waker: &Waker) -> baton_uring::Op<std::io::Result<OwnedFd>> {
+        let mut open = self.open_reader();
+        assert!(poll_once(&mut open, waker).is_pending());
+        open
+    }
+
     /// One attempt to open the write end (ends a reader's open still in flight, if any).
     pub fn try_release(&self) -> std::io::Result<std::fs::File> {
         use std::os::unix::fs::OpenOptionsExt;

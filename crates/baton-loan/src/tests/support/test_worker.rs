@@ -283,11 +283,7 @@ impl LoanWorker for TestWorker {
                 }
             }
         }
-        if progressed {
-            TurnOutcome::Progressed
-        } else {
-            TurnOutcome::Idle
-        }
+        TurnOutcome::progressed_if(progressed)
     }
 
     fn run_until(
