@@ -37,6 +37,8 @@ pub(crate) enum Workload {
     },
     /// Spawn and join tiny tasks.
     SpawnJoin,
+    /// Spawn and join tiny thread-local (`!Send`) tasks.
+    SpawnLocalJoin,
     /// `block_on` of a ready future.
     BlockOn,
     /// Tiny jobs on the blocking pool.
@@ -88,6 +90,7 @@ impl Workload {
                 format!("hyper http/1.1 {HTTP_CONNECTIONS} conns, {what}")
             }
             Self::SpawnJoin => "spawn + join tiny task".into(),
+            Self::SpawnLocalJoin => "spawn_local + join tiny task".into(),
             Self::BlockOn => "block_on round trip".into(),
             Self::Blocking => "blocking job".into(),
             Self::ForeignPoll => "read polled from foreign thread".into(),
@@ -100,7 +103,7 @@ impl Workload {
             Self::File { .. } | Self::ForeignPoll => "ops/s",
             Self::Echo { .. } => "msgs/s",
             Self::Http { .. } => "req/s",
-            Self::SpawnJoin => "tasks/s",
+            Self::SpawnJoin | Self::SpawnLocalJoin => "tasks/s",
             Self::BlockOn => "calls/s",
             Self::Blocking => "jobs/s",
         }
@@ -145,7 +148,7 @@ impl Workload {
                     1_000 * HTTP_CONNECTIONS as u64
                 }
             }
-            Self::SpawnJoin => 1_000_000,
+            Self::SpawnJoin | Self::SpawnLocalJoin => 1_000_000,
             Self::BlockOn => 500_000,
             Self::Blocking => 100_000,
             Self::ForeignPoll => 50_000,
@@ -191,6 +194,7 @@ impl Workload {
                 ops / HTTP_CONNECTIONS as u64,
             )),
             Self::SpawnJoin => contender.spawn_join(&count),
+            Self::SpawnLocalJoin => contender.spawn_local_join(&count),
             Self::BlockOn => contender.block_on_round_trip(&count),
             Self::Blocking => contender.blocking_jobs(&count),
             Self::ForeignPoll => contender.foreign_poll(&ForeignJob { ops, seed, file }),
@@ -223,6 +227,7 @@ pub(crate) fn catalog() -> Vec<Workload> {
     }
     all.extend([
         Workload::SpawnJoin,
+        Workload::SpawnLocalJoin,
         Workload::BlockOn,
         Workload::Blocking,
         Workload::ForeignPoll,
@@ -237,7 +242,7 @@ mod tests {
     #[test]
     fn catalog_covers_every_required_workload_once() {
         let all = catalog();
-        assert_eq!(all.len(), 6 + 4 + 3 + 4);
+        assert_eq!(all.len(), 6 + 4 + 3 + 5);
         let labels: std::collections::HashSet<String> = all.iter().map(Workload::label).collect();
         assert_eq!(labels.len(), all.len(), "labels must be unique");
         assert!(labels.contains("file read 4 KiB, QD 128"));

@@ -136,6 +136,8 @@ impl Contender for Baton {
             => |conn| conn.await.map_err(io::Error::other)?,
         spawn: baton::spawn
             => |handle| handle.await.map_err(io::Error::other),
+        local: baton::spawn_local
+            => |handle| handle.await.map_err(io::Error::other),
         blocking: baton::blocking::spawn_blocking
             => |handle| handle.await.map_err(io::Error::other),
     );
@@ -219,6 +221,10 @@ impl Contender for BatonCompat {
     );
 
     fn spawn_join(&mut self, _job: &CountJob) -> Outcome {
+        Err(NoSample::Unsupported(STREAMS_ONLY))
+    }
+
+    fn spawn_local_join(&mut self, _job: &CountJob) -> Outcome {
         Err(NoSample::Unsupported(STREAMS_ONLY))
     }
 

@@ -139,6 +139,10 @@ impl Contender for BatonWorkers {
         Err(NoSample::Unsupported(ONE_WORKER_ROWS))
     }
 
+    fn spawn_local_join(&mut self, _job: &CountJob) -> Outcome {
+        Err(NoSample::Unsupported(ONE_WORKER_ROWS))
+    }
+
     fn block_on_round_trip(&mut self, _job: &CountJob) -> Outcome {
         Err(NoSample::Unsupported(ONE_WORKER_ROWS))
     }

@@ -102,6 +102,11 @@ pub(crate) trait Contender {
     /// (`job.batches()`); the sample counts tasks.
     fn spawn_join(&mut self, job: &CountJob) -> Outcome;
 
+    /// [`spawn_join`](Contender::spawn_join) with the runtime's thread-local spawn (`!Send`
+    /// tasks that never leave this thread: Baton's `spawn_local`, tokio's `spawn_local` in a
+    /// `LocalSet`, monoio's and tokio-uring's `spawn`, which are local already).
+    fn spawn_local_join(&mut self, job: &CountJob) -> Outcome;
+
     /// Call `block_on` on a trivially ready future `job.count` times from the runtime's owner
     /// thread; the sample counts calls.
     fn block_on_round_trip(&mut self, job: &CountJob) -> Outcome;
@@ -188,6 +193,7 @@ mod tests {
             Workload::Http { .. } => matches!(name, RAW | "tokio-uring" | BATON_COMPAT),
             Workload::File { .. } => matches!(name, BATON_COMPAT | BATON_WORKERS | MONOIO_THREADS),
             Workload::SpawnJoin
+            | Workload::SpawnLocalJoin
             | Workload::BlockOn
             | Workload::Blocking
             | Workload::ForeignPoll => true,

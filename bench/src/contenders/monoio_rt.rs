@@ -81,6 +81,8 @@ impl Contender for Monoio {
             => |conn| conn.await,
         spawn: monoio::spawn
             => |handle| Ok(handle.await),
+        local: monoio::spawn
+            => |handle| Ok(handle.await),
         blocking: monoio::spawn_blocking
             => |handle| (handle.await)
                 .map_err(|e| io::Error::other(format!("monoio blocking job: {e:?}"))),

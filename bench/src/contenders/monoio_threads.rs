@@ -178,6 +178,10 @@ impl Contender for MonoioThreads {
         Err(NoSample::Unsupported(PER_THREAD_ROWS))
     }
 
+    fn spawn_local_join(&mut self, _job: &CountJob) -> Outcome {
+        Err(NoSample::Unsupported(PER_THREAD_ROWS))
+    }
+
     fn block_on_round_trip(&mut self, _job: &CountJob) -> Outcome {
         Err(NoSample::Unsupported(PER_THREAD_ROWS))
     }

@@ -242,6 +242,10 @@ impl Contender for RawUring {
         Err(NoSample::Unsupported(NO_TASKS))
     }
 
+    fn spawn_local_join(&mut self, _job: &CountJob) -> Outcome {
+        Err(NoSample::Unsupported(NO_TASKS))
+    }
+
     fn block_on_round_trip(&mut self, _job: &CountJob) -> Outcome {
         Err(NoSample::Unsupported(NO_TASKS))
     }

@@ -187,12 +187,17 @@ macro_rules! hyper_http {
 /// * `tcp_echo`: [`tcp_echo!`] with `$bind`, `$echo_spawn`, `$serve` and `$conn_joined`.
 /// * `spawn_join`: spawns with `$spawn`; `$joined` turns the handle `$task` into the future's
 ///   `io::Result`.
+/// * `spawn_local_join`: likewise with the runtime's thread-local spawn `$local` (`!Send` tasks,
+///   never moved off this thread), the batches run inside `$within` when it needs one (tokio's
+///   `LocalSet`).
 /// * `blocking_jobs`: likewise with `$blocking` and `$job_handle`.
 /// * `block_on_round_trip`: the same for every runtime.
 macro_rules! common_workloads {
     (
         echo: $bind:expr => $echo_spawn:path, $serve:path => |$conn:ident| $conn_joined:expr,
         spawn: $spawn:path => |$task:ident| $joined:expr,
+        local: $local:path $(, within |$batches:ident| $within:expr)?
+            => |$local_task:ident| $local_joined:expr,
         blocking: $blocking:path => |$job_handle:ident| $job_joined:expr $(,)?
     ) => {
         tcp_echo!($bind => $echo_spawn, $serve => |$conn| $conn_joined);
@@ -203,6 +208,16 @@ macro_rules! common_workloads {
                 async move { $joined }
             };
             Ok(self.rt.block_on(job.join_batches("joined tasks", join))?)
+        }
+
+        fn spawn_local_join(&mut self, job: &$crate::jobs::CountJob) -> $crate::sample::Outcome {
+            let join = |i| {
+                let $local_task = $local(async move { i });
+                async move { $local_joined }
+            };
+            let batches = job.join_batches("joined local tasks", join);
+            $(let $batches = batches; let batches = $within;)?
+            Ok(self.rt.block_on(batches)?)
         }
 
         fn block_on_round_trip(&mut self, job: &$crate::jobs::CountJob) -> $crate::sample::Outcome {

@@ -125,6 +125,9 @@ impl Contender for Tokio {
             => |conn| conn.await.map_err(io::Error::other)?,
         spawn: tokio::spawn
             => |handle| handle.await.map_err(io::Error::other),
+        local: tokio::task::spawn_local,
+            within |batches| async move { tokio::task::LocalSet::new().run_until(batches).await }
+            => |handle| handle.await.map_err(io::Error::other),
         blocking: tokio::task::spawn_blocking
             => |handle| handle.await.map_err(io::Error::other),
     );

@@ -83,6 +83,8 @@ impl Contender for TokioUring {
             => |conn| conn.await.map_err(io::Error::other)?,
         spawn: tokio_uring::spawn
             => |handle| handle.await.map_err(io::Error::other),
+        local: tokio_uring::spawn
+            => |handle| handle.await.map_err(io::Error::other),
         blocking: tokio::task::spawn_blocking
             => |handle| handle.await.map_err(io::Error::other),
     );
