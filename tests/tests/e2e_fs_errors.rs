@@ -19,6 +19,19 @@ fn same_kind<A, B>(what: &str, ours: io::Result<A>, std: io::Result<B>, expected
     assert_eq!(std, Some(expected), "{what}: std");
 }
 
+/// [`same_kind`] for each `call(args)`: `baton::fs::call` (awaited) and `std::fs::call` with the
+/// same arguments both fail with `$expected`; each is named after its call.
+macro_rules! same_kinds {
+    ($expected:expr => $($call:ident($($arg:expr),*)),* $(,)?) => {
+        $(same_kind(
+            stringify!($call),
+            fs::$call($($arg),*).await,
+            std::fs::$call($($arg),*),
+            $expected,
+        );)*
+    };
+}
+
 #[test]
 fn a_missing_path_is_not_found_for_every_call() -> io::Result<()> {
     in_scratch("errors-missing", async |scratch| {
@@ -26,27 +39,13 @@ fn a_missing_path_is_not_found_for_every_call() -> io::Result<()> {
         let other = scratch.join("other");
         let nf = ErrorKind::NotFound;
         let m = &missing;
-        same_kind("metadata", fs::metadata(m).await, std::fs::metadata(m), nf);
-        let ours = fs::symlink_metadata(m).await;
-        same_kind("symlink_metadata", ours, std::fs::symlink_metadata(m), nf);
-        let ours = fs::remove_file(m).await;
-        same_kind("remove_file", ours, std::fs::remove_file(m), nf);
-        let ours = fs::remove_dir(m).await;
-        same_kind("remove_dir", ours, std::fs::remove_dir(m), nf);
-        let ours = fs::remove_dir_all(m).await;
-        same_kind("remove_dir_all", ours, std::fs::remove_dir_all(m), nf);
-        let ours = fs::rename(m, &other).await;
-        same_kind("rename", ours, std::fs::rename(m, &other), nf);
-        let ours = fs::hard_link(m, &other).await;
-        same_kind("hard_link", ours, std::fs::hard_link(m, &other), nf);
-        let ours = fs::copy(m, &other).await;
-        same_kind("copy", ours, std::fs::copy(m, &other), nf);
+        same_kinds!(nf =>
+            metadata(m), symlink_metadata(m), remove_file(m), remove_dir(m), remove_dir_all(m),
+            rename(m, &other), hard_link(m, &other), copy(m, &other),
+        );
         let ours = fs::read_dir(m).await.map(drop);
         same_kind("read_dir", ours, std::fs::read_dir(m).map(drop), nf);
-        let ours = fs::canonicalize(m).await;
-        same_kind("canonicalize", ours, std::fs::canonicalize(m), nf);
-        let ours = fs::read_to_string(m).await;
-        same_kind("read_to_string", ours, std::fs::read_to_string(m), nf);
+        same_kinds!(nf => canonicalize(m), read_to_string(m));
         let ours = fs::File::open(m).await.map(drop);
         same_kind("File::open", ours, std::fs::File::open(m).map(drop), nf);
         let deep = m.join("child");
@@ -66,13 +65,7 @@ fn a_path_through_a_file_is_not_a_directory() -> io::Result<()> {
         let through = file.join("child");
         let nd = ErrorKind::NotADirectory;
         let t = &through;
-        same_kind("metadata", fs::metadata(t).await, std::fs::metadata(t), nd);
-        let ours = fs::create_dir(t).await;
-        same_kind("create_dir", ours, std::fs::create_dir(t), nd);
-        let ours = fs::create_dir_all(t).await;
-        same_kind("create_dir_all", ours, std::fs::create_dir_all(t), nd);
-        let ours = fs::remove_file(t).await;
-        same_kind("remove_file", ours, std::fs::remove_file(t), nd);
+        same_kinds!(nd => metadata(t), create_dir(t), create_dir_all(t), remove_file(t));
         let ours = fs::remove_dir(&file).await;
         same_kind("remove_dir of a file", ours, std::fs::remove_dir(&file), nd);
         let ours = fs::read_dir(&file).await.map(drop);
@@ -145,10 +138,7 @@ fn a_rename_or_hard_link_across_file_systems_crosses_devices() -> io::Result<()>
         let file = scratch.file("file", b"stays")?;
         let there = elsewhere.join(format!("baton-e2e-xdev-{}", std::process::id()));
         let xd = ErrorKind::CrossesDevices;
-        let ours = fs::rename(&file, &there).await;
-        same_kind("rename", ours, std::fs::rename(&file, &there), xd);
-        let ours = fs::hard_link(&file, &there).await;
-        same_kind("hard_link", ours, std::fs::hard_link(&file, &there), xd);
+        same_kinds!(xd => rename(&file, &there), hard_link(&file, &there));
         assert_eq!(std::fs::read(&file)?, b"stays");
         assert!(!there.exists());
         Ok(())
@@ -162,8 +152,7 @@ fn a_name_already_taken_is_already_exists() -> io::Result<()> {
         std::fs::write(&file, b"x")?;
         std::fs::create_dir(&dir)?;
         let ae = ErrorKind::AlreadyExists;
-        let ours = fs::create_dir(&dir).await;
-        same_kind("create_dir", ours, std::fs::create_dir(&dir), ae);
+        same_kinds!(ae => create_dir(&dir), hard_link(&file, &dir));
         let ours = fs::create_dir(&file).await;
         same_kind("create_dir on a file", ours, std::fs::create_dir(&file), ae);
         let ours = fs::create_dir_all(&file).await;
@@ -173,8 +162,6 @@ fn a_name_already_taken_is_already_exists() -> io::Result<()> {
             std::fs::create_dir_all(&file),
             ae,
         );
-        let ours = fs::hard_link(&file, &dir).await;
-        same_kind("hard_link", ours, std::fs::hard_link(&file, &dir), ae);
         let ours = fs::symlink(&file, &dir).await;
         same_kind("symlink", ours, std::os::unix::fs::symlink(&file, &dir), ae);
         let ours = fs::OpenOptions::new()

@@ -116,8 +116,7 @@ fn file_metadata_by_descriptor_equals_std_file_metadata() -> io::Result<()> {
     in_scratch("file-metadata", async |scratch| {
         let path = scratch.join("file");
         let file = File::create(&path).await?;
-        let (res, _buf) = file.write_all_at(vec![1u8; 5000], 0).await;
-        res?;
+        file.write_all_at(vec![1u8; 5000], 0).await.0?;
         let ours = file.metadata().await?;
         let std = std::fs::File::open(&path)?.metadata()?;
         assert_same("open file", &ours, &std);
@@ -135,8 +134,7 @@ fn set_len_shrinks_and_extends_and_later_syncs_still_sync() -> io::Result<()> {
     let path = scratch.join("file");
     rt.block_on(async {
         let file = baton_tests::create_read_write(&path).await?;
-        let (res, _buf) = file.write_all_at(b"0123456789".to_vec(), 0).await;
-        res?;
+        file.write_all_at(b"0123456789".to_vec(), 0).await.0?;
         file.sync_all().await?;
         file.set_len(4).await?;
         assert_eq!(std::fs::read(&path)?, b"0123");
@@ -167,8 +165,7 @@ fn sync_range_writes_back_ranges_and_refuses_ranges_that_do_not_fit() -> io::Res
     in_scratch("sync-range", async |scratch| {
         let path = scratch.join("file");
         let file = File::create(&path).await?;
-        let (res, _buf) = file.write_all_at(vec![5u8; 64 * 1024], 0).await;
-        res?;
+        file.write_all_at(vec![5u8; 64 * 1024], 0).await.0?;
         file.sync_range(0, 4096).await?;
         file.sync_range(4096, 0).await?;
         file.sync_range(0, 3 << 30).await?; // past the end, several requests: fine

@@ -14,8 +14,7 @@ async fn test_attribute_runs_socket_io() -> io::Result<()> {
     let addr = listener.local_addr()?;
     let client = baton::spawn(async move {
         let stream = baton::net::TcpStream::connect(addr).await?;
-        let (res, _sent) = stream.write_all(b"ping".to_vec()).await;
-        res?;
+        stream.write_all(b"ping".to_vec()).await.0?;
         let (res, got) = stream.read(Vec::with_capacity(4)).await;
         res?;
         io::Result::Ok(got)
@@ -23,8 +22,7 @@ async fn test_attribute_runs_socket_io() -> io::Result<()> {
     let (stream, _peer) = listener.accept().await?;
     let (res, got) = stream.read(Vec::with_capacity(4)).await;
     assert_eq!(res?, 4);
-    let (res, _echoed) = stream.write_all(got).await;
-    res?;
+    stream.write_all(got).await.0?;
     let echoed = client.await.map_err(io::Error::other)??;
     assert_eq!(echoed, b"ping");
     Ok(())

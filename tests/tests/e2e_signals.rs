@@ -9,11 +9,23 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use baton::signal::unix::{SignalKind, signal};
+use baton::signal::unix::{Signal, SignalKind, signal};
 use baton_tests::on_runtime;
 
 /// A generous bound for a delivery to arrive.
 const ARRIVAL: Duration = Duration::from_secs(10);
+
+/// Asserts that `listener` receives a delivery within [`ARRIVAL`].
+async fn assert_delivered(listener: &mut Signal) {
+    let got = baton::time::timeout(ARRIVAL, listener.recv()).await;
+    assert_eq!(got, Ok(Some(())));
+}
+
+/// Asserts that `listener` receives nothing for 100 ms; `why` says why it must not.
+async fn assert_quiet(listener: &mut Signal, why: &str) {
+    let none = baton::time::timeout(Duration::from_millis(100), listener.recv()).await;
+    assert!(none.is_err(), "{why}");
+}
 
 /// `future`'s output if it is woken and ready within `bound`, else `None`. Unlike
 /// `time::timeout`, the bound is checked first, so a future that was never woken and only
@@ -78,16 +90,14 @@ fn deliveries_while_nobody_polls_coalesce_into_one() -> io::Result<()> {
         }
         // Let the handler run and the hub wake us.
         baton::time::sleep(Duration::from_millis(50)).await;
-        let got = baton::time::timeout(ARRIVAL, listener.recv()).await;
-        assert_eq!(got, Ok(Some(())));
-        let again = baton::time::timeout(Duration::from_millis(100), listener.recv()).await;
-        assert!(
-            again.is_err(),
-            "three deliveries before the poll were seen once"
-        );
+        assert_delivered(&mut listener).await;
+        assert_quiet(
+            &mut listener,
+            "three deliveries before the poll were seen once",
+        )
+        .await;
         raise(kind);
-        let got = baton::time::timeout(ARRIVAL, listener.recv()).await;
-        assert_eq!(got, Ok(Some(())));
+        assert_delivered(&mut listener).await;
         Ok(())
     })
 }
@@ -98,14 +108,9 @@ fn a_listener_sees_only_deliveries_after_it_was_created() -> io::Result<()> {
     on_runtime(async {
         let mut early = signal(kind)?;
         raise(kind);
-        let got = baton::time::timeout(ARRIVAL, early.recv()).await;
-        assert_eq!(got, Ok(Some(())));
+        assert_delivered(&mut early).await;
         let mut late = signal(kind)?;
-        let none = baton::time::timeout(Duration::from_millis(100), late.recv()).await;
-        assert!(
-            none.is_err(),
-            "the earlier delivery is not the new listener's"
-        );
+        assert_quiet(&mut late, "the earlier delivery is not the new listener's").await;
         Ok(())
     })
 }

@@ -78,10 +78,8 @@ fn blocking_job_round_trip_through_pool_inbox_and_wait_table() {
         Poll::Ready(Ok("answer=42".to_owned()))
     );
     assert!(table.is_empty());
-    assert!(matches!(
-        pool.shutdown(Instant::now() + Duration::from_secs(20)),
-        ShutdownReport::Drained { .. }
-    ));
+    let outcome = pool.shutdown(Instant::now() + Duration::from_secs(20));
+    assert!(matches!(outcome, ShutdownReport::Drained { .. }));
 }
 
 #[test]
@@ -97,8 +95,9 @@ fn cancelled_wait_settles_and_the_late_cancelled_completion_is_stale() {
     let (half, submission) = bind(&registrar, prepared).split();
     let key = table.register(half).expect("same runtime");
     // Cancel before the submission even reaches the pool: the cancel wins.
+    let outcome = table.cancel(key);
     assert!(matches!(
-        table.cancel(key),
+        outcome,
         baton_completion::CancelOutcome::CancelledQueued { .. }
     ));
     let lease = pool

@@ -57,8 +57,7 @@ fn deadlines_and_sleeps_fire_while_the_in_flight_limit_is_held_by_an_untimed_req
     entered_driver!(driver = support::driver_limited(1, 1));
     let fifo = Fifo::new("untimed");
     let file = TempFile::new("timed", b"data");
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (probe, waker) = Probe::with_waker();
     let untimed = fifo.hold_place(&waker);
     let mut timed = ops::read_at(file.fd.clone(), Vec::with_capacity(8), 0)
         .with_deadline(Instant::now() + Duration::from_millis(40));
@@ -129,8 +128,7 @@ fn expired_deadline_does_not_consume_ready_data() {
 fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe() {
     entered_driver!(driver = support::driver(2));
     let (sock, _peer) = pair();
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (probe, waker) = Probe::with_waker();
     let mut recv = ops::recv(sock.clone(), Vec::with_capacity(8));
     assert!(poll_once(&mut recv, &waker).is_pending());
     let _ = driver.turn(Park::Poll);
@@ -158,8 +156,7 @@ fn dropping_a_queued_request_retires_it_locally() {
     entered_driver!(driver = support::driver_limited(1, 1));
     let fifo = Fifo::new("first");
     let file = TempFile::new("queued", b"data");
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (_probe, waker) = Probe::with_waker();
     let first = fifo.hold_place(&waker);
     let mut queued = ops::read_at(file.fd.clone(), Vec::with_capacity(8), 0);
     assert!(poll_once(&mut queued, &waker).is_pending());
@@ -178,8 +175,7 @@ fn dropping_a_queued_request_retires_it_locally() {
 fn dropped_write_still_lands_on_disk() {
     entered_driver!(driver = support::driver_limited(1, 1));
     let file = TempFile::new("dropwrite", b"");
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (_probe, waker) = Probe::with_waker();
     let mut write = ops::write_at(file.fd.clone(), b"durable".to_vec(), 0);
     assert!(poll_once(&mut write, &waker).is_pending());
     drop(write);
@@ -203,8 +199,7 @@ fn accept_completed_but_unconsumed_then_dropped_has_its_fd_closed() {
     let before = support::fd_count();
     {
         let _entered = driver.enter();
-        let probe = Probe::new();
-        let waker = Probe::waker(&probe);
+        let (probe, waker) = Probe::with_waker();
         let mut accept = ops::accept(listener.clone());
         assert!(poll_once(&mut accept, &waker).is_pending());
         let _ = driver.turn(Park::Poll);
@@ -239,8 +234,7 @@ fn open_dropped_before_completion_leaks_no_fd() {
     let before = support::fd_count();
     {
         let _entered = driver.enter();
-        let probe = Probe::new();
-        let waker = Probe::waker(&probe);
+        let (_probe, waker) = Probe::with_waker();
         for _ in 0..16 {
             let mut open = ops::open(&file.path, libc::O_RDONLY, 0);
             assert!(poll_once(&mut open, &waker).is_pending());
@@ -256,8 +250,7 @@ fn open_dropped_before_completion_leaks_no_fd() {
 fn explicit_cancel_after_completion_returns_the_completed_result() {
     entered_driver!(driver = support::driver(2));
     let (sock, mut peer) = pair();
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (probe, waker) = Probe::with_waker();
     let mut recv = ops::recv(sock.clone(), Vec::with_capacity(8));
     assert!(poll_once(&mut recv, &waker).is_pending());
     let _ = driver.turn(Park::Poll);
@@ -301,8 +294,7 @@ fn explicit_cancel_of_an_in_flight_recv_reports_ecanceled() {
 #[test]
 fn idle_receives_beyond_the_ring_size_never_hold_back_a_send_a_sleep_or_a_nop() {
     entered_driver!(driver = support::driver(8));
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (probe, waker) = Probe::with_waker();
     let sq = 8;
     let pairs: Vec<_> = (0..2 * sq).map(|_| pair()).collect();
     let mut idle: Vec<_> = pairs

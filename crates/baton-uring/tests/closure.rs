@@ -24,8 +24,7 @@ fn closure_rejects_new_ops_pending_polls_and_detached_syncs_with_closed() {
     let file = TempFile::new("close", b"data");
     let (sock, _peer) = pair();
     let fifo = Fifo::new("close");
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (probe, waker) = Probe::with_waker();
     // The receive waits on a peer (never limited); the open holds the one place for requests
     // that complete on their own, so the read and the sync behind it stay queued.
     let mut in_flight = ops::recv(sock.clone(), Vec::with_capacity(4));
@@ -120,8 +119,7 @@ fn detached_sync_returns_at_once_with_a_full_ring_and_clones_no_waker() {
     entered_driver!(driver = support::driver_limited(1, 1));
     let file = TempFile::new("sync", b"");
     let fifo = Fifo::new("sync");
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (probe, waker) = Probe::with_waker();
     let blocker = fifo.hold_place(&waker);
     let _ = driver.turn(Park::Poll);
     assert_eq!(

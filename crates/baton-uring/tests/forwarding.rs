@@ -54,8 +54,7 @@ enum Stage {
 fn foreign_poll_completes_there(stage: Stage) {
     entered_driver!(driver = support::driver(2));
     let (sock, mut peer) = pair();
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (probe, waker) = Probe::with_waker();
     let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut op, &waker).is_pending());
     match stage {
@@ -104,8 +103,7 @@ fn foreign_poll_of_a_completed_op_completes_there() {
 fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
     entered_driver!(driver = support::driver(2));
     let (sock, mut peer) = pair();
-    let owner_probe = Probe::new();
-    let owner_waker = Probe::waker(&owner_probe);
+    let (owner_probe, owner_waker) = Probe::with_waker();
     let foreign_probe = Probe::new();
     let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut op, &owner_waker).is_pending());
@@ -215,8 +213,7 @@ fn write_dropped_on_a_foreign_thread_still_lands_on_disk() {
     entered_driver!(driver = support::driver_limited(1, 1));
     let file = TempFile::new("foreigndrop", b"");
     let fifo = Fifo::new("foreigndrop");
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (_probe, waker) = Probe::with_waker();
     // The open holds the one in-flight place, so the write stays queued while it is dropped.
     let first = fifo.hold_place(&waker);
     let mut write = ops::write_at(file.fd.clone(), b"landed".to_vec(), 0);
@@ -239,8 +236,7 @@ fn op_that_escaped_its_runner_resolves_to_closed_with_another_executor() {
     let escaped = {
         let driver = support::driver(2);
         let _entered = driver.enter();
-        let probe = Probe::new();
-        let waker = Probe::waker(&probe);
+        let (_probe, waker) = Probe::with_waker();
         let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
         assert!(poll_once(&mut op, &waker).is_pending());
         drop(_entered);

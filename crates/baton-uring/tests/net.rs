@@ -122,8 +122,7 @@ fn recv_completed_between_poll_only_turns_is_reaped() {
     let peer = std::net::TcpStream::connect(listener.local_addr().expect("its address"))
         .expect("connect to the listener");
     let ours = Arc::new(OwnedFd::from(listener.accept().expect("accept").0));
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (_probe, waker) = Probe::with_waker();
     let _entered = driver.enter();
     let mut recv = Box::pin(ops::recv(Arc::clone(&ours), Vec::with_capacity(16)));
     assert!(poll_once(&mut recv, &waker).is_pending());

@@ -28,8 +28,7 @@ fn dropped_queued_writes_all_land_at_shutdown_through_a_four_entry_ring() {
     };
     {
         let _entered = driver.enter();
-        let probe = Probe::new();
-        let waker = Probe::waker(&probe);
+        let (_probe, waker) = Probe::with_waker();
         for i in 0..WRITES {
             let mut write = ops::write_at(file.fd.clone(), chunk(i), (i * CHUNK) as u64);
             assert!(poll_once(&mut write, &waker).is_pending(), "write {i}");
@@ -66,8 +65,7 @@ fn queued_writes_and_syncs_of_live_handles_still_land_after_close() {
     let file = TempFile::new("close-queued-writes", &[0; 64]);
     let driver = support::driver_limited(2, 1);
     let _entered = driver.enter();
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (_probe, waker) = Probe::with_waker();
     let mut writes: Vec<_> = (0..8)
         .map(|i| ops::write_at(file.fd.clone(), chunk(i), (i * CHUNK) as u64))
         .collect();

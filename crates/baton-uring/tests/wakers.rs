@@ -23,8 +23,7 @@ fn reenter_driver() {
 fn equivalent_wakers_are_never_recloned() {
     entered_driver!(driver = support::driver(2));
     let (sock, mut peer) = pair();
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (probe, waker) = Probe::with_waker();
     let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
     for _ in 0..3 {
         assert!(poll_once(&mut recv, &waker).is_pending());
@@ -34,8 +33,7 @@ fn equivalent_wakers_are_never_recloned() {
         1,
         "one clone installs the waker; equivalent polls clone nothing"
     );
-    let other = Probe::new();
-    let other_waker = Probe::waker(&other);
+    let (other, other_waker) = Probe::with_waker();
     assert!(poll_once(&mut recv, &other_waker).is_pending());
     assert_eq!(other.clones(), 1, "a different waker is installed");
     assert_eq!(
@@ -123,8 +121,7 @@ fn a_clone_panic_keeps_the_operation_cancellable() {
     assert_eq!(driver.metrics().slots, 0);
     drop(unregistered);
     // A clone panic while refreshing the waker of a registered op keeps its identity.
-    let good = Probe::new();
-    let good_waker = Probe::waker(&good);
+    let (good, good_waker) = Probe::with_waker();
     let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
     assert!(poll_once(&mut recv, &good_waker).is_pending());
     let polled = catch_unwind(AssertUnwindSafe(|| poll_once(&mut recv, &bad_waker)));
@@ -186,14 +183,10 @@ fn wake_panic_during_a_turn(policy: WakerPanics) {
     let m = driver.metrics();
     assert_eq!((m.in_flight, m.queued), (0, 0), "cleanup finished: {m:?}");
     assert_eq!(m.waker_panics, 1, "{m:?}");
-    assert!(matches!(
-        poll_once(&mut first, &bad_waker),
-        Poll::Ready(Ok(()))
-    ));
-    assert!(matches!(
-        poll_once(&mut second, &good_waker),
-        Poll::Ready(Ok(()))
-    ));
+    let outcome = poll_once(&mut first, &bad_waker);
+    assert!(matches!(outcome, Poll::Ready(Ok(()))));
+    let outcome = poll_once(&mut second, &good_waker);
+    assert!(matches!(outcome, Poll::Ready(Ok(()))));
     drop((bad_waker, good_waker));
     assert_eq!((Arc::strong_count(&bad), Arc::strong_count(&good)), (1, 1));
 }
@@ -246,8 +239,7 @@ fn drop_panic_during_a_turn(policy: WakerPanics) {
 #[test]
 fn a_registration_refused_for_an_expired_deadline_or_a_closed_driver_clones_no_waker() {
     entered_driver!(driver = support::driver(4));
-    let probe = Probe::new();
-    let waker = Probe::waker(&probe);
+    let (probe, waker) = Probe::with_waker();
     let past = web_time::Instant::now() - std::time::Duration::from_millis(1);
     let mut expired = ops::nop().with_deadline(past);
     let Poll::Ready(out) = poll_once(&mut expired, &waker) else {

@@ -1,5 +1,7 @@
 //! Unit tests of containment (crate rule C6).
 
+#![cfg(not(loom))]
+
 use super::support::PanicOnDrop;
 use crate::sync::mpsc;
 use crate::{ContainedDrop, call_contained};

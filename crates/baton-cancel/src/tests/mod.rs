@@ -4,16 +4,11 @@
 
 mod support;
 
-/// Declares the test modules that build only without loom.
-macro_rules! without_loom {
-    ($($module:ident),* $(,)?) => {
-        $(#[cfg(not(loom))] mod $module;)*
-    };
-}
-
-without_loom! {
-    containment, queue_control, resource, trace,
-}
+// Each of these modules is `#![cfg(not(loom))]`.
+mod containment;
+mod queue_control;
+mod resource;
+mod trace;
 
 #[cfg(loom)]
 mod loom_models;

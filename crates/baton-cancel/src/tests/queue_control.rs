@@ -1,5 +1,7 @@
 //! Unit and property tests of queue control (crate rules C1–C3).
 
+#![cfg(not(loom))]
+
 use super::support::assert_one_winner;
 use crate::sync::thread;
 use crate::{CancelBeforeStart, ClaimForRun, QueueState, queue_control};

@@ -1,5 +1,7 @@
 //! Unit tests of resource classes (crate rules C4–C6).
 
+#![cfg(not(loom))]
+
 use super::support::PanicOnDrop;
 use crate::{CancelHook, HookError, HookOutcome, Interruptible, QuarantineBound, ResourceClass};
 use std::cell::Cell;

@@ -63,8 +63,7 @@ fn an_abandoned_read_stays_in_flight_and_a_write_passes_it() {
         assert_eq!(result?, 4);
         assert_eq!(got, b"ping");
 
-        let (result, _) = peer.write_all(b"pong".to_vec()).await;
-        result?;
+        peer.write_all(b"pong".to_vec()).await.0?;
         let count = compat.read(&mut buf).await?;
         assert_eq!(&buf[..count], b"pong");
         Ok(())
@@ -151,8 +150,7 @@ fn after_the_peer_reset_writes_fail_and_shutdown_is_ok() {
 fn buffered_lines_read_through_async_buf_read() {
     run(async {
         let (stream, peer) = tcp_pair().await?;
-        let (result, _) = peer.write_all(b"first\nsecond\n".to_vec()).await;
-        result?;
+        peer.write_all(b"first\nsecond\n".to_vec()).await.0?;
         drop(peer);
         let mut lines = stream.compat().lines();
         assert_eq!(lines.next_line().await?.as_deref(), Some("first"));

@@ -2,7 +2,7 @@
 
 use super::support::{
     DropFlag, PanicOnDrop, RecordingSink, bind_split, blocking_op, interruptible, kind,
-    panicking_registrar, payload, registrar,
+    assert_only_cancelled, panicking_registrar, payload, registrar,
 };
 use crate::completion::{CompletionFailure, DeliveryOutcome};
 use crate::dispatch::{
@@ -83,20 +83,14 @@ fn cancel_before_start_never_runs_the_body() {
     );
     assert_eq!(dispatch.run().class, TerminalClass::Cancelled);
     assert!(!ran.load(Ordering::SeqCst));
-    assert_eq!(
-        payload::<()>(sink.only()),
-        Err(CompletionFailure::Cancelled)
-    );
+    assert_only_cancelled::<()>(&sink);
 }
 
 #[test]
 fn dropped_dispatch_delivers_cancelled() {
     let (_half, submission, sink) = blocking(|| 1_u8);
     drop(blocking_dispatch(submission));
-    assert_eq!(
-        payload::<u8>(sink.only()),
-        Err(CompletionFailure::Cancelled)
-    );
+    assert_only_cancelled::<u8>(&sink);
 }
 
 #[test]
@@ -104,10 +98,7 @@ fn dispatch_cancel_delivers_cancelled_without_running() {
     let (_half, submission, sink) = blocking(|| -> u8 { panic!("must not run") });
     let report = submission.arm().cancel();
     assert_eq!(report.class, TerminalClass::Cancelled);
-    assert_eq!(
-        payload::<u8>(sink.only()),
-        Err(CompletionFailure::Cancelled)
-    );
+    assert_only_cancelled::<u8>(&sink);
 }
 
 #[test]
@@ -206,10 +197,7 @@ fn dispatch_dropped_during_an_unwind_delivers_and_leaks_the_job() {
         panic!("unwinding with a dispatch in scope");
     }));
     assert!(unwound.is_err(), "the first panic propagates, no abort");
-    assert_eq!(
-        payload::<u32>(sink.only()),
-        Err(CompletionFailure::Cancelled)
-    );
+    assert_only_cancelled::<u32>(&sink);
 }
 
 #[test]
@@ -284,10 +272,7 @@ fn cancelled_async_job_never_constructs_its_future() {
         })
     ));
     assert!(!constructed.load(Ordering::SeqCst));
-    assert_eq!(
-        payload::<()>(sink.only()),
-        Err(CompletionFailure::Cancelled)
-    );
+    assert_only_cancelled::<()>(&sink);
 }
 
 /// Arms and polls the async job once: it must end as a worker panic, and deliver one with
@@ -359,10 +344,7 @@ fn dropped_in_flight_future_delivers_cancelled() {
     assert!(poll_once(&mut dispatch).is_pending());
     assert_eq!(sink.count(), 0);
     drop(dispatch);
-    assert_eq!(
-        payload::<u8>(sink.only()),
-        Err(CompletionFailure::Cancelled)
-    );
+    assert_only_cancelled::<u8>(&sink);
 }
 
 #[test]

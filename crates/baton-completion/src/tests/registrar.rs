@@ -107,10 +107,8 @@ fn bind_send_refuses_like_bind_and_its_halves_share_one_identity() {
         )
     };
     let foreign = theirs.issue(kind(1)).expect("ids available");
-    assert!(matches!(
-        ours.bind_send(foreign, prepared()),
-        Err(BindError::ForeignIdentity { .. })
-    ));
+    let outcome = ours.bind_send(foreign, prepared());
+    assert!(matches!(outcome, Err(BindError::ForeignIdentity { .. })));
     let identity = ours.issue(kind(1)).expect("ids available");
     let (half, submission) = ours.bind_send(identity, prepared()).expect("valid").split();
     assert_eq!(half.identity(), submission.identity());

@@ -117,6 +117,12 @@ pub(crate) fn bind_split(
 }
 
 /// The payload of a completion as `T`, or its failure.
+/// Asserts that `sink` received exactly one completion, `Cancelled` (its value type `T`).
+#[track_caller]
+pub(crate) fn assert_only_cancelled<T: 'static + std::fmt::Debug + PartialEq>(sink: &RecordingSink) {
+    assert_eq!(payload::<T>(sink.only()), Err(CompletionFailure::Cancelled));
+}
+
 pub(crate) fn payload<T: 'static>(completion: ExternalCompletion) -> Result<T, CompletionFailure> {
     completion.result.map(|payload| {
         *payload

@@ -1,5 +1,7 @@
 //! Panic containment alone: destructors and wakes that panic, also while unwinding.
 
+#![cfg(not(loom))]
+
 use std::panic::catch_unwind;
 use std::sync::Arc;
 use std::task::Waker;

@@ -3,16 +3,11 @@
 
 mod support;
 
-/// Declares the test modules that build only without loom.
-macro_rules! without_loom {
-    ($($module:ident),* $(,)?) => {
-        $(#[cfg(not(loom))] mod $module;)*
-    };
-}
-
-without_loom! {
-    containment, raw, state, task,
-}
+// Each of these modules is `#![cfg(not(loom))]`.
+mod containment;
+mod raw;
+mod state;
+mod task;
 
 #[cfg(loom)]
 mod loom_models;

@@ -1,6 +1,8 @@
 //! The task state word alone (T1–T6): every transition's outcome, and the reference count
 //! each one moves.
 
+#![cfg(not(loom))]
+
 use crate::state::{
     DetachOutcome, IdleOutcome, JoinWakerOutcome, RefsLeft, ShutdownClaim, StartOutcome, State,
     WakeByValue, WakeOutcome,

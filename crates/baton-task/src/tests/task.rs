@@ -6,6 +6,8 @@
 //! unfinished. Freeing is observed through the count of the recorder's `Arc`, which every task
 //! header holds.
 
+#![cfg(not(loom))]
+
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;

@@ -9,12 +9,11 @@ use web_time::Instant;
 
 use crate::driver::Park;
 use crate::ops;
-use crate::tests::support::{dev_null, sim_driver};
+use crate::tests::support::sim_driver_with_fd;
 
 #[test]
 fn dropped_in_flight_write_with_a_deadline_is_neither_timed_out_nor_cancelled() {
-    let (driver, sim) = sim_driver(4);
-    let fd = dev_null();
+    let (driver, sim, fd) = sim_driver_with_fd(4);
     let _entered = driver.enter();
     let deadline = Instant::now() + Duration::from_millis(10);
     let mut write = ops::write_at(fd.clone(), vec![1; 4], 0).with_deadline(deadline);
@@ -41,8 +40,7 @@ fn dropped_in_flight_write_with_a_deadline_is_neither_timed_out_nor_cancelled() 
 
 #[test]
 fn closure_reports_closed_to_a_waiting_write_and_counts_its_failure_in_the_shutdown_report() {
-    let (driver, sim) = sim_driver(4);
-    let fd = dev_null();
+    let (driver, sim, fd) = sim_driver_with_fd(4);
     let mut write = ops::write_at(fd.clone(), vec![1; 4], 0);
     let mut cx = Context::from_waker(Waker::noop());
     {

@@ -11,10 +11,8 @@ fn os(errno: i32) -> io::Error {
 
 #[test]
 fn setup_eperm_is_a_policy_refusal_not_a_memlock_shortfall() {
-    assert!(matches!(
-        classify(os(libc::EPERM)),
-        SetupError::Disabled { .. }
-    ));
+    let outcome = classify(os(libc::EPERM));
+    assert!(matches!(outcome, SetupError::Disabled { .. }));
     let message = classify(os(libc::EPERM)).to_string();
     for cause in [
         "seccomp",
@@ -28,21 +26,15 @@ fn setup_eperm_is_a_policy_refusal_not_a_memlock_shortfall() {
 
 #[test]
 fn setup_enomem_is_a_memlock_shortfall() {
-    assert!(matches!(
-        classify(os(libc::ENOMEM)),
-        SetupError::Memlock { .. }
-    ));
+    let outcome = classify(os(libc::ENOMEM));
+    assert!(matches!(outcome, SetupError::Memlock { .. }));
 }
 
 #[test]
 fn setup_enosys_and_eacces_are_disabled_and_others_are_os() {
-    assert!(matches!(
-        classify(os(libc::ENOSYS)),
-        SetupError::Disabled { .. }
-    ));
-    assert!(matches!(
-        classify(os(libc::EACCES)),
-        SetupError::Disabled { .. }
-    ));
+    let outcome = classify(os(libc::ENOSYS));
+    assert!(matches!(outcome, SetupError::Disabled { .. }));
+    let outcome = classify(os(libc::EACCES));
+    assert!(matches!(outcome, SetupError::Disabled { .. }));
     assert!(matches!(classify(os(libc::EFAULT)), SetupError::Os { .. }));
 }

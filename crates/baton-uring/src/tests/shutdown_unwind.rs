@@ -14,7 +14,7 @@ use web_time::Instant;
 
 use crate::driver::{Driver, Park};
 use crate::ops;
-use crate::tests::support::{dev_null, sim_driver};
+use crate::tests::support::{dev_null, sim_driver, sim_driver_with_fd};
 
 /// A waker whose `wake` panics, standing in for user code that misbehaves.
 struct PanickingWake;
@@ -42,8 +42,7 @@ fn read_in_flight(driver: &Driver, fd: &Arc<OwnedFd>) {
 
 #[test]
 fn shutdown_with_a_panicking_waker_leaks_the_in_flight_read_and_contains_the_panic() {
-    let (driver, sim) = sim_driver(4);
-    let fd = dev_null();
+    let (driver, sim, fd) = sim_driver_with_fd(4);
     read_in_flight(&driver, &fd);
     assert_eq!(sim.in_flight().len(), 1, "the kernel owns the read");
     let deadline = Instant::now() + Duration::from_millis(20);
@@ -89,8 +88,7 @@ impl Drop for TurnDuringUnwind<'_> {
 
 #[test]
 fn turn_run_while_unwinding_swallows_a_waker_panic_instead_of_aborting() {
-    let (driver, sim) = sim_driver(4);
-    let fd = dev_null();
+    let (driver, sim, fd) = sim_driver_with_fd(4);
     read_in_flight(&driver, &fd);
     let in_flight = sim.in_flight();
     assert!(sim.complete(in_flight[0], 4));
@@ -185,8 +183,7 @@ fn pipe_writers_gone(reader: &OwnedFd) -> bool {
 
 #[test]
 fn shutdown_stops_draining_when_the_ring_refuses_submits_and_reports_the_errno() {
-    let (driver, sim) = sim_driver(4);
-    let fd = dev_null();
+    let (driver, sim, fd) = sim_driver_with_fd(4);
     let _ = read_in_flight_quiet(&driver, &fd);
     sim.fail_submits(Some(libc::EBADF));
     let (sender, receiver) = std::sync::mpsc::channel();

@@ -260,10 +260,8 @@ fn accept_completing_after_its_future_dropped_leaves_the_connection_in_the_stash
     assert_eq!(fd.as_raw_fd(), accepted, "the same socket, still open");
     drop(theirs);
     assert!(stash.is_idle());
-    assert!(matches!(
-        stash.poll_take_connection(&mut cx),
-        Poll::Ready(None)
-    ));
+    let outcome = stash.poll_take_connection(&mut cx);
+    assert!(matches!(outcome, Poll::Ready(None)));
 }
 
 type RecvFrom<'s> = Operation<'s, (std::io::Result<ops::Received>, Vec<u8>)>;

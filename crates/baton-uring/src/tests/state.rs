@@ -15,7 +15,7 @@ use crate::ops;
 use crate::request::Request;
 use crate::state::{DriverState, Waiter};
 use crate::tests::sim::sim_ring;
-use crate::tests::support::{dev_null, sim_driver};
+use crate::tests::support::{dev_null, sim_driver_with_fd};
 
 fn read_of(fd: &Arc<OwnedFd>) -> Request {
     Request::Read {
@@ -118,8 +118,7 @@ fn core_dropped_without_shutdown_leaks_the_in_flight_read() {
 
 #[test]
 fn shutdown_past_deadline_reports_in_flight_and_unsubmitted_writes_as_not_drained() {
-    let (driver, sim) = sim_driver(1);
-    let fd = dev_null();
+    let (driver, sim, fd) = sim_driver_with_fd(1);
     drop_writes(&driver, &fd, 3);
     assert_eq!(sim.in_flight().len(), 1, "one write owned by the kernel");
     let report = driver.shutdown(Some(Instant::now() + Duration::from_millis(20)));
@@ -134,8 +133,7 @@ fn shutdown_past_deadline_reports_in_flight_and_unsubmitted_writes_as_not_draine
 
 #[test]
 fn closure_submits_queued_writes_as_the_kernel_completes_earlier_ones() {
-    let (driver, sim) = sim_driver(1);
-    let fd = dev_null();
+    let (driver, sim, fd) = sim_driver_with_fd(1);
     drop_writes(&driver, &fd, 3);
     driver.close();
     let mut completed = Vec::new();
@@ -160,8 +158,7 @@ fn closure_submits_queued_writes_as_the_kernel_completes_earlier_ones() {
 
 #[test]
 fn closure_still_retires_queued_reads_with_closed() {
-    let (driver, sim) = sim_driver(1);
-    let fd = dev_null();
+    let (driver, sim, fd) = sim_driver_with_fd(1);
     let _entered = driver.enter();
     let mut cx = Context::from_waker(Waker::noop());
     let mut first = ops::read_at(fd.clone(), crate::tests::sim::zeroed_spare(4), 0);

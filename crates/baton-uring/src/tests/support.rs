@@ -14,6 +14,12 @@ pub(crate) fn sim_driver(entries: usize) -> (Driver, SimRing) {
     (Driver::with_backend(Box::new(backend), entries, None), sim)
 }
 
+/// [`sim_driver`] and a [`dev_null`] descriptor for its requests.
+pub(crate) fn sim_driver_with_fd(entries: usize) -> (Driver, SimRing, Arc<OwnedFd>) {
+    let (driver, sim) = sim_driver(entries);
+    (driver, sim, dev_null())
+}
+
 /// `/dev/null`, opened for reading: the descriptor of requests whose data does not matter.
 pub(crate) fn dev_null() -> Arc<OwnedFd> {
     Arc::new(OwnedFd::from(

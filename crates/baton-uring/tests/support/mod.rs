@@ -281,6 +281,13 @@ impl Probe {
         self.wakes.load(Ordering::SeqCst)
     }
 
+    /// A fresh probe and a waker made from it.
+    pub fn with_waker() -> (Arc<Probe>, Waker) {
+        let probe = Probe::new();
+        let waker = Probe::waker(&probe);
+        (probe, waker)
+    }
+
     /// A waker owning one strong count of `probe`.
     pub fn waker(probe: &Arc<Probe>) -> Waker {
         let raw = RawWaker::new(Arc::into_raw(probe.clone()).cast(), &VTABLE);

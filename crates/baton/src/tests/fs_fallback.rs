@@ -177,8 +177,7 @@ fn set_len_on_the_pool_makes_the_next_sync_go_to_the_kernel() -> io::Result<()> 
     let path = scratch.join("file");
     rt.block_on(async {
         let file = File::create(&path).await?;
-        let (res, _buf) = file.write_all_at(b"0123456789".to_vec(), 0).await;
-        res?;
+        file.write_all_at(b"0123456789".to_vec(), 0).await.0?;
         file.sync_all().await?;
         let ops = || rt.metrics().ops_completed;
         let before = ops();

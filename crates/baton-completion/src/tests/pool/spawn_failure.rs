@@ -36,10 +36,8 @@ fn refused_thread_spawn_rejects_the_submission_without_orphaning_it() {
     let snapshot = f.pool.snapshot();
     assert_eq!((snapshot.accepted, snapshot.rejected), (0, 1));
     assert_eq!(f.pool.thread_counts(), (0, 0));
-    assert!(matches!(
-        f.pool.shutdown(later(5)),
-        ShutdownReport::Drained { .. }
-    ));
+    let outcome = f.pool.shutdown(later(5));
+    assert!(matches!(outcome, ShutdownReport::Drained { .. }));
 }
 
 /// A spawner whose first spawn waits for a gate and then fails; later spawns succeed while
@@ -136,8 +134,6 @@ fn failed_respawn_cancels_the_stranded_job() {
         (1, 1, 1)
     );
     assert_eq!(f.pool.thread_counts(), (0, 0));
-    assert!(matches!(
-        f.pool.shutdown(later(5)),
-        ShutdownReport::Drained { .. }
-    ));
+    let outcome = f.pool.shutdown(later(5));
+    assert!(matches!(outcome, ShutdownReport::Drained { .. }));
 }

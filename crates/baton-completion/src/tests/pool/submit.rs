@@ -16,10 +16,8 @@ use std::time::Duration;
 #[test]
 fn submit_after_shutdown_is_rejected_and_delivers_nothing() {
     let f = fixture(BlockingPool::builder());
-    assert!(matches!(
-        f.pool.shutdown(later(5)),
-        ShutdownReport::Drained { .. }
-    ));
+    let outcome = f.pool.shutdown(later(5));
+    assert!(matches!(outcome, ShutdownReport::Drained { .. }));
     let destroyed = Arc::new(AtomicBool::new(false));
     let flag = DropFlag(Arc::clone(&destroyed));
     let rejected = f
@@ -38,10 +36,8 @@ fn submit_after_shutdown_is_rejected_and_delivers_nothing() {
         "rollback destroys the job"
     );
     assert_eq!(f.sink.count(), 0);
-    assert!(matches!(
-        f.pool.attach_runtime(RuntimeId::allocate().expect("ids")),
-        Err(AttachError::ShuttingDown)
-    ));
+    let outcome = f.pool.attach_runtime(RuntimeId::allocate().expect("ids"));
+    assert!(matches!(outcome, Err(AttachError::ShuttingDown)));
     let snapshot = f.pool.snapshot();
     assert_eq!((snapshot.accepted, snapshot.rejected), (0, 1));
 }
@@ -69,10 +65,8 @@ fn full_queue_rejects_with_capacity() {
     assert!(snapshot.adds_up());
     gate.send(()).expect("blocker waits");
     assert_eq!(f.wait_for_completions(3).len(), 3);
-    assert!(matches!(
-        f.pool.shutdown(later(10)),
-        ShutdownReport::Drained { snapshot } if snapshot.completed == 3 && snapshot.adds_up()
-    ));
+    let outcome = f.pool.shutdown(later(10));
+    assert!(matches!(outcome, ShutdownReport::Drained { snapshot } if snapshot.completed == 3 && snapshot.adds_up()));
 }
 
 #[test]
@@ -83,10 +77,8 @@ fn detached_and_foreign_submissions_are_rejected() {
         .lease
         .submit(other.blocking(|| 1_u8))
         .expect_err("another runtime's submission");
-    assert!(matches!(
-        foreign.reason,
-        RejectReason::ForeignRuntime { .. }
-    ));
+    let outcome = foreign.reason;
+    assert!(matches!(outcome, RejectReason::ForeignRuntime { .. }));
     f.lease.detach();
     let detached = f
         .lease

@@ -34,22 +34,16 @@ fn cancel_before_start_settles_cancelled_and_the_late_completion_is_stale() {
 fn started_interruptible_job_gets_its_hook_once_then_reaps() {
     let mut f = fixture();
     let (key, dispatch, calls) = f.running_socket_job(3);
-    assert!(matches!(
-        f.table.cancel(key),
-        CancelOutcome::Interrupted(Ok(HookOutcome::PendingReap))
-    ));
-    assert!(matches!(
-        f.table.cancel(key),
-        CancelOutcome::AlreadyInterrupted
-    ));
+    let outcome = f.table.cancel(key);
+    assert!(matches!(outcome, CancelOutcome::Interrupted(Ok(HookOutcome::PendingReap))));
+    let outcome = f.table.cancel(key);
+    assert!(matches!(outcome, CancelOutcome::AlreadyInterrupted));
     assert_eq!(f.table.reap(key), Some(Ok(HookOutcome::PendingReap)));
     assert_eq!(f.table.reap(key), Some(Ok(HookOutcome::Reaped)));
     assert_eq!(calls.get(), 3);
     drop(dispatch);
-    assert!(matches!(
-        f.table.settle(f.sink.only()),
-        SettleOutcome::Settled { .. }
-    ));
+    let outcome = f.table.settle(f.sink.only());
+    assert!(matches!(outcome, SettleOutcome::Settled { .. }));
     assert_eq!(
         f.poll_now::<u32>(key),
         Poll::Ready(Err(WaitError::Cancelled))
@@ -75,10 +69,8 @@ fn discard_of_a_running_interruptible_job_calls_its_hook() {
     drop(interrupted);
     assert!(matches!(f.table.discard(key), Discarded::Unknown));
     drop(dispatch);
-    assert!(matches!(
-        f.table.settle(f.sink.only()),
-        SettleOutcome::Stale
-    ));
+    let outcome = f.table.settle(f.sink.only());
+    assert!(matches!(outcome, SettleOutcome::Stale));
 }
 
 #[test]
@@ -104,17 +96,13 @@ fn started_quarantined_job_reports_its_bound() {
         assert!(std::time::Instant::now() < deadline, "job never started");
         std::thread::yield_now();
     }
-    assert!(matches!(
-        f.table.cancel(key),
-        CancelOutcome::Quarantined { bound: b } if b == bound
-    ));
+    let outcome = f.table.cancel(key);
+    assert!(matches!(outcome, CancelOutcome::Quarantined { bound: b } if b == bound));
     assert_eq!(f.table.reap(key), None);
     gate_tx.send(()).expect("runner waits on the gate");
     runner.join().expect("runner does not panic");
-    assert!(matches!(
-        f.table.settle(f.sink.only()),
-        SettleOutcome::Settled { .. }
-    ));
+    let outcome = f.table.settle(f.sink.only());
+    assert!(matches!(outcome, SettleOutcome::Settled { .. }));
     assert_eq!(f.poll_now::<u32>(key), Poll::Ready(Ok(11)));
 }
 

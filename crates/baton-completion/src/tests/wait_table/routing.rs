@@ -15,10 +15,8 @@ use std::task::{Poll, Waker};
 fn settle_then_poll_returns_the_decoded_value() {
     let mut f = fixture();
     let (key, submission) = f.blocking_u32(5);
-    assert!(matches!(
-        f.run_and_settle(submission),
-        SettleOutcome::Settled { waker: None }
-    ));
+    let outcome = f.run_and_settle(submission);
+    assert!(matches!(outcome, SettleOutcome::Settled { waker: None }));
     assert_eq!(
         f.poll_now::<String>(key),
         Poll::Ready(Ok("decoded 5".to_owned()))
@@ -59,10 +57,8 @@ fn second_completion_for_a_settled_wait_is_stale() {
     let mut f = fixture();
     let (key, submission) = f.blocking_u32(1);
     let identity = submission.identity();
-    assert!(matches!(
-        f.run_and_settle(submission),
-        SettleOutcome::Settled { .. }
-    ));
+    let outcome = f.run_and_settle(submission);
+    assert!(matches!(outcome, SettleOutcome::Settled { .. }));
     let forged = ExternalCompletion::new(identity, Ok(Box::new(2_u32)));
     assert!(matches!(f.table.settle(forged), SettleOutcome::Stale));
     assert_eq!(f.table.counters().stale, 1);
@@ -74,10 +70,8 @@ fn completion_of_an_older_generation_never_reaches_the_new_occupant() {
     let mut f = fixture();
     let (old_key, old_submission) = f.blocking_u32(1);
     let old_identity = old_submission.identity();
-    assert!(matches!(
-        f.table.discard(old_key),
-        Discarded::Removed { .. }
-    ));
+    let outcome = f.table.discard(old_key);
+    assert!(matches!(outcome, Discarded::Removed { .. }));
     drop(old_submission);
     let (new_key, _new_submission) = f.blocking_u32(2);
     assert_eq!(new_key.wait_id, old_key.wait_id, "the slot is reused");
@@ -117,10 +111,8 @@ fn foreign_runtime_half_is_refused() {
         )
         .expect("valid bind");
     let (half, _submission) = binding.split();
-    assert!(matches!(
-        f.table.register(half),
-        Err(RegisterError::ForeignRuntime { .. })
-    ));
+    let outcome = f.table.register(half);
+    assert!(matches!(outcome, Err(RegisterError::ForeignRuntime { .. })));
 }
 
 #[test]
@@ -132,10 +124,8 @@ fn decoder_panic_is_a_wait_error() {
         Decoder::new(|_: u32| -> u32 { panic!("bad decoder") }),
         interruptible(),
     ));
-    assert!(matches!(
-        f.run_and_settle(submission),
-        SettleOutcome::Settled { .. }
-    ));
+    let outcome = f.run_and_settle(submission);
+    assert!(matches!(outcome, SettleOutcome::Settled { .. }));
     assert_eq!(
         f.poll_now::<u32>(key),
         Poll::Ready(Err(WaitError::Decode(DecodeError::Panicked {
@@ -149,10 +139,8 @@ fn forged_payload_type_and_wrong_poll_type_are_errors() {
     let mut f = fixture();
     let (key, submission) = f.blocking_u32(1);
     let forged = ExternalCompletion::new(submission.identity(), Ok(Box::new("not a u32")));
-    assert!(matches!(
-        f.table.settle(forged),
-        SettleOutcome::Settled { .. }
-    ));
+    let outcome = f.table.settle(forged);
+    assert!(matches!(outcome, SettleOutcome::Settled { .. }));
     assert_eq!(
         f.poll_now::<String>(key),
         Poll::Ready(Err(WaitError::Decode(DecodeError::PayloadType {
@@ -160,14 +148,10 @@ fn forged_payload_type_and_wrong_poll_type_are_errors() {
         })))
     );
     let (key, submission) = f.blocking_u32(1);
-    assert!(matches!(
-        f.run_and_settle(submission),
-        SettleOutcome::Settled { .. }
-    ));
-    assert!(matches!(
-        f.poll_now::<u64>(key),
-        Poll::Ready(Err(WaitError::ValueType { .. }))
-    ));
+    let outcome = f.run_and_settle(submission);
+    assert!(matches!(outcome, SettleOutcome::Settled { .. }));
+    let outcome = f.poll_now::<u64>(key);
+    assert!(matches!(outcome, Poll::Ready(Err(WaitError::ValueType { .. }))));
     assert_eq!(
         f.poll_now::<u64>(key),
         Poll::Ready(Err(WaitError::UnknownWait { key }))
@@ -180,10 +164,8 @@ fn forged_payload_type_and_wrong_poll_type_are_errors() {
 fn value_polled_as_the_wrong_type_is_destroyed_contained() {
     let mut f = fixture();
     let key = f.table.register_internal().expect("ids available");
-    assert!(matches!(
-        f.table.complete_internal(key, Box::new(PanicOnDrop)),
-        SettleOutcome::Settled { .. }
-    ));
+    let outcome = f.table.complete_internal(key, Box::new(PanicOnDrop));
+    assert!(matches!(outcome, SettleOutcome::Settled { .. }));
     let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.poll_now::<u8>(key)));
     assert!(
         matches!(polled, Ok(Poll::Ready(Err(WaitError::ValueType { .. })))),
@@ -211,24 +193,16 @@ fn internal_waits_share_the_allocator_with_external_operations() {
     let (external, _submission) = f.blocking_u32(1);
     assert_ne!(internal.wait_id, external.wait_id);
     assert!(f.poll_now::<u8>(internal).is_pending());
-    assert!(matches!(
-        f.table.complete_internal(internal, Box::new(3_u8)),
-        SettleOutcome::Settled { .. }
-    ));
-    assert!(matches!(
-        f.table.complete_internal(internal, Box::new(4_u8)),
-        SettleOutcome::Stale
-    ));
-    assert!(matches!(
-        f.table.complete_internal(external, Box::new(4_u8)),
-        SettleOutcome::Stale
-    ));
+    let outcome = f.table.complete_internal(internal, Box::new(3_u8));
+    assert!(matches!(outcome, SettleOutcome::Settled { .. }));
+    let outcome = f.table.complete_internal(internal, Box::new(4_u8));
+    assert!(matches!(outcome, SettleOutcome::Stale));
+    let outcome = f.table.complete_internal(external, Box::new(4_u8));
+    assert!(matches!(outcome, SettleOutcome::Stale));
     assert_eq!(f.poll_now::<u8>(internal), Poll::Ready(Ok(3)));
     let timer = f.table.register_internal().expect("ids available");
-    assert!(matches!(
-        f.table.cancel(timer),
-        CancelOutcome::CancelledQueued { waker: None }
-    ));
+    let outcome = f.table.cancel(timer);
+    assert!(matches!(outcome, CancelOutcome::CancelledQueued { waker: None }));
 }
 
 #[test]
@@ -262,8 +236,6 @@ fn trace_visits_decoder_references_and_stops_when_incomplete() {
     assert_eq!(f.table.trace(&mut collect), TraceOutcome::Complete);
     assert_eq!(collect.0, vec![77]);
     let _held = traced.borrow_mut();
-    assert!(matches!(
-        f.table.trace(&mut collect),
-        TraceOutcome::Incomplete { .. }
-    ));
+    let outcome = f.table.trace(&mut collect);
+    assert!(matches!(outcome, TraceOutcome::Incomplete { .. }));
 }
