@@ -47,6 +47,7 @@ mod recipes;
 
 mod baton;
 mod baton_workers;
+mod compio_rt;
 mod hyper_service;
 mod monoio_rt;
 mod monoio_threads;
@@ -168,6 +169,7 @@ pub(crate) fn roster() -> Vec<Entry> {
         entry("tokio-uring", tokio_uring_rt::TokioUring::new()),
         entry("monoio", monoio_rt::Monoio::new()),
         entry(MONOIO_THREADS, monoio_threads::MonoioThreads::new()),
+        entry("compio", compio_rt::Compio::new()),
     ]
 }
 
@@ -190,7 +192,7 @@ mod tests {
     fn may_be_unsupported(name: &str, workload: Workload) -> bool {
         match workload {
             Workload::Echo { .. } => false,
-            Workload::Http { .. } => matches!(name, RAW | "tokio-uring" | BATON_COMPAT),
+            Workload::Http { .. } => matches!(name, RAW | "tokio-uring" | "compio" | BATON_COMPAT),
             Workload::File { .. } => matches!(name, BATON_COMPAT | BATON_WORKERS | MONOIO_THREADS),
             Workload::SpawnJoin
             | Workload::SpawnLocalJoin
