@@ -59,6 +59,9 @@ fn reuseport_udp_sockets_share_one_address_and_each_datagram_arrives_once() -> i
     for receiver in receivers {
         total += rt.block_on(receiver).map_err(io::Error::other)??;
     }
-    assert_eq!(total, SENDERS, "each datagram arrives at exactly one of the two sockets");
+    assert_eq!(
+        total, SENDERS,
+        "each datagram arrives at exactly one of the two sockets"
+    );
     Ok(())
 }
