@@ -151,6 +151,19 @@ pub async fn join<A: std::future::Future, B: std::future::Future>(
     )
 }
 
+/// Asserts that `result` failed with `kind`; `what` names the call in the failure message.
+#[track_caller]
+pub fn assert_kind<T: std::fmt::Debug>(
+    result: std::io::Result<T>,
+    kind: std::io::ErrorKind,
+    what: &str,
+) {
+    match result {
+        Err(err) => assert_eq!(err.kind(), kind, "{what}: {err}"),
+        Ok(value) => panic!("{what}: expected {kind:?}, got Ok({value:?})"),
+    }
+}
+
 /// Opens `path` for reading and writing through Baton, created if missing and truncated: a
 /// fresh, empty file for a test to fill.
 pub async fn create_read_write(

@@ -5,7 +5,7 @@ use std::io;
 use std::net::Shutdown;
 
 use baton::net::{TcpListener, TcpStream, UnixListener, UnixStream};
-use baton_tests::join;
+use baton_tests::{assert_kind, join};
 
 const CONNECTIONS: usize = 64;
 const ROUNDS: usize = 8;
@@ -112,10 +112,11 @@ fn sixty_four_connections_echo_concurrently() -> io::Result<()> {
 fn connecting_to_a_closed_port_is_refused() -> io::Result<()> {
     let rt = baton::Runtime::new()?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
-    let err = rt
-        .block_on(TcpStream::connect(port))
-        .expect_err("nobody listens there any more");
-    assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused);
+    assert_kind(
+        rt.block_on(TcpStream::connect(port)),
+        io::ErrorKind::ConnectionRefused,
+        "nobody listens there any more",
+    );
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 //! requests than ring entries, so admission queues them), whole-file helpers, and bad input
 //! that must give clear errors.
 
+use baton_tests::assert_kind;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -69,10 +70,11 @@ fn write_then_read_whole_file_helpers() -> io::Result<()> {
         start.await?;
         file.close().await?;
         baton::fs::remove_file(&path).await?;
-        let gone = baton::fs::read(&path)
-            .await
-            .expect_err("the file was removed");
-        assert_eq!(gone.kind(), io::ErrorKind::NotFound);
+        assert_kind(
+            baton::fs::read(&path).await,
+            io::ErrorKind::NotFound,
+            "the file was removed",
+        );
         Ok(())
     })
 }
@@ -89,12 +91,16 @@ fn bad_input_gives_clear_errors() -> io::Result<()> {
     let rt = baton::Runtime::new()?;
     let path = temp_path("bad");
     rt.block_on(async {
-        let missing = File::open("/nonexistent/baton/e2e")
-            .await
-            .expect_err("no such file");
-        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
-        let nul = File::open("bad\0path").await.expect_err("NUL in path");
-        assert_eq!(nul.kind(), io::ErrorKind::InvalidInput);
+        assert_kind(
+            File::open("/nonexistent/baton/e2e").await,
+            io::ErrorKind::NotFound,
+            "no such file",
+        );
+        assert_kind(
+            File::open("bad\0path").await,
+            io::ErrorKind::InvalidInput,
+            "NUL in path",
+        );
         let file = File::create(&path).await?;
         let (empty, _) = file.write_at(Vec::new(), 0).await;
         assert_eq!(

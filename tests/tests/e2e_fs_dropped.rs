@@ -86,8 +86,8 @@ fn path_changes_raced_against_an_expired_timeout_all_happen() -> io::Result<()> 
 #[test]
 fn a_path_change_dropped_just_before_shutdown_is_finished_by_shutdown() -> io::Result<()> {
     let (rt, scratch) = runtime_with_scratch("dropped-shutdown")?;
-    let (from, to) = (scratch.join("from"), scratch.join("to"));
-    std::fs::write(&from, b"x")?;
+    let from = scratch.file("from", b"x")?;
+    let to = scratch.join("to");
     let dir = scratch.join("dir");
     rt.block_on(async {
         assert!(poll_once_and_drop(fs::create_dir(&dir)).await);

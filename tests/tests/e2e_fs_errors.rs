@@ -148,8 +148,8 @@ fn a_rename_or_hard_link_across_file_systems_crosses_devices() -> io::Result<()>
 #[test]
 fn a_name_already_taken_is_already_exists() -> io::Result<()> {
     in_scratch("errors-exists", async |scratch| {
-        let (file, dir) = (scratch.join("file"), scratch.join("dir"));
-        std::fs::write(&file, b"x")?;
+        let file = scratch.file("file", b"x")?;
+        let dir = scratch.join("dir");
         std::fs::create_dir(&dir)?;
         let ae = ErrorKind::AlreadyExists;
         same_kinds!(ae => create_dir(&dir), hard_link(&file, &dir));

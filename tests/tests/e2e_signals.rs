@@ -15,6 +15,11 @@ use baton_tests::on_runtime;
 /// A generous bound for a delivery to arrive.
 const ARRIVAL: Duration = Duration::from_secs(10);
 
+/// Runs `body` on a runtime with a listener for `kind`, made there.
+fn listening(kind: SignalKind, body: impl AsyncFnOnce(Signal) -> io::Result<()>) -> io::Result<()> {
+    on_runtime(async { body(signal(kind)?).await })
+}
+
 /// Asserts that `listener` receives a delivery within [`ARRIVAL`].
 async fn assert_delivered(listener: &mut Signal) {
     let got = baton::time::timeout(ARRIVAL, listener.recv()).await;
@@ -83,8 +88,7 @@ fn every_listener_on_every_runtime_sees_a_delivery() -> io::Result<()> {
 #[test]
 fn deliveries_while_nobody_polls_coalesce_into_one() -> io::Result<()> {
     let kind = SignalKind::user_defined2();
-    on_runtime(async {
-        let mut listener = signal(kind)?;
+    listening(kind, async |mut listener| {
         for _ in 0..3 {
             raise(kind);
         }
@@ -105,8 +109,7 @@ fn deliveries_while_nobody_polls_coalesce_into_one() -> io::Result<()> {
 #[test]
 fn a_listener_sees_only_deliveries_after_it_was_created() -> io::Result<()> {
     let kind = SignalKind::window_change();
-    on_runtime(async {
-        let mut early = signal(kind)?;
+    listening(kind, async |mut early| {
         raise(kind);
         assert_delivered(&mut early).await;
         let mut late = signal(kind)?;

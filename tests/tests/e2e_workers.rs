@@ -21,6 +21,12 @@ fn two_workers() -> io::Result<baton::Runtime> {
     baton::Builder::new().workers(2).build()
 }
 
+fn two_workers_and_handle() -> io::Result<(baton::Runtime, baton::Handle)> {
+    let rt = two_workers()?;
+    let handle = rt.handle();
+    Ok((rt, handle))
+}
+
 fn joined<T>(rt: &baton::Runtime, join: baton::JoinHandle<T>) -> io::Result<T> {
     rt.block_on(join)
         .map_err(|err| io::Error::other(err.to_string()))
@@ -63,8 +69,7 @@ fn outside_spawns_spread_over_both_workers() -> io::Result<()> {
 
 #[test]
 fn spawn_on_lands_where_asked_and_a_missing_worker_is_named() -> io::Result<()> {
-    let rt = two_workers()?;
-    let handle = rt.handle();
+    let (rt, handle) = two_workers_and_handle()?;
     for index in [1, 0, 1, 1, 0] {
         let join = handle.spawn_on(index, async { worker_index() });
         assert_eq!(joined(&rt, join)?, Some(index));
@@ -129,8 +134,7 @@ fn a_tasks_thread_and_worker_never_change_across_awaits() -> io::Result<()> {
 /// their requests stay on worker 1's ring, and the results cross to the task that polls them.
 #[test]
 fn operations_made_on_worker_one_complete_when_polled_on_worker_zero() -> io::Result<()> {
-    let rt = two_workers()?;
-    let handle = rt.handle();
+    let (rt, handle) = two_workers_and_handle()?;
     let made = handle.spawn_on(1, async {
         let (a, b) = UnixStream::pair()?;
         let mut sleep = Box::pin(baton::time::sleep(Duration::from_millis(20)));
@@ -163,8 +167,7 @@ fn operations_made_on_worker_one_complete_when_polled_on_worker_zero() -> io::Re
 
 #[test]
 fn blocking_jobs_from_either_worker_and_awaited_on_the_other_complete() -> io::Result<()> {
-    let rt = two_workers()?;
-    let handle = rt.handle();
+    let (rt, handle) = two_workers_and_handle()?;
     let started = handle.spawn_on(1, async {
         let direct = baton::blocking::spawn_blocking(|| 2).await;
         let handed_over = baton::blocking::spawn_blocking(|| 40);
@@ -288,8 +291,7 @@ fn shutdown_with_writes_in_flight_on_both_workers_loses_none() -> io::Result<()>
 /// waiting, later spawns on either worker are refused, and both workers really stop.
 #[test]
 fn shutdown_from_a_task_on_worker_one_stops_both_workers() -> io::Result<()> {
-    let rt = two_workers()?;
-    let handle = rt.handle();
+    let (rt, handle) = two_workers_and_handle()?;
     let pending = [0, 1].map(|i| handle.spawn_on(i, std::future::pending::<()>()));
     let shutter = handle.spawn_on(1, async move {
         let report = rt.shutdown_timeout(DEADLINE);

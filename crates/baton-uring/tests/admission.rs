@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use baton_uring::{Error, Park, ops};
 use support::{
-    Fifo, Probe, TempFile, entered_driver, pair, poll_once, ring_file, ring_serial, run, turn_until,
+    Fifo, Probe, TempFile, entered_driver, held_place, pair, poll_once, ring_file, ring_serial,
+    run, turn_until,
 };
 use web_time::Instant;
 
@@ -55,10 +56,8 @@ fn queued_request_completes_without_further_polls() {
 #[test]
 fn deadlines_and_sleeps_fire_while_the_in_flight_limit_is_held_by_an_untimed_request() {
     entered_driver!(driver = support::driver_limited(1, 1));
-    let fifo = Fifo::new("untimed");
     let file = TempFile::new("timed", b"data");
-    let (probe, waker) = Probe::with_waker();
-    let untimed = fifo.hold_place(&waker);
+    let (fifo, probe, waker, untimed) = held_place("untimed");
     let mut timed = ops::read_at(file.fd.clone(), Vec::with_capacity(8), 0)
         .with_deadline(Instant::now() + Duration::from_millis(40));
     assert!(poll_once(&mut timed, &waker).is_pending());
@@ -80,8 +79,7 @@ fn deadlines_and_sleeps_fire_while_the_in_flight_limit_is_held_by_an_untimed_req
     let _writer = fifo.release().expect("the open waits for a writer");
     drop(untimed);
     turn_until(&driver, || driver.metrics().slots == 0);
-    drop(waker);
-    assert_eq!(Arc::strong_count(&probe), 1);
+    Probe::assert_released(&probe, waker);
     assert_eq!(Arc::strong_count(&file.fd), 1);
 }
 
@@ -147,17 +145,14 @@ fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe()
         "{m:?}"
     );
     assert_eq!(Arc::strong_count(&sock), 1);
-    drop(waker);
-    assert_eq!(Arc::strong_count(&probe), 1);
+    Probe::assert_released(&probe, waker);
 }
 
 #[test]
 fn dropping_a_queued_request_retires_it_locally() {
     entered_driver!(driver = support::driver_limited(1, 1));
-    let fifo = Fifo::new("first");
     let file = TempFile::new("queued", b"data");
-    let (_probe, waker) = Probe::with_waker();
-    let first = fifo.hold_place(&waker);
+    let (fifo, _probe, waker, first) = held_place("first");
     let mut queued = ops::read_at(file.fd.clone(), Vec::with_capacity(8), 0);
     assert!(poll_once(&mut queued, &waker).is_pending());
     let _ = driver.turn(Park::Poll);

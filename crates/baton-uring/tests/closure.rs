@@ -9,7 +9,8 @@ use std::task::Poll;
 
 use baton_uring::{Error, Park, ops};
 use support::{
-    Fifo, Probe, TempFile, block_on_thread, entered_driver, poll_once, ring_serial, run, turn_until,
+    Fifo, Probe, TempFile, block_on_thread, entered_driver, held_place, poll_once, ring_serial,
+    run, turn_until,
 };
 use web_time::Instant;
 
@@ -118,9 +119,7 @@ fn shutdown_cancels_and_drains_everything_and_releases_every_arc() {
 fn detached_sync_returns_at_once_with_a_full_ring_and_clones_no_waker() {
     entered_driver!(driver = support::driver_limited(1, 1));
     let file = TempFile::new("sync", b"");
-    let fifo = Fifo::new("sync");
-    let (probe, waker) = Probe::with_waker();
-    let blocker = fifo.hold_place(&waker);
+    let (fifo, probe, waker, blocker) = held_place("sync");
     let _ = driver.turn(Park::Poll);
     assert_eq!(
         driver.metrics().in_flight,
@@ -141,8 +140,7 @@ fn detached_sync_returns_at_once_with_a_full_ring_and_clones_no_waker() {
         driver.metrics().completed >= completed + 2,
         "the open and the sync both reached the kernel"
     );
-    drop(waker);
-    assert_eq!(Arc::strong_count(&probe), 1);
+    Probe::assert_released(&probe, waker);
     assert_eq!(Arc::strong_count(&file.fd), 1);
 }
 

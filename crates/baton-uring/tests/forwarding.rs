@@ -9,7 +9,7 @@ use std::thread;
 
 use baton_uring::{Error, Op, Park, ops};
 use support::{
-    Fifo, Probe, TempFile, block_on_thread, entered_driver, pair, poll_once, ring_serial,
+    Probe, TempFile, block_on_thread, entered_driver, held_place, pair, poll_once, ring_serial,
     turn_until,
 };
 
@@ -79,8 +79,7 @@ fn foreign_poll_completes_there(stage: Stage) {
     assert_eq!(&buf[..n.expect("forwarded recv")], b"done");
     assert!(driver.metrics().forwarded >= 1);
     turn_until(&driver, || driver.metrics().slots == 0);
-    drop(waker);
-    assert_eq!(Arc::strong_count(&probe), 1);
+    Probe::assert_released(&probe, waker);
     assert_eq!(Arc::strong_count(&sock), 1);
 }
 
@@ -143,8 +142,7 @@ fn op_polled_on_a_foreign_thread_completes_on_a_third_thread() {
         let _ = peer.write(b"3rd");
     });
     assert_eq!(&buf[..n.expect("recv")], b"3rd");
-    drop(waker);
-    assert_eq!(Arc::strong_count(&probe), 1);
+    Probe::assert_released(&probe, waker);
 }
 
 #[test]
@@ -212,10 +210,8 @@ fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_gene
 fn write_dropped_on_a_foreign_thread_still_lands_on_disk() {
     entered_driver!(driver = support::driver_limited(1, 1));
     let file = TempFile::new("foreigndrop", b"");
-    let fifo = Fifo::new("foreigndrop");
-    let (_probe, waker) = Probe::with_waker();
     // The open holds the one in-flight place, so the write stays queued while it is dropped.
-    let first = fifo.hold_place(&waker);
+    let (fifo, _probe, waker, first) = held_place("foreigndrop");
     let mut write = ops::write_at(file.fd.clone(), b"landed".to_vec(), 0);
     assert!(poll_once(&mut write, &waker).is_pending());
     let _ = driver.turn(Park::Poll);

@@ -71,8 +71,7 @@ fn no_clone_wake_or_drop_runs_under_the_internal_borrow() {
     drop(other); // detach drops the stored waker outside the borrow
     turn_until(&driver, || driver.metrics().slots == 0);
     assert!(probe.drops.load(Ordering::SeqCst) >= 2);
-    drop(waker);
-    assert_eq!(Arc::strong_count(&probe), 1);
+    Probe::assert_released(&probe, waker);
     assert_eq!(Arc::strong_count(&sock), 1);
 }
 
@@ -262,6 +261,5 @@ fn a_registration_refused_for_an_expired_deadline_or_a_closed_driver_clones_no_w
         0,
         "the refused registration cloned the waker"
     );
-    drop(waker);
-    assert_eq!(Arc::strong_count(&probe), 1);
+    Probe::assert_released(&probe, waker);
 }

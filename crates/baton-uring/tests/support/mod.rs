@@ -202,7 +202,7 @@ impl Fifo {
     /// [`Fifo::open_reader`] polled once with `waker`: the open is in flight and holds its
     /// in-flight place until [`Fifo::release`].
     #[track_caller]
-    pub fn hold_place(&self, waker: &Waker) -> baton_uring::Op<std::io::Result<OwnedFd>> {
+    pub fn hold_place(&self, waker: &Waker) -> HeldOpen {
         let mut open = self.open_reader();
         assert!(poll_once(&mut open, waker).is_pending());
         open
@@ -232,6 +232,19 @@ impl Fifo {
         }
     }
 }
+
+/// The FIFO `tag`, a fresh probe and its waker, and the FIFO's open polled with that waker: it
+/// holds the entered driver's one in-flight place (see [`Fifo::hold_place`]).
+#[track_caller]
+pub fn held_place(tag: &str) -> (Fifo, Arc<Probe>, Waker, HeldOpen) {
+    let fifo = Fifo::new(tag);
+    let (probe, waker) = Probe::with_waker();
+    let open = fifo.hold_place(&waker);
+    (fifo, probe, waker, open)
+}
+
+/// A FIFO's open for reading, in flight until a writer appears.
+pub type HeldOpen = baton_uring::Op<std::io::Result<OwnedFd>>;
 
 impl Drop for Fifo {
     fn drop(&mut self) {
@@ -286,6 +299,14 @@ impl Probe {
         let probe = Probe::new();
         let waker = Probe::waker(&probe);
         (probe, waker)
+    }
+
+    /// Drops `waker`, the last waker made from `probe`, and asserts that nothing else holds
+    /// `probe`: no request kept a clone.
+    #[track_caller]
+    pub fn assert_released(probe: &Arc<Probe>, waker: Waker) {
+        drop(waker);
+        assert_eq!(Arc::strong_count(probe), 1);
     }
 
     /// A waker owning one strong count of `probe`.
