@@ -164,6 +164,16 @@ pub fn assert_kind<T: std::fmt::Debug>(
     }
 }
 
+/// Asserts that building `builder` fails with `InvalidInput`, the message naming `needle`.
+#[track_caller]
+pub fn assert_build_refused(builder: baton::Builder, needle: &str) {
+    let err = builder
+        .build()
+        .expect_err("the builder's settings are refused");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
+    assert!(err.to_string().contains(needle), "{err}");
+}
+
 /// Opens `path` for reading and writing through Baton, created if missing and truncated: a
 /// fresh, empty file for a test to fill.
 pub async fn create_read_write(

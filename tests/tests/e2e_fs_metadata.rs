@@ -4,9 +4,10 @@
 
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::PathBuf;
 
 use baton::fs::{self, File, Metadata};
-use baton_tests::{assert_kind, in_scratch, runtime_with_scratch};
+use baton_tests::{Scratch, assert_kind, in_scratch, runtime_with_scratch};
 
 /// Asserts that `ours` and `std` describe the same file the same way, accessor by accessor.
 fn assert_same(what: &str, ours: &Metadata, std: &std::fs::Metadata) {
@@ -111,12 +112,18 @@ fn symlink_metadata_of_a_symlink_describes_the_link_and_metadata_its_target() ->
     })
 }
 
+/// A file created in `scratch` and filled with `contents`, open for writing.
+async fn created_with(scratch: &Scratch, contents: Vec<u8>) -> io::Result<(PathBuf, File)> {
+    let path = scratch.join("file");
+    let file = File::create(&path).await?;
+    file.write_all_at(contents, 0).await.0?;
+    Ok((path, file))
+}
+
 #[test]
 fn file_metadata_by_descriptor_equals_std_file_metadata() -> io::Result<()> {
     in_scratch("file-metadata", async |scratch| {
-        let path = scratch.join("file");
-        let file = File::create(&path).await?;
-        file.write_all_at(vec![1u8; 5000], 0).await.0?;
+        let (path, file) = created_with(scratch, vec![1u8; 5000]).await?;
         let ours = file.metadata().await?;
         let std = std::fs::File::open(&path)?.metadata()?;
         assert_same("open file", &ours, &std);
@@ -163,9 +170,7 @@ fn set_len_shrinks_and_extends_and_later_syncs_still_sync() -> io::Result<()> {
 #[test]
 fn sync_range_writes_back_ranges_and_refuses_ranges_that_do_not_fit() -> io::Result<()> {
     in_scratch("sync-range", async |scratch| {
-        let path = scratch.join("file");
-        let file = File::create(&path).await?;
-        file.write_all_at(vec![5u8; 64 * 1024], 0).await.0?;
+        let (path, file) = created_with(scratch, vec![5u8; 64 * 1024]).await?;
         file.sync_range(0, 4096).await?;
         file.sync_range(4096, 0).await?;
         file.sync_range(0, 3 << 30).await?; // past the end, several requests: fine

@@ -19,14 +19,6 @@ fn pair() -> io::Result<(UdpSocket, UdpSocket)> {
     ))
 }
 
-/// Receives one datagram on `socket` and asserts that it is `expected`, sent from `from`.
-async fn assert_receives(socket: &UdpSocket, expected: &[u8], from: SocketAddr) -> io::Result<()> {
-    let (res, got) = socket.recv_from(Vec::with_capacity(64)).await;
-    assert_eq!(res?, (expected.len(), from));
-    assert_eq!(got, expected);
-    Ok(())
-}
-
 #[test]
 fn ten_thousand_datagrams_ping_pong_with_none_lost() -> io::Result<()> {
     const ROUNDS: u64 = 10_000;
@@ -268,4 +260,12 @@ fn broadcast_multicast_and_ttl_options_round_trip_as_on_std() -> io::Result<()> 
         assert_eq!(kind(socket.set_ttl(256)), kind(std_socket.set_ttl(256)));
         Ok(())
     })
+}
+
+/// Receives one datagram on `socket` and asserts that it is `expected`, sent from `from`.
+async fn assert_receives(socket: &UdpSocket, expected: &[u8], from: SocketAddr) -> io::Result<()> {
+    let (res, got) = socket.recv_from(Vec::with_capacity(64)).await;
+    assert_eq!(res?, (expected.len(), from));
+    assert_eq!(got, expected);
+    Ok(())
 }

@@ -5,15 +5,13 @@
 use super::support::assert_one_winner;
 use crate::sync::thread;
 use crate::{CancelBeforeStart, ClaimForRun, QueueState, queue_control};
+use CancelBeforeStart::{AlreadyCancelled, AlreadyRunning, CancelledQueued};
 use proptest::prelude::*;
 
 #[test]
 fn cancel_then_claim() {
     let (cancel, start) = queue_control();
-    assert_eq!(
-        cancel.cancel_before_start(),
-        CancelBeforeStart::CancelledQueued
-    );
+    assert_eq!(cancel.cancel_before_start(), CancelledQueued);
     assert_eq!(start.claim_for_run(), ClaimForRun::CompleteCancelled);
     assert_eq!(start.state(), QueueState::Cancelled);
 }
@@ -22,24 +20,15 @@ fn cancel_then_claim() {
 fn claim_then_cancel() {
     let (cancel, start) = queue_control();
     assert_eq!(start.claim_for_run(), ClaimForRun::Run);
-    assert_eq!(
-        cancel.cancel_before_start(),
-        CancelBeforeStart::AlreadyRunning
-    );
+    assert_eq!(cancel.cancel_before_start(), AlreadyRunning);
     assert_eq!(cancel.state(), QueueState::Running);
 }
 
 #[test]
 fn cancel_twice_reports_already_cancelled() {
     let (cancel, _start) = queue_control();
-    assert_eq!(
-        cancel.cancel_before_start(),
-        CancelBeforeStart::CancelledQueued
-    );
-    assert_eq!(
-        cancel.cancel_before_start(),
-        CancelBeforeStart::AlreadyCancelled
-    );
+    assert_eq!(cancel.cancel_before_start(), CancelledQueued);
+    assert_eq!(cancel.cancel_before_start(), AlreadyCancelled);
 }
 
 #[test]

@@ -9,6 +9,17 @@ use std::rc::Rc;
 use std::time::Duration;
 use web_time::Instant;
 
+/// An interruptible class whose hook counts its calls and reports `Reaped` from call
+/// `reap_after` on; the counter beside it.
+fn counting_socket(reap_after: u32) -> (Rc<Cell<u32>>, ResourceClass) {
+    let calls = Rc::new(Cell::new(0));
+    let hook = counting_hook(&calls, reap_after);
+    (
+        calls,
+        ResourceClass::Interruptible(Interruptible::new("socket", hook)),
+    )
+}
+
 fn counting_hook(calls: &Rc<Cell<u32>>, reap_after: u32) -> impl CancelHook + 'static {
     let calls = Rc::clone(calls);
     move || {
@@ -23,9 +34,7 @@ fn counting_hook(calls: &Rc<Cell<u32>>, reap_after: u32) -> impl CancelHook + 's
 
 #[test]
 fn interruptible_cancels_once() {
-    let calls = Rc::new(Cell::new(0));
-    let mut class =
-        ResourceClass::Interruptible(Interruptible::new("socket", counting_hook(&calls, 9)));
+    let (calls, mut class) = counting_socket(9);
     assert_eq!(class.cancel(), Some(Ok(HookOutcome::PendingReap)));
     assert_eq!(class.cancel(), None);
     assert_eq!(class.cancel(), None);
@@ -34,9 +43,7 @@ fn interruptible_cancels_once() {
 
 #[test]
 fn interruptible_reaps_until_reaped() {
-    let calls = Rc::new(Cell::new(0));
-    let mut class =
-        ResourceClass::Interruptible(Interruptible::new("socket", counting_hook(&calls, 3)));
+    let (calls, mut class) = counting_socket(3);
     assert_eq!(class.cancel(), Some(Ok(HookOutcome::PendingReap)));
     assert_eq!(class.reap(), Some(Ok(HookOutcome::PendingReap)));
     assert_eq!(class.reap(), Some(Ok(HookOutcome::Reaped)));

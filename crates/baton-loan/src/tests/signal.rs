@@ -55,6 +55,12 @@ fn recycled_root_wake_is_reused_reset_and_holds_no_unpark() {
     RootWake::recycle(second);
 }
 
+/// Asserts that `wake` is not the allocation at `address`; `why` says why it must not be.
+#[track_caller]
+fn assert_elsewhere(wake: &Arc<RootWake>, address: *const RootWake, why: &str) {
+    assert_ne!(Arc::as_ptr(wake), address, "{why}");
+}
+
 #[test]
 fn shared_root_wake_is_not_recycled() {
     let first = RootWake::acquire(unpark());
@@ -62,11 +68,7 @@ fn shared_root_wake_is_not_recycled() {
     let address = Arc::as_ptr(&first);
     RootWake::recycle(first);
     let second = RootWake::acquire(unpark());
-    assert_ne!(
-        Arc::as_ptr(&second),
-        address,
-        "a waker someone holds is never reset"
-    );
+    assert_elsewhere(&second, address, "a waker someone holds is never reset");
     drop(leaked);
     RootWake::recycle(second);
 }
@@ -81,10 +83,6 @@ fn nested_acquires_get_distinct_wakes() {
     RootWake::recycle(inner);
     RootWake::recycle(outer);
     let again = RootWake::acquire(unpark());
-    assert_ne!(
-        Arc::as_ptr(&again),
-        inner_address,
-        "the outer level's waker wins the slot"
-    );
+    assert_elsewhere(&again, inner_address, "the outer level's waker wins the slot");
     RootWake::recycle(again);
 }
