@@ -3,11 +3,12 @@
 //! cut short by timeouts on one socket.
 
 use std::future::poll_fn;
-use std::io::{self, Write};
+use std::io;
 use std::time::Duration;
 
 use baton::io::PollIo;
 use baton::net::{TcpListener, TcpStream};
+use baton_tests::paced;
 
 const TOTAL: usize = 6000;
 
@@ -31,26 +32,9 @@ fn poll_io_reads_and_owned_reads_cut_short_interleave_in_order() -> io::Result<(
     rt.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
-        let writer = std::thread::spawn(move || -> io::Result<std::net::TcpStream> {
-            let mut peer = std::net::TcpStream::connect(addr)?;
-            peer.set_nodelay(true)?;
-            for i in 0..TOTAL {
-                peer.write_all(&[(i % 251) as u8])?;
-                std::thread::sleep(Duration::from_micros((i % 37) as u64));
-            }
-            Ok(peer)
-        });
+        let writer = paced::spawn_writer(addr, TOTAL);
         let (stream, _) = listener.accept().await?;
-        let mut got = Vec::with_capacity(TOTAL);
-        for round in 0_u64.. {
-            if got.len() >= TOTAL {
-                break;
-            }
-            assert!(
-                round < 1_000_000,
-                "only {} of {TOTAL} bytes arrived",
-                got.len()
-            );
+        paced::collect_in_order(TOTAL, writer, async |round, got| {
             if round % 2 == 0 {
                 let cut = Duration::from_micros(1 + round % 40);
                 let owned = stream.read(Vec::with_capacity(7));
@@ -62,13 +46,9 @@ fn poll_io_reads_and_owned_reads_cut_short_interleave_in_order() -> io::Result<(
                 let count = read_ready(&stream, &mut small).await?;
                 got.extend_from_slice(&small[..count]);
             }
-        }
-        let _peer = writer
-            .join()
-            .map_err(|_| io::Error::other("the writer panicked"))??;
-        let sent: Vec<u8> = (0..TOTAL).map(|i| (i % 251) as u8).collect();
-        assert!(got == sent, "bytes were lost, doubled or reordered");
-        Ok(())
+            Ok(())
+        })
+        .await
     })
 }
 

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use baton_uring::{Error, Park, ops};
 use support::{
-    Fifo, Probe, TempFile, entered_driver, held_place, pair, poll_once, ring_file, ring_serial,
-    run, turn_until,
+    Fifo, Probe, TempFile, entered_driver, held_place, pair, poll_once, ring_file_or_skip,
+    ring_serial, run, turn_until,
 };
 use web_time::Instant;
 
@@ -223,9 +223,7 @@ fn accept_completed_but_unconsumed_then_dropped_has_its_fd_closed() {
 
 #[test]
 fn open_dropped_before_completion_leaks_no_fd() {
-    let Some((_s, file, driver)) = ring_file("dropopen", b"x") else {
-        return;
-    };
+    ring_file_or_skip!(file, driver = "dropopen", b"x");
     let before = support::fd_count();
     {
         let _entered = driver.enter();

@@ -8,7 +8,7 @@ mod support;
 use std::io;
 
 use baton_uring::{Driver, ops};
-use support::{TempFile, ring_file, ring_serial, run};
+use support::{TempFile, ring_file_or_skip, ring_serial, run};
 
 const CONTENTS: &[u8] = b"0123456789";
 
@@ -97,9 +97,7 @@ fn readv_at_offset_above_i64_max_is_invalid_input_and_submits_nothing() {
 /// its own for a range past the largest file size), the request was submitted.
 #[test]
 fn offset_i64_max_passes_the_check_and_reaches_the_kernel() {
-    let Some((_s, file, driver)) = ring_file("i64-max", CONTENTS) else {
-        return;
-    };
+    ring_file_or_skip!(file, driver = "i64-max", CONTENTS);
     let (res, _buf) = run(
         &driver,
         ops::read_at(file.fd.clone(), Vec::with_capacity(4), i64::MAX as u64),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::task::{Context, Waker};
 
 use baton_uring::{Driver, Error, ops};
-use support::{ring_file, ring_serial, run, temp_path};
+use support::{ring_file_or_skip, ring_serial, run, temp_path};
 
 /// A fresh directory, removed with everything in it when dropped.
 struct Scratch(PathBuf);
@@ -127,9 +127,7 @@ fn linkat_and_symlinkat_make_names_statx_tells_apart() {
 
 #[test]
 fn statx_of_a_descriptor_matches_fstat_and_statx_of_a_missing_path_is_not_found() {
-    let Some((_s, file, driver)) = ring_file("statx-fd", b"abcdef") else {
-        return;
-    };
+    ring_file_or_skip!(file, driver = "statx-fd", b"abcdef");
     let st = run(&driver, ops::statx_fd(file.fd.clone())).expect("statx of the fd");
     let std = std::fs::metadata(&file.path).expect("std metadata");
     assert_eq!((st.stx_size, st.stx_ino), (std.len(), std.ino()));
@@ -143,9 +141,7 @@ fn statx_of_a_descriptor_matches_fstat_and_statx_of_a_missing_path_is_not_found(
 
 #[test]
 fn ftruncate_shrinks_and_extends_and_sync_file_range_succeeds() {
-    let Some((_s, file, driver)) = ring_file("truncate", b"0123456789") else {
-        return;
-    };
+    ring_file_or_skip!(file, driver = "truncate", b"0123456789");
     let Some(cut) = supported(
         "ftruncate",
         run(&driver, ops::ftruncate(file.fd.clone(), 4)),

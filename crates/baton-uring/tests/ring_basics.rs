@@ -7,7 +7,7 @@ use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
 use std::sync::Arc;
 
 use baton_uring::{Driver, DriverConfig, IoBuf, SetupError, ops};
-use support::{prefilled, ring_file, ring_serial, run};
+use support::{prefilled, ring_file_or_skip, ring_serial, run};
 
 #[test]
 fn zero_entries_is_a_clear_error() {
@@ -44,9 +44,7 @@ fn nop_completes() {
 
 #[test]
 fn write_then_read_round_trip() {
-    let Some((_s, file, driver)) = ring_file("rw", b"") else {
-        return;
-    };
+    ring_file_or_skip!(file, driver = "rw", b"");
     let (n, buf) = run(
         &driver,
         ops::write_at(file.fd.clone(), b"hello baton".to_vec(), 0),
@@ -83,9 +81,7 @@ fn write_then_read_round_trip() {
 
 #[test]
 fn read_past_end_of_file_returns_zero_and_empties_the_buffer() {
-    let Some((_s, file, driver)) = ring_file("eof", b"abc") else {
-        return;
-    };
+    ring_file_or_skip!(file, driver = "eof", b"abc");
     let buf = prefilled(8, b"pre");
     let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), buf, 100));
     assert_eq!(n.expect("read past EOF"), 0);
@@ -98,9 +94,7 @@ fn read_past_end_of_file_returns_zero_and_empties_the_buffer() {
 
 #[test]
 fn read_fills_the_buffer_from_its_beginning_up_to_its_capacity() {
-    let Some((_s, file, driver)) = ring_file("fill", b"0123456789") else {
-        return;
-    };
+    ring_file_or_skip!(file, driver = "fill", b"0123456789");
     let buf = prefilled(6, b"ab");
     let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), buf, 3));
     assert_eq!(n.expect("read"), 6, "the read fills the whole capacity");
@@ -116,9 +110,7 @@ fn read_fills_the_buffer_from_its_beginning_up_to_its_capacity() {
 
 #[test]
 fn read_into_a_slice_past_the_contents_appends() {
-    let Some((_s, file, driver)) = ring_file("append", b"0123456789") else {
-        return;
-    };
+    ring_file_or_skip!(file, driver = "append", b"0123456789");
     let buf = prefilled(6, b"ab");
     let (n, slice) = run(&driver, ops::read_at(file.fd.clone(), buf.slice(2..), 3));
     assert_eq!(n.expect("read"), 4, "the read is capped at the slice");
@@ -127,9 +119,7 @@ fn read_into_a_slice_past_the_contents_appends() {
 
 #[test]
 fn empty_buffer_is_invalid_input_without_submitting() {
-    let Some((_s, file, driver)) = ring_file("empty", b"abc") else {
-        return;
-    };
+    ring_file_or_skip!(file, driver = "empty", b"abc");
     let (n, buf) = run(&driver, ops::read_at(file.fd.clone(), Vec::new(), 0));
     let err = n.expect_err("empty buffer");
     assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
@@ -157,9 +147,7 @@ fn closed_fd_is_ebadf() {
 
 #[test]
 fn open_statx_close_round_trip() {
-    let Some((_s, file, driver)) = ring_file("open", b"12345") else {
-        return;
-    };
+    ring_file_or_skip!(file, driver = "open", b"12345");
     let before = support::fd_count();
     let fd = run(&driver, ops::open(&file.path, libc::O_RDONLY, 0)).expect("open");
     assert_eq!(support::fd_count(), before + 1);

@@ -8,7 +8,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use baton_uring::{Park, ops};
-use support::{Probe, TempFile, poll_once, ring_file, ring_serial};
+use support::{Probe, TempFile, poll_once, ring_file_or_skip, ring_serial};
 use web_time::Instant;
 
 const WRITES: usize = 512;
@@ -23,9 +23,11 @@ fn chunk(i: usize) -> Vec<u8> {
 
 #[test]
 fn dropped_queued_writes_all_land_at_shutdown_through_a_four_entry_ring() {
-    let Some((_s, file, driver)) = ring_file("drop-queued-writes", &vec![0; WRITES * CHUNK]) else {
-        return;
-    };
+    ring_file_or_skip!(
+        file,
+        driver = "drop-queued-writes",
+        &vec![0; WRITES * CHUNK]
+    );
     {
         let _entered = driver.enter();
         let (_probe, waker) = Probe::with_waker();

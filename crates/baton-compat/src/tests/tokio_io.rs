@@ -7,6 +7,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 use super::{pattern, read_all, run, tcp_pair};
 use crate::CompatExt;
+use baton_tests::paced;
 
 #[test]
 fn small_caller_buffers_reassemble_a_large_body_in_order() {
@@ -197,30 +198,10 @@ fn owned_reads_cut_short_and_compat_reads_interleave_in_order() {
     run(async {
         let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
-        // A peer on a thread of its own, so bytes arrive while reads are being cut short.
-        let writer = std::thread::spawn(move || -> io::Result<std::net::TcpStream> {
-            use std::io::Write;
-            let mut peer = std::net::TcpStream::connect(addr)?;
-            peer.set_nodelay(true)?;
-            for i in 0..TOTAL {
-                peer.write_all(&[(i % 251) as u8])?;
-                // Paced, so receives are in the kernel when their timeouts cut them short.
-                std::thread::sleep(Duration::from_micros((i % 37) as u64));
-            }
-            Ok(peer)
-        });
+        let writer = paced::spawn_writer(addr, TOTAL);
         let (stream, _) = listener.accept().await?;
         let mut compat = stream.compat();
-        let mut got = Vec::with_capacity(TOTAL);
-        for round in 0_u64.. {
-            if got.len() >= TOTAL {
-                break;
-            }
-            assert!(
-                round < 1_000_000,
-                "only {} of {TOTAL} bytes arrived",
-                got.len()
-            );
+        paced::collect_in_order(TOTAL, writer, async |round, got| {
             // A `Compat` buffers what it received, so owned reads come only before it reads.
             if got.len() < TOTAL / 2 {
                 let owned = compat.get_ref().read(Vec::with_capacity(7));
@@ -235,14 +216,8 @@ fn owned_reads_cut_short_and_compat_reads_interleave_in_order() {
                     got.extend_from_slice(&small[..count?]);
                 }
             }
-        }
-        let _peer = writer
-            .join()
-            .map_err(|_| io::Error::other("the writer panicked"))??;
-        assert!(
-            got == pattern(TOTAL),
-            "bytes were lost, doubled or reordered"
-        );
-        Ok(())
+            Ok(())
+        })
+        .await
     });
 }

@@ -75,6 +75,20 @@ macro_rules! entered_driver {
 #[allow(unused_imports)]
 pub(crate) use entered_driver;
 
+/// [`ring_file`] as a test's prologue: returns from the test (after the loud `SKIPPED` line)
+/// when this kernel has no io_uring; else holds the [`serial`] guard for the rest of the test
+/// and binds `$file` and `$driver`.
+#[allow(unused_macros)] // Not every test file reads a temporary file.
+macro_rules! ring_file_or_skip {
+    ($file:ident, $driver:ident = $tag:expr, $contents:expr) => {
+        let Some((_serial, $file, $driver)) = $crate::support::ring_file($tag, $contents) else {
+            return;
+        };
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use ring_file_or_skip;
+
 /// The two tests of one waker-panic check: `$propagate` runs `$check` (a
 /// `fn(WakerPanics)`) under `WakerPanics::Propagate`, `$contain` under `WakerPanics::Contain`.
 #[allow(unused_macros)] // Not every test file checks both policies.
