@@ -6,11 +6,9 @@
 //! The worker is a minimal one defined here: nothing to run (so it rests in the slot between
 //! calls, rule L7), and a park with a stored token.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use baton_loan::{Loan, LoanWorker, Pending, RunOutcome, TurnOutcome, Unpark};
@@ -134,22 +132,17 @@ impl LoanWorker for IdleWorker {
     }
 }
 
-/// Wakes itself and yields `left` times.
-struct Yield {
-    left: u32,
-}
-
-impl Future for Yield {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.left == 0 {
+/// Wakes itself and yields `times` times before completing.
+async fn yield_times(mut times: u32) {
+    std::future::poll_fn(|cx| {
+        if times == 0 {
             return Poll::Ready(());
         }
-        self.left -= 1;
+        times -= 1;
         cx.waker().wake_by_ref();
         Poll::Pending
-    }
+    })
+    .await;
 }
 
 fn per_call(iterations: u32, mut call: impl FnMut()) -> f64 {
@@ -172,7 +165,7 @@ fn main() -> Result<(), baton_loan::LoanError> {
     let iterations = 200_000;
 
     let ready = per_call(iterations, || loan.block_on(async {}));
-    let yields = per_call(iterations, || loan.block_on(Yield { left: 10 }));
+    let yields = per_call(iterations, || loan.block_on(yield_times(10)));
     let nested = loan.block_on(async { per_call(iterations, || loan.block_on(async {})) });
 
     println!("block_on round trips ({iterations} calls each, ns per call)");

@@ -15,7 +15,7 @@ use crate::driver::{Driver, Park};
 use crate::error::Error;
 use crate::ops;
 use crate::tests::sim::{SimRing, sim_ring};
-use crate::tests::support::{dev_null, sim_driver};
+use crate::tests::support::{dev_null, sim_driver, sim_driver_with_fd};
 
 fn poll<T, F: std::future::Future<Output = T> + Unpin>(fut: &mut F) -> Poll<T> {
     Pin::new(fut).poll(&mut Context::from_waker(Waker::noop()))
@@ -220,9 +220,8 @@ fn a_truncate_through_the_ring_makes_a_clean_file_dirty() {
 
 #[test]
 fn a_write_noted_from_outside_makes_a_clean_file_dirty_locally_and_by_message() {
-    let (driver, sim) = sim_driver(4);
+    let (driver, sim, fd) = sim_driver_with_fd(4);
     let handle = driver.handle();
-    let fd = dev_null();
     {
         let _entered = driver.enter();
         assert!(sync_submitted(&driver, &sim, &fd));

@@ -14,7 +14,7 @@ use web_time::Instant;
 
 use crate::driver::{Driver, Park};
 use crate::ops;
-use crate::tests::support::{dev_null, sim_driver, sim_driver_with_fd};
+use crate::tests::support::{assert_fd_refs, dev_null, sim_driver, sim_driver_with_fd};
 
 /// A waker whose `wake` panics, standing in for user code that misbehaves.
 struct PanickingWake;
@@ -49,11 +49,7 @@ fn shutdown_with_a_panicking_waker_leaks_the_in_flight_read_and_contains_the_pan
     let report = driver.shutdown(Some(deadline));
     assert_eq!(report.waker_panics, 1, "counted, not re-raised: {report:?}");
     assert_eq!((report.drained, report.leaked), (false, 1), "{report:?}");
-    assert_eq!(
-        Arc::strong_count(&fd),
-        2,
-        "the read the kernel still owns was leaked, not freed"
-    );
+    assert_fd_refs(&fd, 2, "the read the kernel still owns was leaked, not freed");
 }
 
 #[test]
@@ -69,11 +65,7 @@ fn shutdown_with_a_panicking_waker_reraises_after_cleanup_when_asked_to() {
         outcome.is_err(),
         "the waker's panic is re-raised after cleanup"
     );
-    assert_eq!(
-        Arc::strong_count(&fd),
-        2,
-        "the read the kernel still owns was leaked, not freed"
-    );
+    assert_fd_refs(&fd, 2, "the read the kernel still owns was leaked, not freed");
 }
 
 /// Turns `driver` from a destructor that runs while the thread unwinds.

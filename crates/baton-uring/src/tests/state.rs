@@ -15,7 +15,7 @@ use crate::ops;
 use crate::request::Request;
 use crate::state::{DriverState, Waiter};
 use crate::tests::sim::sim_ring;
-use crate::tests::support::{dev_null, sim_driver_with_fd};
+use crate::tests::support::{assert_fd_refs, dev_null, sim_driver_with_fd};
 
 fn read_of(fd: &Arc<OwnedFd>) -> Request {
     Request::Read {
@@ -109,11 +109,7 @@ fn core_dropped_without_shutdown_leaks_the_in_flight_read() {
     assert!(core.submit(crate::backend::Wait::No).is_ok());
     assert_eq!(sim.in_flight().len(), 1, "the kernel owns the read");
     drop(core);
-    assert_eq!(
-        Arc::strong_count(&fd),
-        2,
-        "the read the kernel still owns was leaked, not freed"
-    );
+    assert_fd_refs(&fd, 2, "the read the kernel still owns was leaked, not freed");
 }
 
 #[test]
@@ -124,11 +120,7 @@ fn shutdown_past_deadline_reports_in_flight_and_unsubmitted_writes_as_not_draine
     let report = driver.shutdown(Some(Instant::now() + Duration::from_millis(20)));
     assert!(!report.drained, "{report:?}");
     assert_eq!((report.leaked, report.unsubmitted), (1, 2), "{report:?}");
-    assert_eq!(
-        Arc::strong_count(&fd),
-        2,
-        "only the leaked in-flight write keeps the file; unsubmitted ones were released"
-    );
+    assert_fd_refs(&fd, 2, "only the leaked in-flight write keeps the file; unsubmitted ones were released");
 }
 
 #[test]

@@ -20,6 +20,13 @@ pub(crate) fn sim_driver_with_fd(entries: usize) -> (Driver, SimRing, Arc<OwnedF
     (driver, sim, dev_null())
 }
 
+/// Asserts that `count` strong references to `fd` are left (the test's own among them); `why`
+/// says who holds the others.
+#[track_caller]
+pub(crate) fn assert_fd_refs(fd: &Arc<OwnedFd>, count: usize, why: &str) {
+    assert_eq!(Arc::strong_count(fd), count, "{why}");
+}
+
 /// `/dev/null`, opened for reading: the descriptor of requests whose data does not matter.
 pub(crate) fn dev_null() -> Arc<OwnedFd> {
     Arc::new(OwnedFd::from(
