@@ -47,11 +47,20 @@ fn supported<T>(what: &str, result: io::Result<T>) -> Option<io::Result<T>> {
     Some(result)
 }
 
+/// The prologue of these tests: returns from the test (after the loud `SKIPPED` line) when this
+/// kernel has no io_uring; else holds the serial guard for the rest of the test and binds
+/// `$scratch` to a fresh [`Scratch`] tagged `$tag` and `$driver` to a driver of four entries.
+macro_rules! scratch_and_driver {
+    ($scratch:ident, $driver:ident = $tag:expr) => {
+        let Some(_serial) = ring_serial() else { return };
+        let $scratch = Scratch::new($tag);
+        let $driver = support::driver(4);
+    };
+}
+
 #[test]
 fn mkdirat_then_unlinkat_removes_the_directory() {
-    let Some(_s) = ring_serial() else { return };
-    let scratch = Scratch::new("mkdir");
-    let driver = support::driver(4);
+    scratch_and_driver!(scratch, driver = "mkdir");
     let dir = scratch.join("made");
     let Some(made) = supported("mkdirat", run(&driver, ops::mkdirat(&dir, 0o755))) else {
         return;
@@ -72,9 +81,7 @@ fn mkdirat_then_unlinkat_removes_the_directory() {
 
 #[test]
 fn renameat_moves_a_file_and_refuses_across_devices() {
-    let Some(_s) = ring_serial() else { return };
-    let scratch = Scratch::new("rename");
-    let driver = support::driver(4);
+    scratch_and_driver!(scratch, driver = "rename");
     let (from, to) = (scratch.join("from"), scratch.join("to"));
     std::fs::write(&from, b"moved").expect("write");
     run(&driver, ops::renameat(&from, &to, 0)).expect("rename");
@@ -95,9 +102,7 @@ fn renameat_moves_a_file_and_refuses_across_devices() {
 
 #[test]
 fn linkat_and_symlinkat_make_names_statx_tells_apart() {
-    let Some(_s) = ring_serial() else { return };
-    let scratch = Scratch::new("links");
-    let driver = support::driver(4);
+    scratch_and_driver!(scratch, driver = "links");
     let original = scratch.join("original");
     std::fs::write(&original, b"12345").expect("write");
     let (hard, soft) = (scratch.join("hard"), scratch.join("soft"));
@@ -183,9 +188,7 @@ fn drop_after_first_poll<T>(driver: &Driver, op: baton_uring::Op<T>) {
 
 #[test]
 fn dropped_mkdir_rename_and_unlink_still_happen() {
-    let Some(_s) = ring_serial() else { return };
-    let scratch = Scratch::new("dropped");
-    let driver = support::driver(4);
+    scratch_and_driver!(scratch, driver = "dropped");
     let dir = scratch.join("dir");
     let Some(probe) = supported(
         "mkdirat",

@@ -12,6 +12,16 @@ fn file() -> Arc<OwnedFd> {
     ))
 }
 
+/// A dirty file whose first sync (key 1) has started and whose second (key 2) waits for it.
+fn first_sync_started_second_waiting() -> (Durability, Arc<OwnedFd>, SyncStart) {
+    let mut d = Durability::default();
+    let f = file();
+    assert_eq!(d.acquire(&f, key(1)), Grant::Dirty);
+    assert_eq!(d.acquire(&f, key(2)), Grant::Wait);
+    let start = d.started(&f);
+    (d, f, start)
+}
+
 fn key(index: u32) -> RequestKey {
     RequestKey {
         index,
@@ -21,11 +31,7 @@ fn key(index: u32) -> RequestKey {
 
 #[test]
 fn second_sync_waits_for_the_first() {
-    let mut d = Durability::default();
-    let f = file();
-    assert_eq!(d.acquire(&f, key(1)), Grant::Dirty);
-    assert_eq!(d.acquire(&f, key(2)), Grant::Wait);
-    let start = d.started(&f);
+    let (mut d, f, start) = first_sync_started_second_waiting();
     assert_eq!(
         d.release(&f, key(1), Some(start)),
         Some((key(2), Grant::Clean))
@@ -34,11 +40,7 @@ fn second_sync_waits_for_the_first() {
 
 #[test]
 fn write_during_sync_keeps_the_file_dirty() {
-    let mut d = Durability::default();
-    let f = file();
-    assert_eq!(d.acquire(&f, key(1)), Grant::Dirty);
-    assert_eq!(d.acquire(&f, key(2)), Grant::Wait);
-    let start = d.started(&f);
+    let (mut d, f, start) = first_sync_started_second_waiting();
     d.write_completed(&f);
     assert_eq!(
         d.release(&f, key(1), Some(start)),
