@@ -64,6 +64,16 @@ impl<T: Send + 'static> Borrower<T> {
         self.ready.recv_timeout(DEADLINE).map_err(io::Error::other)
     }
 
+    /// Once the borrower signalled, shuts `rt` down from this thread with `deadline`.
+    fn shut_down_when_ready(
+        &self,
+        rt: baton::Runtime,
+        deadline: Duration,
+    ) -> io::Result<baton::ShutdownReport> {
+        self.wait_ready()?;
+        Ok(rt.shutdown_timeout(deadline))
+    }
+
     /// Waits (bounded) for what the borrower's body returned; `what` names it in the error.
     fn result(&self, what: &str) -> io::Result<T> {
         self.result
@@ -112,8 +122,7 @@ fn shutdown_from_another_thread_closes_a_borrowed_worker_and_its_accept_resolves
             listener.accept().await.map(drop)
         })
     });
-    borrower.wait_ready()?;
-    let report = rt.shutdown_timeout(DEADLINE);
+    let report = borrower.shut_down_when_ready(rt, DEADLINE)?;
     let result = borrower.result("the borrowed accept")?;
     let err = result.expect_err("nobody connected");
     assert!(baton::Error::is_closed(&err), "{err}");
@@ -141,8 +150,7 @@ fn a_timeout_pending_in_a_borrowed_block_on_reports_closed_when_the_runtime_shut
             baton::time::timeout(Duration::from_secs(600), std::future::pending::<()>()).await
         })
     });
-    borrower.wait_ready()?;
-    let report = rt.shutdown_timeout(DEADLINE);
+    let report = borrower.shut_down_when_ready(rt, DEADLINE)?;
     let result = borrower.result("the timeout")?;
     assert_eq!(result, Err(baton::time::TimeoutError::Closed), "{report:?}");
     borrower.join()
@@ -167,8 +175,7 @@ fn shutdown_waits_for_a_busy_borrower_only_until_its_deadline_and_says_so() -> i
         });
         (result, handle.is_shutting_down())
     });
-    borrower.wait_ready()?;
-    let report = rt.shutdown_timeout(Duration::from_millis(50));
+    let report = borrower.shut_down_when_ready(rt, Duration::from_millis(50))?;
     assert!(report.worker_on_loan, "{report:?}");
     assert!(!report.closed_on_loan, "{report:?}");
     assert!(report.worker.is_none(), "{report:?}");
