@@ -92,6 +92,12 @@ impl Destructors {
 }
 
 /// A registrar whose sink records deliveries; the scenarios here must deliver none.
+/// Fresh destructor counts, and a registrar delivering to a recording sink.
+fn fixtures() -> (Destructors, Registrar, Arc<RecordingSink>) {
+    let (registrar, sink) = registrar();
+    (Destructors::default(), registrar, sink)
+}
+
 fn registrar() -> (Registrar, Arc<RecordingSink>) {
     recording_registrar()
 }
@@ -242,8 +248,7 @@ fn refused_bind_while_unwinding_leaks_the_prepared_operation() {
                     assert!(matches!(refused, Err(BindError::KindMismatch { .. })));
                 }
             }
-            let destructors = Destructors::default();
-            let (registrar, sink) = registrar();
+            let (destructors, registrar, sink) = fixtures();
             drop_while_unwinding(BindsOnDrop(Some((
                 registrar,
                 hostile_everywhere(&destructors, 1),
@@ -258,8 +263,7 @@ fn refused_bind_while_unwinding_leaks_the_prepared_operation() {
 /// (crate rule E5) and the job, decoder and hook destructors are contained.
 #[test]
 fn binding_and_its_halves_dropped_unarmed_contain_their_panicking_destructors() {
-    let destructors = Destructors::default();
-    let (registrar, sink) = registrar();
+    let (destructors, registrar, sink) = fixtures();
     assert!(
         !panic_escapes_drop(bind(&registrar, hostile_everywhere(&destructors, 1))),
         "a panicking destructor escaped the binding's drop"
@@ -292,8 +296,7 @@ fn binding_and_its_halves_dropped_unarmed_while_unwinding_leak_instead_of_aborti
     in_child_process(
         "binding_and_its_halves_dropped_unarmed_while_unwinding_leak_instead_of_aborting",
         || {
-            let destructors = Destructors::default();
-            let (registrar, sink) = registrar();
+            let (destructors, registrar, sink) = fixtures();
             drop_while_unwinding(bind(&registrar, hostile_everywhere(&destructors, 1)));
             let (half, submission) = bind(&registrar, hostile_everywhere(&destructors, 1)).split();
             drop_while_unwinding(submission);
@@ -318,8 +321,7 @@ fn shut_down_pool(registrar: &Registrar) -> (BlockingPool, Arc<dyn ExecutorLease
 /// (crate rule E5), and a rejection dropped during an unwind leaks the job.
 #[test]
 fn rejected_submission_rollback_reports_the_panicking_job_destructor() {
-    let destructors = Destructors::default();
-    let (registrar, sink) = registrar();
+    let (destructors, registrar, sink) = fixtures();
     let (_pool, lease, report) = shut_down_pool(&registrar);
     assert!(matches!(report, ShutdownReport::Drained { .. }));
     let (half, submission) = bind(&registrar, hostile_everywhere(&destructors, 1)).split();
@@ -346,8 +348,7 @@ fn rejected_submission_dropped_while_unwinding_leaks_the_job() {
     in_child_process(
         "rejected_submission_dropped_while_unwinding_leaks_the_job",
         || {
-            let destructors = Destructors::default();
-            let (registrar, sink) = registrar();
+            let (destructors, registrar, sink) = fixtures();
             let (_pool, lease, _report) = shut_down_pool(&registrar);
             let (_half, submission) = bind(&registrar, hostile_everywhere(&destructors, 1)).split();
             let rejected = lease

@@ -58,13 +58,20 @@ fn take_waker(wakers: &Mutex<Vec<Waker>>) -> Waker {
         .expect("the task stored a waker")
 }
 
+/// A fresh scheduler and its count of scheduler-state references before any task exists: the
+/// base every task's references are measured against.
+fn scheduler_and_base() -> (crate::Scheduler, usize) {
+    let scheduler = scheduler();
+    let base = scheduler.state_refs();
+    (scheduler, base)
+}
+
 /// Rule T1: wakes by reference and by value (handing over, merging) move or release exactly
 /// the references they should: the task lives while any waker does and is freed by the
 /// last one, after it finished.
 #[test]
 fn wakes_by_value_and_by_reference_free_the_task_with_its_last_waker() {
-    let scheduler = scheduler();
-    let base = scheduler.state_refs();
+    let (scheduler, base) = scheduler_and_base();
     let (future, wakers, drops) = Parking::new(2);
     let mut handle = scheduler.spawn(future);
     assert_eq!(scheduler.state_refs(), base + 1, "one allocation per task");
@@ -94,8 +101,7 @@ fn wakes_by_value_and_by_reference_free_the_task_with_its_last_waker() {
 /// reference goes, and every future is dropped exactly once.
 #[test]
 fn every_way_a_task_ends_frees_it() {
-    let scheduler = scheduler();
-    let base = scheduler.state_refs();
+    let (scheduler, base) = scheduler_and_base();
     let (aborted, _, aborted_drops) = Parking::new(5);
     let aborted = scheduler.spawn(aborted);
     let (detached, detached_wakers, detached_drops) = Parking::new(1);
@@ -126,8 +132,7 @@ fn every_way_a_task_ends_frees_it() {
 /// stays allocated after its handle is gone.
 #[test]
 fn leaked_local_task_keeps_its_allocation() {
-    let scheduler = scheduler();
-    let base = scheduler.state_refs();
+    let (scheduler, base) = scheduler_and_base();
     let (future, _, drops) = Parking::new(5);
     let handle = scheduler.spawn_local(future);
     run_all(&scheduler);
@@ -151,8 +156,7 @@ fn leaked_local_task_keeps_its_allocation() {
 /// state with it; only its stage (empty by then) is handled as a value that must not panic.
 #[test]
 fn task_whose_last_reference_goes_while_unwinding_is_freed() {
-    let scheduler = scheduler();
-    let base = scheduler.state_refs();
+    let (scheduler, base) = scheduler_and_base();
     let handle = scheduler.spawn(async { 1_u8 });
     run_all(&scheduler);
     assert!(handle.is_finished());
