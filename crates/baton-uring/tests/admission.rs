@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use baton_uring::{Error, Park, ops};
 use support::{
-    Fifo, Probe, TempFile, entered_driver, held_place, pair, poll_once, ring_file_or_skip,
-    ring_serial, run, turn_until,
+    Fifo, Probe, TempFile, entered_driver, held_place, pair, pending_recv, poll_once,
+    ring_file_or_skip, ring_serial, run, turn_until,
 };
 use web_time::Instant;
 
@@ -127,8 +127,7 @@ fn dropping_an_in_flight_recv_cancels_it_and_retires_the_slot_at_the_final_cqe()
     entered_driver!(driver = support::driver(2));
     let (sock, _peer) = pair();
     let (probe, waker) = Probe::with_waker();
-    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(8));
-    assert!(poll_once(&mut recv, &waker).is_pending());
+    let recv = pending_recv(&sock, 8, &waker);
     let _ = driver.turn(Park::Poll);
     assert_eq!(driver.metrics().in_flight, 1);
     drop(recv);
@@ -244,8 +243,7 @@ fn explicit_cancel_after_completion_returns_the_completed_result() {
     entered_driver!(driver = support::driver(2));
     let (sock, mut peer) = pair();
     let (probe, waker) = Probe::with_waker();
-    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(8));
-    assert!(poll_once(&mut recv, &waker).is_pending());
+    let mut recv = pending_recv(&sock, 8, &waker);
     let _ = driver.turn(Park::Poll);
     peer.write_all(b"won").expect("write");
     turn_until(&driver, || probe.wakes() == 1);

@@ -9,8 +9,8 @@ use std::task::Poll;
 
 use baton_uring::{Error, Park, ops};
 use support::{
-    Fifo, Probe, TempFile, block_on_thread, entered_driver, held_place, poll_once, ring_serial,
-    run, turn_until,
+    Fifo, Probe, TempFile, block_on_thread, entered_driver, held_place, pending_recv, poll_once,
+    ring_serial, run, turn_until,
 };
 use web_time::Instant;
 
@@ -28,8 +28,7 @@ fn closure_rejects_new_ops_pending_polls_and_detached_syncs_with_closed() {
     let (probe, waker) = Probe::with_waker();
     // The receive waits on a peer (never limited); the open holds the one place for requests
     // that complete on their own, so the read and the sync behind it stay queued.
-    let mut in_flight = ops::recv(sock.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut in_flight, &waker).is_pending());
+    let mut in_flight = pending_recv(&sock, 4, &waker);
     let mut blocker = fifo.hold_place(&waker);
     let mut queued = ops::read_at(file.fd.clone(), Vec::with_capacity(4), 0);
     assert!(poll_once(&mut queued, &waker).is_pending());
@@ -90,8 +89,7 @@ fn shutdown_cancels_and_drains_everything_and_releases_every_arc() {
     let (recv, write) = {
         let _entered = driver.enter();
         let waker = Probe::waker(&probe);
-        let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
-        assert!(poll_once(&mut recv, &waker).is_pending());
+        let recv = pending_recv(&sock, 4, &waker);
         let mut write = ops::write_at(file.fd.clone(), b"kept".to_vec(), 0);
         assert!(poll_once(&mut write, &waker).is_pending());
         let mut sleep = ops::sleep(std::time::Duration::from_secs(60));

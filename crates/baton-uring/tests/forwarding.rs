@@ -9,8 +9,8 @@ use std::thread;
 
 use baton_uring::{Error, Op, Park, ops};
 use support::{
-    Probe, TempFile, block_on_thread, entered_driver, held_place, pair, poll_once, ring_serial,
-    turn_until,
+    Probe, TempFile, block_on_thread, entered_driver, held_place, pair, pending_recv, poll_once,
+    ring_serial, turn_until,
 };
 
 type Recv = Op<(std::io::Result<usize>, Vec<u8>)>;
@@ -55,8 +55,7 @@ fn foreign_poll_completes_there(stage: Stage) {
     entered_driver!(driver = support::driver(2));
     let (sock, mut peer) = pair();
     let (probe, waker) = Probe::with_waker();
-    let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut op, &waker).is_pending());
+    let op = pending_recv(&sock, 4, &waker);
     match stage {
         // Registered, not yet submitted: the next turn would push it into the ring.
         Stage::Queued => assert_eq!(driver.metrics().queued, 1),
@@ -104,8 +103,7 @@ fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
     let (sock, mut peer) = pair();
     let (owner_probe, owner_waker) = Probe::with_waker();
     let foreign_probe = Probe::new();
-    let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut op, &owner_waker).is_pending());
+    let op = pending_recv(&sock, 4, &owner_waker);
     let mut op = poll_on_other_thread(op, &foreign_probe);
     assert!(
         poll_once(&mut op, &owner_waker).is_pending(),
@@ -168,14 +166,12 @@ fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_gene
     let probe = Probe::new();
     let foreign_probe = Probe::new();
     let waker = Probe::waker(&probe);
-    let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut op, &waker).is_pending());
+    let op = pending_recv(&sock, 4, &waker);
     let old_key = op.key().expect("registered");
     // The foreign poll queues a Forward message; the owner has not turned since.
     let op = poll_on_other_thread(op, &foreign_probe);
     drop(op);
-    let mut next = ops::recv(sock.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut next, &waker).is_pending());
+    let mut next = pending_recv(&sock, 4, &waker);
     let new_key = next.key().expect("registered");
     assert_eq!(new_key.index(), old_key.index(), "the slot is reused");
     assert_ne!(new_key.generation(), old_key.generation());
@@ -233,8 +229,7 @@ fn op_that_escaped_its_runner_resolves_to_closed_with_another_executor() {
         let driver = support::driver(2);
         let _entered = driver.enter();
         let (_probe, waker) = Probe::with_waker();
-        let mut op = ops::recv(sock.clone(), Vec::with_capacity(4));
-        assert!(poll_once(&mut op, &waker).is_pending());
+        let op = pending_recv(&sock, 4, &waker);
         drop(_entered);
         let report = driver.shutdown(None);
         assert!(report.drained, "{report:?}");

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
 
 use baton_uring::{Park, WakerPanics, ops};
-use support::{Probe, entered_driver, pair, per_waker_policy, poll_once, turn_until};
+use support::{Probe, entered_driver, pair, pending_recv, per_waker_policy, poll_once, turn_until};
 
 /// Registers a nop, polls it once and drops it: touches the driver's internal state, so it
 /// panics ("driver state is never borrowed while user code runs") if called under a borrow.
@@ -61,13 +61,11 @@ fn no_clone_wake_or_drop_runs_under_the_internal_borrow() {
     let probe = Probe::new();
     probe.set_hook(reenter_driver);
     let waker = Probe::waker(&probe);
-    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut recv, &waker).is_pending()); // clone re-enters
+    let mut recv = pending_recv(&sock, 4, &waker); // clone re-enters
     peer.write_all(b"x").expect("write");
     turn_until(&driver, || probe.wakes() == 1); // wake re-enters
     assert!(matches!(poll_once(&mut recv, &waker), Poll::Ready(_))); // stored waker dropped
-    let mut other = ops::recv(sock.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut other, &waker).is_pending());
+    let other = pending_recv(&sock, 4, &waker);
     drop(other); // detach drops the stored waker outside the borrow
     turn_until(&driver, || driver.metrics().slots == 0);
     assert!(probe.drops.load(Ordering::SeqCst) >= 2);
@@ -88,8 +86,7 @@ fn a_clone_that_registers_and_cancels_other_work_stays_consistent() {
         drop(other); // cancels work registered from inside the clone
     });
     let waker = Probe::waker(&probe);
-    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut recv, &waker).is_pending());
+    let mut recv = pending_recv(&sock, 4, &waker);
     peer.write_all(b"ok").expect("write");
     turn_until(&driver, || probe.wakes() >= 1);
     let Poll::Ready((n, buf)) = poll_once(&mut recv, &waker) else {
@@ -121,8 +118,7 @@ fn a_clone_panic_keeps_the_operation_cancellable() {
     drop(unregistered);
     // A clone panic while refreshing the waker of a registered op keeps its identity.
     let (good, good_waker) = Probe::with_waker();
-    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut recv, &good_waker).is_pending());
+    let mut recv = pending_recv(&sock, 4, &good_waker);
     let polled = catch_unwind(AssertUnwindSafe(|| poll_once(&mut recv, &bad_waker)));
     assert!(polled.is_err(), "the clone panicked");
     assert!(recv.key().is_some(), "the operation kept its identity");
@@ -204,8 +200,7 @@ fn drop_panic_during_a_turn(policy: WakerPanics) {
     let bad = Probe::new();
     let good = Probe::new();
     let bad_waker = Probe::waker(&bad);
-    let mut recv = ops::recv(sock.clone(), Vec::with_capacity(4));
-    assert!(poll_once(&mut recv, &bad_waker).is_pending());
+    let mut recv = pending_recv(&sock, 4, &bad_waker);
     bad.panic_on_drop.store(true, Ordering::SeqCst);
     // Forwarding from another thread makes the turn drop the stored local waker.
     let good_clone = good.clone();

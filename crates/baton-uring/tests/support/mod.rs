@@ -390,6 +390,19 @@ pub fn pair() -> (Arc<OwnedFd>, UnixStream) {
     (Arc::new(OwnedFd::from(a)), b)
 }
 
+/// A receive of up to `capacity` bytes on `sock`, polled once with `waker`: in flight until the
+/// peer writes.
+#[track_caller]
+pub fn pending_recv(
+    sock: &Arc<OwnedFd>,
+    capacity: usize,
+    waker: &Waker,
+) -> baton_uring::Op<(std::io::Result<usize>, Vec<u8>)> {
+    let mut recv = baton_uring::ops::recv(sock.clone(), Vec::with_capacity(capacity));
+    assert!(poll_once(&mut recv, waker).is_pending());
+    recv
+}
+
 /// The end of a test whose operations are all dropped: turns `driver` until it holds no
 /// slots, drops `waker`, then asserts that nothing still holds `probe` or either descriptor.
 pub fn assert_all_released(
