@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use baton_uring::{Error, Park, ops};
 use support::{
-    Fifo, Probe, TempFile, entered_driver, held_place, pair, pending_recv, poll_once,
-    ring_file_or_skip, ring_serial, run, turn_until,
+    Fifo, Probe, TempFile, assert_only_ours, entered_driver, held_place, pair, pending_recv,
+    poll_once, ring_file_or_skip, ring_serial, run, turn_until,
 };
 use web_time::Instant;
 
@@ -47,10 +47,7 @@ fn queued_request_completes_without_further_polls() {
     };
     drop(opened.expect("the fifo opened for reading"));
     drop((waker_a, waker_b));
-    assert_eq!(
-        (Arc::strong_count(&probe_a), Arc::strong_count(&probe_b)),
-        (1, 1)
-    );
+    assert_only_ours(&probe_a, &probe_b);
 }
 
 #[test]

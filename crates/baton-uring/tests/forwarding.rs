@@ -9,8 +9,8 @@ use std::thread;
 
 use baton_uring::{Error, Op, Park, ops};
 use support::{
-    Probe, TempFile, block_on_thread, entered_driver, held_place, pair, pending_recv, poll_once,
-    ring_serial, turn_until,
+    Probe, TempFile, assert_only_ours, block_on_thread, entered_driver, held_place, pair,
+    pending_recv, poll_once, ring_serial, turn_until,
 };
 
 type Recv = Op<(std::io::Result<usize>, Vec<u8>)>;
@@ -116,13 +116,7 @@ fn op_polled_on_a_foreign_thread_completes_back_on_the_owner() {
     };
     assert_eq!(&buf[..n.expect("recv")], b"home");
     drop((op, owner_waker));
-    assert_eq!(
-        (
-            Arc::strong_count(&owner_probe),
-            Arc::strong_count(&foreign_probe)
-        ),
-        (1, 1)
-    );
+    assert_only_ours(&owner_probe, &foreign_probe);
     assert_eq!(Arc::strong_count(&sock), 1);
 }
 
@@ -195,10 +189,7 @@ fn local_drop_overtakes_a_queued_forward_and_the_slot_is_reused_under_a_new_gene
     );
     drop(waker);
     turn_until(&driver, || driver.metrics().slots == 0);
-    assert_eq!(
-        (Arc::strong_count(&probe), Arc::strong_count(&foreign_probe)),
-        (1, 1)
-    );
+    assert_only_ours(&probe, &foreign_probe);
     assert_eq!(Arc::strong_count(&sock), 1);
 }
 

@@ -390,6 +390,12 @@ pub fn pair() -> (Arc<OwnedFd>, UnixStream) {
     (Arc::new(OwnedFd::from(a)), b)
 }
 
+/// Asserts that nothing but the test holds `a` or `b` any more (their strong counts are 1).
+#[track_caller]
+pub fn assert_only_ours<A, B>(a: &Arc<A>, b: &Arc<B>) {
+    assert_eq!((Arc::strong_count(a), Arc::strong_count(b)), (1, 1));
+}
+
 /// A receive of up to `capacity` bytes on `sock`, polled once with `waker`: in flight until the
 /// peer writes.
 #[track_caller]
@@ -414,10 +420,7 @@ pub fn assert_all_released(
     turn_until(driver, || driver.metrics().slots == 0);
     drop(waker);
     assert_eq!(Arc::strong_count(probe), 1);
-    assert_eq!(
-        (Arc::strong_count(first), Arc::strong_count(second)),
-        (1, 1)
-    );
+    assert_only_ours(first, second);
 }
 
 /// Runs `fut` to completion on `driver` (entered here), polling only when its waker fired.
