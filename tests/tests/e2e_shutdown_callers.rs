@@ -59,6 +59,14 @@ impl<T: Send + 'static> Borrower<T> {
         }
     }
 
+    /// [`Borrower::spawn`] of a body that is one `block_on` of `root(ready)`.
+    fn block_on<F: std::future::Future<Output = T>>(
+        handle: baton::Handle,
+        root: impl FnOnce(mpsc::Sender<()>) -> F + Send + 'static,
+    ) -> Borrower<T> {
+        Borrower::spawn(handle, |handle, ready| handle.block_on(root(ready)))
+    }
+
     /// Waits (bounded) for the borrower's signal.
     fn wait_ready(&self) -> io::Result<()> {
         self.ready.recv_timeout(DEADLINE).map_err(io::Error::other)
@@ -115,12 +123,10 @@ fn shutdown_drops_the_calling_threads_local_tasks_on_that_thread() -> io::Result
 fn shutdown_from_another_thread_closes_a_borrowed_worker_and_its_accept_resolves_closed()
 -> io::Result<()> {
     let rt = baton::Runtime::new()?;
-    let borrower = Borrower::spawn(rt.handle(), |handle, ready| {
-        handle.block_on(async {
-            let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
-            let _sent = ready.send(());
-            listener.accept().await.map(drop)
-        })
+    let borrower = Borrower::block_on(rt.handle(), |ready| async move {
+        let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
+        let _sent = ready.send(());
+        listener.accept().await.map(drop)
     });
     let report = borrower.shut_down_when_ready(rt, DEADLINE)?;
     let result = borrower.result("the borrowed accept")?;
@@ -144,11 +150,9 @@ fn shutdown_from_another_thread_closes_a_borrowed_worker_and_its_accept_resolves
 fn a_timeout_pending_in_a_borrowed_block_on_reports_closed_when_the_runtime_shuts_down()
 -> io::Result<()> {
     let rt = baton::Runtime::new()?;
-    let borrower = Borrower::spawn(rt.handle(), |handle, ready| {
-        handle.block_on(async {
-            let _sent = ready.send(());
-            baton::time::timeout(Duration::from_secs(600), std::future::pending::<()>()).await
-        })
+    let borrower = Borrower::block_on(rt.handle(), |ready| async move {
+        let _sent = ready.send(());
+        baton::time::timeout(Duration::from_secs(600), std::future::pending::<()>()).await
     });
     let report = borrower.shut_down_when_ready(rt, DEADLINE)?;
     let result = borrower.result("the timeout")?;
