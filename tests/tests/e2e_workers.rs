@@ -40,9 +40,22 @@ fn zero_workers_is_a_clear_invalid_input_error() {
 #[test]
 fn outside_spawns_spread_over_both_workers() -> io::Result<()> {
     let rt = two_workers()?;
+    // Every task stays live until all are spawned, so each placement sees the load the earlier
+    // ones made (rule Q1: fewest live tasks, ties round-robin); tasks that finished at once
+    // would leave the split to how fast each worker drains.
+    let go = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let joins: Vec<_> = (0..1000)
-        .map(|_| rt.spawn(async { worker_index() }))
+        .map(|_| {
+            let go = Arc::clone(&go);
+            rt.spawn(async move {
+                while !go.load(Ordering::Acquire) {
+                    baton::time::sleep(Duration::from_millis(1)).await;
+                }
+                worker_index()
+            })
+        })
         .collect();
+    go.store(true, Ordering::Release);
     let mut per_worker = [0_usize; 2];
     for join in joins {
         match joined(&rt, join)? {
