@@ -34,7 +34,7 @@ use baton_compat::hyper::Io;
 use super::recipes::{joined, tokio_io_echo};
 use super::{BATON, BATON_COMPAT, Contender};
 use crate::fixture::BLOCK;
-use crate::jobs::{CountJob, FileJob, ForeignJob, HttpJob};
+use crate::jobs::{ForeignJob, HttpJob};
 use crate::park;
 use crate::sample::{Meter, NoSample, Outcome, Sample, expect_len, join_sample};
 
@@ -211,34 +211,12 @@ impl Contender for BatonCompat {
         )
     }
 
-    fn file_io(&mut self, _job: &FileJob<'_>) -> Outcome {
-        Err(NoSample::Unsupported(STREAMS_ONLY))
-    }
+    unsupported!(STREAMS_ONLY => file_io, spawn_join, spawn_local_join, block_on_round_trip, blocking_jobs, foreign_poll);
 
     tcp_echo!(
         TcpListener::bind("127.0.0.1:0")? => baton::spawn, compat_echo
             => |conn| conn.await.map_err(io::Error::other)?,
     );
-
-    fn spawn_join(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(STREAMS_ONLY))
-    }
-
-    fn spawn_local_join(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(STREAMS_ONLY))
-    }
-
-    fn block_on_round_trip(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(STREAMS_ONLY))
-    }
-
-    fn blocking_jobs(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(STREAMS_ONLY))
-    }
-
-    fn foreign_poll(&mut self, _job: &ForeignJob<'_>) -> Outcome {
-        Err(NoSample::Unsupported(STREAMS_ONLY))
-    }
 
     fn http(&mut self, _job: &HttpJob) -> Outcome {
         Err(NoSample::Unsupported(

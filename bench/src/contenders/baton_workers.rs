@@ -21,8 +21,8 @@ use super::recipes::joined;
 use super::{BATON_WORKERS, Contender};
 use crate::contenders::hyper_service::Responder;
 use crate::http_client::ConnectionErrors;
-use crate::jobs::{CountJob, EchoJob, FileJob, ForeignJob, HttpJob};
-use crate::sample::{NoSample, Outcome};
+use crate::jobs::{EchoJob, HttpJob};
+use crate::sample::Outcome;
 
 /// Workers of this column's runtime.
 pub(crate) const WORKERS: usize = 2;
@@ -121,9 +121,7 @@ impl Contender for BatonWorkers {
         )
     }
 
-    fn file_io(&mut self, _job: &FileJob<'_>) -> Outcome {
-        Err(NoSample::Unsupported(ONE_WORKER_ROWS))
-    }
+    unsupported!(ONE_WORKER_ROWS => file_io, spawn_join, spawn_local_join, block_on_round_trip, blocking_jobs, foreign_poll);
 
     fn tcp_echo(&mut self, job: &EchoJob) -> Outcome {
         let (client, conns) =
@@ -133,26 +131,6 @@ impl Contender for BatonWorkers {
             self.rt.block_on(conn).map_err(io::Error::other)??;
         }
         sample
-    }
-
-    fn spawn_join(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(ONE_WORKER_ROWS))
-    }
-
-    fn spawn_local_join(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(ONE_WORKER_ROWS))
-    }
-
-    fn block_on_round_trip(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(ONE_WORKER_ROWS))
-    }
-
-    fn blocking_jobs(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(ONE_WORKER_ROWS))
-    }
-
-    fn foreign_poll(&mut self, _job: &ForeignJob<'_>) -> Outcome {
-        Err(NoSample::Unsupported(ONE_WORKER_ROWS))
     }
 
     fn http(&mut self, job: &HttpJob) -> Outcome {

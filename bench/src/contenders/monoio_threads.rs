@@ -20,7 +20,7 @@ use monoio_compat::hyper::MonoioIo;
 use super::{Contender, MONOIO_THREADS};
 use crate::contenders::hyper_service::Responder;
 use crate::http_client::ConnectionErrors;
-use crate::jobs::{CountJob, EchoJob, FileJob, ForeignJob, HttpJob};
+use crate::jobs::{EchoJob, HttpJob};
 use crate::sample::{NoSample, Outcome};
 
 /// Threads (one runtime each) of this column.
@@ -155,9 +155,7 @@ impl Contender for MonoioThreads {
         )
     }
 
-    fn file_io(&mut self, _job: &FileJob<'_>) -> Outcome {
-        Err(NoSample::Unsupported(PER_THREAD_ROWS))
-    }
+    unsupported!(PER_THREAD_ROWS => file_io, spawn_join, spawn_local_join, block_on_round_trip, blocking_jobs, foreign_poll);
 
     fn tcp_echo(&mut self, job: &EchoJob) -> Outcome {
         let serve =
@@ -172,26 +170,6 @@ impl Contender for MonoioThreads {
             return Err(NoSample::Failed(format!("monoio echo connection: {why}")));
         }
         sample
-    }
-
-    fn spawn_join(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(PER_THREAD_ROWS))
-    }
-
-    fn spawn_local_join(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(PER_THREAD_ROWS))
-    }
-
-    fn block_on_round_trip(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(PER_THREAD_ROWS))
-    }
-
-    fn blocking_jobs(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(PER_THREAD_ROWS))
-    }
-
-    fn foreign_poll(&mut self, _job: &ForeignJob<'_>) -> Outcome {
-        Err(NoSample::Unsupported(PER_THREAD_ROWS))
     }
 
     fn http(&mut self, job: &HttpJob) -> Outcome {

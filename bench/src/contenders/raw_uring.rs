@@ -26,7 +26,7 @@ use io_uring::{IoUring, opcode, squeue, types};
 
 use super::{Contender, RAW};
 use crate::fixture::BLOCK;
-use crate::jobs::{CountJob, EchoJob, FileJob, FileOp, ForeignJob, HttpJob};
+use crate::jobs::{EchoJob, FileJob, FileOp, ForeignJob, HttpJob};
 use crate::sample::{Meter, NoSample, Outcome, Sample, expect_len};
 
 mod echo;
@@ -230,28 +230,14 @@ impl Contender for RawUring {
         )
     }
 
+    unsupported!(NO_TASKS => spawn_join, spawn_local_join, block_on_round_trip, blocking_jobs);
+
     fn file_io(&mut self, job: &FileJob<'_>) -> Outcome {
         Ok(self.file_loop(job)?)
     }
 
     fn tcp_echo(&mut self, job: &EchoJob) -> Outcome {
         echo::serve(&mut self.ring, job)
-    }
-
-    fn spawn_join(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(NO_TASKS))
-    }
-
-    fn spawn_local_join(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(NO_TASKS))
-    }
-
-    fn block_on_round_trip(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(NO_TASKS))
-    }
-
-    fn blocking_jobs(&mut self, _job: &CountJob) -> Outcome {
-        Err(NoSample::Unsupported(NO_TASKS))
     }
 
     /// The foreign thread sends each offset over a channel to this thread, which owns the ring,

@@ -268,3 +268,31 @@ pub(crate) fn joined<E: std::fmt::Display, F: std::fmt::Display>(
 /// foreign-poll workload (K3).
 pub(crate) const THREAD_BOUND: &str =
     "operation futures are !Send, bound to the runtime thread's thread-local driver";
+
+/// `Contender` methods that answer `NoSample::Unsupported($reason)` (rule K3), one per name
+/// listed (any of the trait's workload methods), for a column that measures only some rows.
+macro_rules! unsupported {
+    ($reason:expr => $($method:ident),+ $(,)?) => {
+        $(unsupported!(@one $method, $reason);)+
+    };
+    (@one file_io, $reason:expr) => {
+        unsupported!(@fn file_io, $crate::jobs::FileJob<'_>, $reason);
+    };
+    (@one tcp_echo, $reason:expr) => {
+        unsupported!(@fn tcp_echo, $crate::jobs::EchoJob, $reason);
+    };
+    (@one foreign_poll, $reason:expr) => {
+        unsupported!(@fn foreign_poll, $crate::jobs::ForeignJob<'_>, $reason);
+    };
+    (@one http, $reason:expr) => {
+        unsupported!(@fn http, $crate::jobs::HttpJob, $reason);
+    };
+    (@one $count_method:ident, $reason:expr) => {
+        unsupported!(@fn $count_method, $crate::jobs::CountJob, $reason);
+    };
+    (@fn $method:ident, $job:ty, $reason:expr) => {
+        fn $method(&mut self, _job: &$job) -> $crate::sample::Outcome {
+            Err($crate::sample::NoSample::Unsupported($reason))
+        }
+    };
+}
