@@ -336,7 +336,14 @@ fn pinned_workers_run_on_the_cpu_their_metrics_name() -> io::Result<()> {
         .into_iter()
         .map(|join| joined(&rt, join))
         .collect::<io::Result<_>>()?;
-    let metrics = rt.metrics();
+    // Worker 0's background thread pins itself when it starts, which may come after this
+    // thread borrowed the worker from the slot: wait (bounded) for it.
+    let waited = std::time::Instant::now();
+    let mut metrics = rt.metrics();
+    while metrics.workers[0].cpu.is_none() && waited.elapsed() < DEADLINE {
+        std::thread::sleep(Duration::from_millis(5));
+        metrics = rt.metrics();
+    }
     // Worker 1 runs on its own pinned thread; worker 0's task may have run on this thread
     // (a `block_on` borrowing it is never pinned), so only its background pin is checked.
     assert!(metrics.workers[0].cpu.is_some(), "{metrics:?}");

@@ -89,7 +89,8 @@ pub struct RuntimeMetrics {
 /// let metrics = rt.metrics();
 /// assert_eq!(metrics.workers.len(), 2);
 /// assert_eq!(metrics.workers[1].tasks.spawned, 1);
-/// assert!(metrics.workers[1].turns > 0);
+/// // A worker too busy to publish within the call shows its last copy, and says so.
+/// assert!(metrics.workers[1].turns > 0 || !metrics.workers[1].fresh);
 /// # Ok(())
 /// # }
 /// ```
