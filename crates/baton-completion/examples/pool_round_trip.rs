@@ -41,8 +41,9 @@ fn attached(pool: &BlockingPool) -> Runtime {
 }
 
 impl Runtime {
-    /// Prepares, binds, registers and submits one empty job; returns its key.
-    fn submit(&mut self) -> baton_completion::WaitKey {
+    /// Prepares, binds, registers and submits one empty job; returns its key and how many
+    /// completions it settled while the queue was full.
+    fn submit(&mut self) -> (baton_completion::WaitKey, usize) {
         let prepared = PreparedOperation::interruptible_blocking(
             self.kind,
             from_fn(|| ()),
@@ -56,12 +57,13 @@ impl Runtime {
             .expect("same registrar, same kind")
             .split();
         let key = self.table.register(half).expect("same runtime");
+        let mut settled = 0;
         loop {
             match self.lease.submit(submission) {
-                Ok(()) => return key,
+                Ok(()) => return (key, settled),
                 Err(rejected) => {
                     submission = rejected.into_submission();
-                    self.settle_available();
+                    settled += self.settle_available();
                     std::thread::yield_now();
                 }
             }
@@ -108,7 +110,7 @@ fn sequential(threads: usize) -> Round {
     let start = Instant::now();
     for _ in 0..JOBS {
         let begun = Instant::now();
-        let key = runtime.submit();
+        let (key, _) = runtime.submit();
         let completion = runtime
             .inbox
             .recv_timeout(Duration::from_secs(30))
@@ -133,8 +135,9 @@ fn pipelined(threads: usize) -> Round {
     let start = Instant::now();
     let mut settled = 0;
     for _ in 0..JOBS {
-        keys.push(runtime.submit());
-        settled += runtime.settle_available();
+        let (key, settled_while_full) = runtime.submit();
+        keys.push(key);
+        settled += settled_while_full + runtime.settle_available();
     }
     while settled < JOBS {
         let completion = runtime

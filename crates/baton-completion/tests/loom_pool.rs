@@ -234,3 +234,65 @@ fn loom_pool_refused_spawn_gets_a_replacement_thread() {
 fn loom_pool_refused_spawn_without_replacement_cancels_the_stranded_job() {
     loom::model(|| refused_spawn_strands_nothing(false));
 }
+
+/// Submits jobs in `rounds`, each round's jobs back to back and the round waited for before
+/// the next, on a pool of `threads` elastic threads, so later jobs find the lane's threads
+/// between jobs: spinning, about to sleep, asleep or just notified, and a round of two may
+/// start a second thread and hand a wake on. A job left queued with no thread looking for it
+/// deadlocks the model, which loom reports.
+fn jobs_between_jobs(threads: usize, rounds: &[u8]) {
+    let spawner = Arc::new(LoomSpawner::default());
+    let total: u8 = rounds.iter().sum();
+    let pool = BlockingPool::builder()
+        .queue_capacity(usize::from(total))
+        .interruptible_threads(InterruptibleThreads::Elastic {
+            max: threads,
+            keep_alive: Duration::from_secs(3600),
+        })
+        .thread_spawner(spawner.clone())
+        .build()
+        .expect("valid pool");
+    let sink = Arc::new(WaitableSink::default());
+    let registrar = registrar_for(sink.clone());
+    let lease = pool
+        .attach_runtime(registrar.runtime_id())
+        .expect("fresh runtime");
+    let mut submitted = 0;
+    for &round in rounds {
+        for _ in 0..round {
+            let submission = bind(&registrar, returns(submitted)).split().1;
+            assert!(
+                submit_or_roll_back(&*lease, submission),
+                "room for every job"
+            );
+            submitted += 1;
+        }
+        sink.wait_for(usize::from(submitted));
+    }
+    let report = pool.shutdown(Instant::now() + Duration::from_secs(3600));
+    assert!(
+        matches!(report, ShutdownReport::Drained { .. }),
+        "{report:?}"
+    );
+    spawner.join_all();
+    assert_eq!(
+        *sink.received.lock().expect("not poisoned"),
+        usize::from(total)
+    );
+}
+
+/// Proves pool rule P7 on one thread: a job queued while the lane's only thread is between
+/// jobs (watching the queue, re-checking it under the lock, or waiting on the condvar) is
+/// always found — the submit notifies exactly when no spinner will see it.
+#[test]
+fn loom_pool_job_queued_while_the_thread_spins_or_sleeps_is_run() {
+    loom::model(|| jobs_between_jobs(1, &[1, 1]));
+}
+
+/// Proves pool rule P7 with two threads: two jobs back to back (the second may start a second
+/// thread, or wait for a thread that takes one job and hands the wake on), then a third while
+/// one thread may spin and the other sleep with a notification outstanding; each is found.
+#[test]
+fn loom_pool_wakes_are_never_lost_between_two_threads() {
+    loom::model(|| jobs_between_jobs(2, &[2, 1]));
+}

@@ -1,11 +1,13 @@
 //! The pool's shared state: two lanes (interruptible, quarantine), their bounded queues, their
 //! threads and the counters, all under one lock (pool rules P1–P6 in `pool/mod.rs`).
 
+use super::outcomes::{Attach, Enqueue, FailedSpawn, Next, Recovery, SpawnConfirmed, Submitted};
+use super::spin;
 use crate::completion::DeliveryOutcome;
-use crate::dispatch::{Dispatch, RunReport, TerminalClass};
+use crate::dispatch::{Dispatch, RunReport, Submission, TerminalClass};
 use crate::executor::{ExecutorSnapshot, RejectReason, ShutdownReport};
 use crate::identity::RuntimeId;
-use crate::sync::{Condvar, Mutex, MutexGuard};
+use crate::sync::{AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 use web_time::Instant;
@@ -32,6 +34,13 @@ pub(crate) struct LaneLimits {
 /// `queued` leaves them out; `running <= threads <= max_threads`, where `threads` counts
 /// threads being spawned too; `threads == 0` implies no accepted job waits in this lane
 /// (P4), which [`Lanes::enqueue`] and [`Lanes::spawn_failed`] uphold.
+///
+/// Waking (rule P7): `idle` threads wait on the lane's condvar, at most one thread is
+/// `spinning` (between jobs, watching the lane's queue length without the lock), and
+/// `notified <= idle` counts `notify_one` calls no woken thread has accounted for yet. A job
+/// is queued only while the lock is held and every thread that stops spinning or wakes
+/// re-checks the queue under the lock, so a job left without a notification always has a
+/// spinning thread, or a notified one, that will find it.
 #[derive(Debug)]
 struct Lane {
     limits: LaneLimits,
@@ -41,6 +50,8 @@ struct Lane {
     running: u64,
     threads: usize,
     idle: usize,
+    spinning: usize,
+    notified: usize,
 }
 
 /// Everything the pool lock guards: whether the pool is closed, both lanes, the attached
@@ -60,91 +71,15 @@ struct Synced {
 
 /// The pool's two lanes, their threads and counters, behind one lock (the [`Synced`] part).
 /// `work[lane]` wakes that lane's idle threads; `progress` wakes a shutdown waiting for
-/// outstanding jobs.
+/// outstanding jobs; `queue_len[lane]` mirrors the length of that lane's queue (written under
+/// the lock) for a spinning thread to watch without taking it. It is a hint only: a spinner
+/// acts on nothing it reads there before re-checking under the lock.
 #[derive(Debug)]
 pub(crate) struct Lanes {
     synced: Mutex<Synced>,
     work: [Condvar; 2],
     progress: Condvar,
-}
-
-/// The outcome of [`Lanes::reserve`].
-#[must_use = "a reservation must be enqueued or released"]
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Reservation {
-    /// Capacity is held and the job is accepted: arm and enqueue it.
-    Accepted,
-    /// Capacity is held for a job that needs a new lane thread first: spawn it, then call
-    /// [`Lanes::spawn_confirmed`] or, if the OS refused, [`Lanes::spawn_failed`]. The job is not
-    /// accepted (nor counted) until then.
-    SpawnFirst,
-    /// Refused; nothing was counted.
-    Refused(RejectReason),
-}
-
-/// The outcome of [`Lanes::spawn_confirmed`].
-#[must_use = "a refused reservation must be rejected"]
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum SpawnConfirmed {
-    /// The job is accepted: arm and enqueue it.
-    Accepted,
-    /// The pool closed while the thread was spawned: the reservation is released and the
-    /// submission must be rejected with this reason.
-    Refused(RejectReason),
-}
-
-/// Which spawn failed, for [`Lanes::spawn_failed`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum FailedSpawn {
-    /// The spawn a [`Reservation::SpawnFirst`] asked for: its reservation is released.
-    ForReservation,
-    /// A replacement spawn asked for by a [`Recovery::Respawn`].
-    Replacement,
-}
-
-/// What to do after a lane lost a thread or a thread could not start (P4).
-#[must_use = "queued work without a thread must get one or be cancelled"]
-#[derive(Debug)]
-pub(crate) enum Recovery {
-    /// Every accepted job of the lane has a thread that will run it.
-    Covered,
-    /// Queued work lacks a thread and one more is counted: spawn it; if that fails report
-    /// [`FailedSpawn::Replacement`].
-    Respawn,
-    /// The lane has no thread left and none could be started: cancel these dispatches and
-    /// report each through [`Lanes::cancelled_queued`].
-    Stranded(Vec<Dispatch>),
-}
-
-/// The outcome of [`Lanes::enqueue`].
-#[must_use = "a dispatch refused by a closed pool must be cancelled and counted"]
-#[derive(Debug)]
-pub(crate) enum Enqueue {
-    /// In the queue; a lane thread will run it.
-    Queued,
-    /// The pool closed after the reservation: cancel it and report through
-    /// [`Lanes::cancelled_queued`].
-    Closed(Dispatch),
-    /// The lane lost its last thread and could not start another after the reservation
-    /// (P4): cancel it and report through [`Lanes::cancelled_queued`].
-    Stranded(Dispatch),
-}
-
-/// What a lane thread should do next.
-#[must_use = "a worker must run the dispatch it was handed"]
-#[derive(Debug)]
-pub(crate) enum Next {
-    Run(Dispatch),
-    Exit,
-}
-
-/// The outcome of attaching a runtime.
-#[must_use = "a refused attach must be reported"]
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Attach {
-    Attached,
-    Duplicate,
-    ShuttingDown,
+    queue_len: [AtomicUsize; 2],
 }
 
 impl Lanes {
@@ -157,6 +92,8 @@ impl Lanes {
             running: 0,
             threads: 0,
             idle: 0,
+            spinning: 0,
+            notified: 0,
         };
         Self {
             synced: Mutex::new(Synced {
@@ -172,6 +109,7 @@ impl Lanes {
             }),
             work: [Condvar::new(), Condvar::new()],
             progress: Condvar::new(),
+            queue_len: [AtomicUsize::new(0), AtomicUsize::new(0)],
         }
     }
 
@@ -201,9 +139,15 @@ impl Lanes {
         self.lock().rejected += 1;
     }
 
-    /// Reserves one unit of `lane` capacity for `runtime` (rule P1: reserve first; rule P2: the
-    /// job counts as accepted and queued from here on, or once its thread started).
-    pub(crate) fn reserve(&self, lane: LaneId, runtime: RuntimeId) -> Reservation {
+    /// Reserves one unit of `lane` capacity for `runtime`, then arms and queues the submission,
+    /// all under one lock (rule P1: reserve, arm, enqueue; rule P2: the job counts as accepted
+    /// and queued from here on, or once its thread started). Arming runs no user code.
+    pub(crate) fn submit(
+        &self,
+        lane: LaneId,
+        runtime: RuntimeId,
+        submission: Submission,
+    ) -> Submitted {
         let mut state = self.lock();
         let refusal = if state.closed {
             Some(RejectReason::ShuttingDown)
@@ -216,7 +160,7 @@ impl Lanes {
             })
         };
         if let Some(reason) = refusal {
-            return Reservation::Refused(reason);
+            return Submitted::Refused(reason, submission);
         }
         let lane_state = &mut state.lanes[lane as usize];
         lane_state.queued += 1;
@@ -224,14 +168,19 @@ impl Lanes {
         if lane_state.lacks_thread() {
             lane_state.threads += 1;
             lane_state.spawning += 1;
-            return Reservation::SpawnFirst;
+            return Submitted::SpawnFirst(submission);
         }
         // Rule P2: count at acceptance, not at dequeue.
         state.accepted += 1;
-        Reservation::Accepted
+        match self.push(state, lane, submission.arm()) {
+            Enqueue::Queued => Submitted::Queued,
+            Enqueue::Closed(dispatch) | Enqueue::Stranded(dispatch) => {
+                Submitted::Stranded(dispatch)
+            }
+        }
     }
 
-    /// The thread a [`Reservation::SpawnFirst`] asked for started: accept the job, unless the
+    /// The thread a [`Submitted::SpawnFirst`] asked for started: accept the job, unless the
     /// pool closed meanwhile (rule P5: the new thread sees the close and leaves).
     pub(crate) fn spawn_confirmed(&self, lane: LaneId) -> SpawnConfirmed {
         let mut state = self.lock();
@@ -297,20 +246,27 @@ impl Lanes {
 
     /// Enqueues an armed dispatch under an existing reservation (P1).
     pub(crate) fn enqueue(&self, lane: LaneId, dispatch: Dispatch) -> Enqueue {
-        let mut state = self.lock();
+        let state = self.lock();
+        self.push(state, lane, dispatch)
+    }
+
+    /// Queues `dispatch` under the held lock and wakes a thread if none will find it (P7).
+    fn push(&self, mut state: MutexGuard<'_, Synced>, lane: LaneId, dispatch: Dispatch) -> Enqueue {
         if state.closed {
             return Enqueue::Closed(dispatch);
         }
-        let lane_state = &mut state.lanes[lane as usize];
+        let index = lane as usize;
+        let lane_state = &mut state.lanes[index];
         if lane_state.threads == 0 {
             // Rule P4: the lane lost its last thread and none could start; never orphan a job.
             return Enqueue::Stranded(dispatch);
         }
         lane_state.queue.push_back(dispatch);
-        let wake = lane_state.idle > 0;
+        self.queue_len[index].store(lane_state.queue.len(), Ordering::Relaxed);
+        let wake = lane_state.take_wake();
         drop(state);
         if wake {
-            self.work[lane as usize].notify_one();
+            self.work[index].notify_one();
         }
         Enqueue::Queued
     }
@@ -324,21 +280,50 @@ impl Lanes {
         self.progress.notify_all();
     }
 
-    /// Blocks a lane thread until there is a job to run or it should exit (P3–P4).
-    pub(crate) fn next(&self, lane: LaneId) -> Next {
+    /// Counts the job the lane thread just `finished` (P6), if any, then blocks it until there
+    /// is a job to run or it should exit (P3, P4, P7), all under one lock where it can.
+    pub(crate) fn next(&self, lane: LaneId, finished: Option<RunReport>) -> Next {
         let index = lane as usize;
         let mut state = self.lock();
+        if let Some(report) = finished {
+            state.lanes[index].running -= 1;
+            state.count(report);
+            // Only a shutdown waits on `progress`, and it closes the pool before it waits: a
+            // job finishing before the close is seen by the shutdown's first check under the
+            // lock.
+            if state.closed {
+                self.progress.notify_all();
+            }
+        }
+        let mut spun = false;
         loop {
             let lane_state = &mut state.lanes[index];
             if let Some(dispatch) = lane_state.queue.pop_front() {
+                self.queue_len[index].store(lane_state.queue.len(), Ordering::Relaxed);
                 lane_state.queued -= 1;
                 lane_state.running += 1;
+                // Rule P7: more work is queued than this thread takes; hand it on.
+                let wake = !lane_state.queue.is_empty() && lane_state.take_wake();
+                drop(state);
+                if wake {
+                    self.work[index].notify_one();
+                }
                 return Next::Run(dispatch);
             }
             if state.closed {
                 return self.exit(state, index);
             }
             let lane_state = &mut state.lanes[index];
+            if !spun && lane_state.spinning == 0 {
+                // Rule P7: watch the queue a little before sleeping.
+                lane_state.spinning += 1;
+                drop(state);
+                spin::watch(&self.queue_len[index]);
+                state = self.lock();
+                state.lanes[index].spinning -= 1;
+                spun = true;
+                continue;
+            }
             lane_state.idle += 1;
             let elastic = lane_state.threads > lane_state.limits.min_threads;
             let keep_alive = lane_state.limits.keep_alive;
@@ -356,6 +341,7 @@ impl Lanes {
             };
             let lane_state = &mut state.lanes[index];
             lane_state.idle -= 1;
+            lane_state.notified = lane_state.notified.saturating_sub(1);
             // Rule P4: an idle elastic thread leaves only if the remaining free threads still
             // cover every reserved job.
             let spare = (lane_state.threads as u64 - 1).saturating_sub(lane_state.running);
@@ -374,20 +360,6 @@ impl Lanes {
         drop(state);
         self.progress.notify_all();
         Next::Exit
-    }
-
-    /// Counts a job a lane thread finished (P6).
-    pub(crate) fn finished(&self, lane: LaneId, report: RunReport) {
-        let mut state = self.lock();
-        state.lanes[lane as usize].running -= 1;
-        state.count(report);
-        // Only a shutdown waits on `progress`, and it closes the pool before it waits: a job
-        // finishing before the close is seen by the shutdown's first check under the lock.
-        let closing = state.closed;
-        drop(state);
-        if closing {
-            self.progress.notify_all();
-        }
     }
 
     /// Closes the pool (P5): refuses new work and takes every queued dispatch out for the
@@ -441,6 +413,16 @@ impl Lanes {
 }
 
 impl Lane {
+    /// Rule P7: whether a newly visible job needs a `notify_one` — no thread is spinning and
+    /// some idle thread is not notified yet — counting the notification if so.
+    fn take_wake(&mut self) -> bool {
+        let wake = self.spinning == 0 && self.idle > self.notified;
+        if wake {
+            self.notified += 1;
+        }
+        wake
+    }
+
     /// Whether an accepted job would wait without a thread that could start it now, while the
     /// lane may still start one (P4).
     fn lacks_thread(&self) -> bool {

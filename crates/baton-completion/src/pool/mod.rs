@@ -32,9 +32,19 @@
 //!    down: `accepted` counts a job once, when it is accepted for good; every rejection
 //!    (foreign runtime, detached lease, closed pool, full lane, refused thread) counts once in
 //!    `rejected`.
+//!
+//! P7. A queued job wakes a sleeping thread only when no thread of its lane is spinning and
+//!    every notification already sent has been taken up: a lane thread that finds its queue
+//!    empty watches it briefly (one spinner per lane) before it sleeps, and a thread that takes
+//!    a job while more are queued hands the wake on. So a stream of short jobs costs no futex
+//!    call per job, and a queued job is never left without a thread that will look for it:
+//!    jobs are queued under the lock, and a thread re-checks the queue under the lock after it
+//!    spins and after it wakes.
 
 mod builder;
 mod lanes;
+mod outcomes;
+mod spin;
 mod worker;
 
 pub use builder::{BlockingPoolBuilder, BuildError, InterruptibleThreads};
@@ -42,7 +52,8 @@ pub(crate) use lanes::LaneId;
 #[cfg(test)]
 pub(crate) use worker::LaneThread;
 
-use self::lanes::{Attach, Enqueue, FailedSpawn, Lanes, Recovery, Reservation, SpawnConfirmed};
+use self::lanes::Lanes;
+use self::outcomes::{Attach, Enqueue, FailedSpawn, Recovery, SpawnConfirmed, Submitted};
 use crate::dispatch::Submission;
 use crate::executor::{
     AttachError, ExecutorLease, ExecutorSnapshot, IoExecutor, RejectReason, Rejected,
@@ -228,26 +239,32 @@ impl ExecutorLease for PoolLease {
             WorkClass::Quarantined(_) => LaneId::Quarantine,
         };
         let lanes = &self.shared.lanes;
-        // Rule P1: reserve first.
-        match lanes.reserve(lane, self.runtime) {
-            Reservation::Refused(reason) => return reject(reason, submission),
-            Reservation::Accepted => {}
-            Reservation::SpawnFirst => match PoolShared::spawn_lane_thread(&self.shared, lane) {
-                Ok(()) => match lanes.spawn_confirmed(lane) {
-                    SpawnConfirmed::Accepted => {}
-                    SpawnConfirmed::Refused(reason) => return reject(reason, submission),
-                },
-                Err(error) => {
-                    // Rule P4: this submission comes back unarmed; jobs accepted relying on
-                    // the thread get another one or are cancelled, never orphaned.
-                    let recovery = lanes.spawn_failed(lane, FailedSpawn::ForReservation);
-                    PoolShared::recover(&self.shared, lane, recovery);
-                    let message = error.to_string();
-                    return reject(RejectReason::SpawnFailed { message }, submission);
-                }
+        // Rule P1: reserve first, then arm and enqueue (one lock unless a thread must start).
+        let submission = match lanes.submit(lane, self.runtime, submission) {
+            Submitted::Queued => return Ok(()),
+            Submitted::Refused(reason, submission) => return reject(reason, submission),
+            Submitted::Stranded(dispatch) => {
+                // Rule P4: a lane left without threads cancels it rather than orphaning it.
+                let report = dispatch.cancel();
+                lanes.cancelled_queued(lane, report);
+                return Ok(());
+            }
+            Submitted::SpawnFirst(submission) => submission,
+        };
+        match PoolShared::spawn_lane_thread(&self.shared, lane) {
+            Ok(()) => match lanes.spawn_confirmed(lane) {
+                SpawnConfirmed::Accepted => {}
+                SpawnConfirmed::Refused(reason) => return reject(reason, submission),
             },
+            Err(error) => {
+                // Rule P4: this submission comes back unarmed; jobs accepted relying on the
+                // thread get another one or are cancelled, never orphaned.
+                let recovery = lanes.spawn_failed(lane, FailedSpawn::ForReservation);
+                PoolShared::recover(&self.shared, lane, recovery);
+                let message = error.to_string();
+                return reject(RejectReason::SpawnFailed { message }, submission);
+            }
         }
-        // Rule P1: then arm and enqueue.
         match lanes.enqueue(lane, submission.arm()) {
             Enqueue::Queued => {}
             // Rule P5: accepted before the close, so it delivers `Cancelled`; rule P4: a lane

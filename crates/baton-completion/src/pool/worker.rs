@@ -8,7 +8,8 @@
 //! cancelled.
 
 use super::PoolShared;
-use super::lanes::{LaneId, Next};
+use super::lanes::LaneId;
+use super::outcomes::Next;
 use crate::completion::DeliveryOutcome;
 use crate::dispatch::{AsyncDispatch, Dispatch, RunReport, TerminalClass};
 use crate::sync::{Arc, StdArc, thread};
@@ -35,6 +36,9 @@ enum ThreadState {
     Idle,
     /// Running a job the lane counts in `running`.
     Running,
+    /// Done with a job the lane still counts in `running`; the next [`LaneThread::next`]
+    /// reports it.
+    Finished(RunReport),
     /// Left through [`Next::Exit`], which already uncounted the thread.
     Exited,
 }
@@ -63,7 +67,13 @@ impl LaneThread {
     /// Blocks until the lane hands this thread a dispatch to run (it is then running one) or
     /// tells it to exit (`None`; the lane already uncounted it).
     pub(crate) fn next(&mut self) -> Option<Dispatch> {
-        match self.shared.lanes.next(self.lane) {
+        let finished = match self.state {
+            ThreadState::Finished(report) => Some(report),
+            _ => None,
+        };
+        // From here the lane has counted the finished job: an unwind must not count it again.
+        self.state = ThreadState::Idle;
+        match self.shared.lanes.next(self.lane, finished) {
             Next::Exit => {
                 self.state = ThreadState::Exited;
                 None
@@ -75,11 +85,10 @@ impl LaneThread {
         }
     }
 
-    /// Counts the dispatch [`next`](Self::next) handed out as finished; the thread is idle
-    /// again.
+    /// Records the dispatch [`next`](Self::next) handed out as finished; the next `next`
+    /// counts it with the same lock that takes the following job.
     fn finished(&mut self, report: RunReport) {
-        self.state = ThreadState::Idle;
-        self.shared.lanes.finished(self.lane, report);
+        self.state = ThreadState::Finished(report);
     }
 }
 
@@ -92,6 +101,7 @@ impl Drop for LaneThread {
                 class: TerminalClass::WorkerPanic,
                 delivery: DeliveryOutcome::InboxClosed,
             }),
+            ThreadState::Finished(report) => Some(report),
         };
         let recovery = self.shared.lanes.thread_lost(self.lane, running);
         PoolShared::recover(&self.shared, self.lane, recovery);

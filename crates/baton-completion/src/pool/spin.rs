@@ -1,0 +1,35 @@
+//! How a lane thread that found its queue empty watches it before it sleeps (pool rule P7).
+
+use crate::sync::{AtomicUsize, Ordering};
+
+/// How long the watch lasts: about the time a runtime takes to submit its next job, so a
+/// stream of short jobs is handed over without a futex wake per job.
+#[cfg(not(loom))]
+const SPIN: std::time::Duration = std::time::Duration::from_micros(20);
+
+/// Watches `queue_len` (the lane's queue-length hint), without the pool lock, until a job
+/// shows up or [`SPIN`] passed. The caller re-checks the queue under the lock either way, so
+/// a stale read costs time, never a job; a closing pool notifies, and the caller sees the
+/// close there.
+#[cfg(not(loom))]
+pub(super) fn watch(queue_len: &AtomicUsize) {
+    let start = web_time::Instant::now();
+    loop {
+        for _ in 0..64 {
+            if queue_len.load(Ordering::Relaxed) > 0 {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        if start.elapsed() >= SPIN {
+            return;
+        }
+    }
+}
+
+/// Under loom one look stands for the watch: the protocol (the spinner is counted, and the
+/// caller re-checks under the lock) is what the models check, not how long it lasts.
+#[cfg(loom)]
+pub(super) fn watch(queue_len: &AtomicUsize) {
+    let _ = queue_len.load(Ordering::Relaxed);
+}
