@@ -62,7 +62,8 @@ pub mod trace;
 
 pub use containment::{ContainedDrop, call_contained, panic_message};
 pub use queue_control::{
-    CancelBeforeStart, CancelHandle, ClaimForRun, QueueState, StartToken, queue_control,
+    CancelBeforeStart, CancelHandle, ClaimForRun, QueueCell, QueueHost, QueueState, StartToken,
+    hosted_queue_control, queue_control,
 };
 pub use resource::{
     CancelHook, HookError, HookOutcome, HookResult, Interruptible, QuarantineBound, ResourceClass,

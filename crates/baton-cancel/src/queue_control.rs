@@ -59,64 +59,43 @@ pub enum ClaimForRun {
     CompleteCancelled,
 }
 
-/// The shared cell. Invariant: `state` only ever holds `QUEUED`, `CANCELLED` or `RUNNING`, and
-/// leaves `QUEUED` at most once (C1), always through a compare-exchange so the cancel and
-/// the claim cannot both win.
-struct QueueCell {
+/// The three-state cell itself. Invariant: `state` only ever holds `QUEUED`, `CANCELLED` or
+/// `RUNNING`, and leaves `QUEUED` at most once (C1), always through a compare-exchange so the
+/// cancel and the claim cannot both win.
+///
+/// [`queue_control`] puts one in its own allocation; a value that is shared anyway (a job's
+/// state, say) can embed one instead and hand out both sides with [`hosted_queue_control`],
+/// saving that allocation.
+pub struct QueueCell {
     state: AtomicU8,
 }
 
-/// Creates a fresh *queued* cell and returns its two sides.
-pub fn queue_control() -> (CancelHandle, StartToken) {
-    let cell = Arc::new(QueueCell {
-        state: AtomicU8::new(QUEUED),
-    });
-    (
-        CancelHandle {
-            cell: Arc::clone(&cell),
-        },
-        StartToken { cell },
-    )
-}
+impl QueueCell {
+    /// A fresh *queued* cell.
+    pub fn new() -> QueueCell {
+        QueueCell {
+            state: AtomicU8::new(QUEUED),
+        }
+    }
 
-/// The runtime's side of a queue cell: cancels queued work.
-pub struct CancelHandle {
-    cell: Arc<QueueCell>,
-}
-
-/// The executor's side of a queue cell: claims work before running its body.
-pub struct StartToken {
-    cell: Arc<QueueCell>,
-}
-
-impl CancelHandle {
-    /// Tries to cancel the work before it starts (C2).
+    /// Tries to cancel the work before it starts (C2); what [`CancelHandle`] does.
     pub fn cancel_before_start(&self) -> CancelBeforeStart {
         // Rule C1: the only way out of QUEUED is a compare-exchange; AcqRel pairs with the
         // claim's exchange so both sides agree on the single winner.
-        match self.cell.state.compare_exchange(
-            QUEUED,
-            CANCELLED,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
+        match self
+            .state
+            .compare_exchange(QUEUED, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
+        {
             Ok(_) => CancelBeforeStart::CancelledQueued,
             Err(CANCELLED) => CancelBeforeStart::AlreadyCancelled,
             Err(_) => CancelBeforeStart::AlreadyRunning,
         }
     }
 
-    /// The cell's current state (a snapshot; it may change right after).
-    pub fn state(&self) -> QueueState {
-        QueueState::from_raw(self.cell.state.load(Ordering::Acquire))
-    }
-}
-
-impl StartToken {
-    /// Claims the work for running (C3). Claiming twice is `Run` both times.
+    /// Claims the work for running (C3); what [`StartToken`] does. Claiming twice is `Run`
+    /// both times.
     pub fn claim_for_run(&self) -> ClaimForRun {
         match self
-            .cell
             .state
             .compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
         {
@@ -127,7 +106,106 @@ impl StartToken {
 
     /// The cell's current state (a snapshot; it may change right after).
     pub fn state(&self) -> QueueState {
-        QueueState::from_raw(self.cell.state.load(Ordering::Acquire))
+        QueueState::from_raw(self.state.load(Ordering::Acquire))
+    }
+}
+
+impl Default for QueueCell {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for QueueCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueueCell")
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+/// A shared value that embeds the [`QueueCell`] its two sides use
+/// ([`hosted_queue_control`]).
+pub trait QueueHost: Send + Sync + 'static {
+    /// The embedded cell; the same one on every call.
+    fn queue_cell(&self) -> &QueueCell;
+}
+
+/// Where a side's cell lives: its own allocation, or embedded in a host both sides share.
+/// The host `Arc` is `std`'s also under loom: it is an ownership handle, and the cell's
+/// atomic inside it is the shim's, so the models still check the protocol.
+enum CellRef {
+    Own(Arc<QueueCell>),
+    Hosted(std::sync::Arc<dyn QueueHost>),
+}
+
+impl CellRef {
+    fn cell(&self) -> &QueueCell {
+        match self {
+            CellRef::Own(cell) => cell,
+            CellRef::Hosted(host) => host.queue_cell(),
+        }
+    }
+}
+
+/// Creates a fresh *queued* cell and returns its two sides.
+pub fn queue_control() -> (CancelHandle, StartToken) {
+    let cell = Arc::new(QueueCell::new());
+    (
+        CancelHandle {
+            cell: CellRef::Own(Arc::clone(&cell)),
+        },
+        StartToken {
+            cell: CellRef::Own(cell),
+        },
+    )
+}
+
+/// The two sides of the cell `host` embeds, without allocating; the cell keeps whatever
+/// state it already has (a host cancelled before this call hands out sides that see the
+/// cancel).
+pub fn hosted_queue_control(host: std::sync::Arc<dyn QueueHost>) -> (CancelHandle, StartToken) {
+    (
+        CancelHandle {
+            cell: CellRef::Hosted(std::sync::Arc::clone(&host)),
+        },
+        StartToken {
+            cell: CellRef::Hosted(host),
+        },
+    )
+}
+
+/// The runtime's side of a queue cell: cancels queued work.
+pub struct CancelHandle {
+    cell: CellRef,
+}
+
+/// The executor's side of a queue cell: claims work before running its body.
+pub struct StartToken {
+    cell: CellRef,
+}
+
+impl CancelHandle {
+    /// Tries to cancel the work before it starts (C2).
+    pub fn cancel_before_start(&self) -> CancelBeforeStart {
+        self.cell.cell().cancel_before_start()
+    }
+
+    /// The cell's current state (a snapshot; it may change right after).
+    pub fn state(&self) -> QueueState {
+        self.cell.cell().state()
+    }
+}
+
+impl StartToken {
+    /// Claims the work for running (C3). Claiming twice is `Run` both times.
+    pub fn claim_for_run(&self) -> ClaimForRun {
+        self.cell.cell().claim_for_run()
+    }
+
+    /// The cell's current state (a snapshot; it may change right after).
+    pub fn state(&self) -> QueueState {
+        self.cell.cell().state()
     }
 }
 

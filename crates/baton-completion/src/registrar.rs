@@ -12,7 +12,7 @@ use crate::identity::{
 use crate::prepared::{ErasedDecoder, PreparedOperation};
 use crate::sendable::{SendBinding, SendPreparedOperation};
 use crate::sync::{Ordering, StaticCounter, StdArc};
-use baton_cancel::{CancelHandle, ContainedDrop, ResourceClass, queue_control};
+use baton_cancel::{CancelHandle, ContainedDrop, ResourceClass, StartToken, queue_control};
 use std::fmt;
 
 static NEXT_REGISTRAR: StaticCounter = StaticCounter::new(1);
@@ -121,6 +121,29 @@ impl Registrar {
         identity: IssuedIdentity,
         prepared: PreparedOperation,
     ) -> Result<Binding, BindError> {
+        self.bind_with(identity, prepared, None)
+    }
+
+    /// [`bind`](Registrar::bind), deciding cancel-before-start with the caller's queue cell
+    /// (both sides of one cell, from `baton_cancel::hosted_queue_control`, say) instead of a
+    /// fresh one: the wait table's cancel and the dispatch's claim then race on that cell, so
+    /// a cancel made through it (from any thread, before or after this call) keeps the job
+    /// from running, and no cell is allocated here.
+    pub fn bind_with_control(
+        &self,
+        identity: IssuedIdentity,
+        prepared: PreparedOperation,
+        control: (CancelHandle, StartToken),
+    ) -> Result<Binding, BindError> {
+        self.bind_with(identity, prepared, Some(control))
+    }
+
+    fn bind_with(
+        &self,
+        identity: IssuedIdentity,
+        prepared: PreparedOperation,
+        control: Option<(CancelHandle, StartToken)>,
+    ) -> Result<Binding, BindError> {
         let refusal = if identity.registrar != self.id {
             Some(BindError::ForeignIdentity {
                 identity_runtime: identity.slot.runtime_id(),
@@ -153,7 +176,7 @@ impl Registrar {
             resource,
             ..
         } = prepared;
-        let (cancel, start) = queue_control();
+        let (cancel, start) = control.unwrap_or_else(queue_control);
         Ok(Binding {
             runtime: RuntimeHalf {
                 slot: identity.slot,
@@ -184,6 +207,19 @@ impl Registrar {
     ) -> Result<SendBinding, BindError> {
         // The binding was bound from a `SendPreparedOperation`: `SendBinding`'s invariant.
         self.bind(identity, prepared.into()).map(SendBinding::new)
+    }
+
+    /// [`bind_send`](Registrar::bind_send) with the caller's queue cell, as
+    /// [`bind_with_control`](Registrar::bind_with_control) does.
+    pub fn bind_send_with_control(
+        &self,
+        identity: IssuedIdentity,
+        prepared: SendPreparedOperation,
+        control: (CancelHandle, StartToken),
+    ) -> Result<SendBinding, BindError> {
+        // The binding was bound from a `SendPreparedOperation`: `SendBinding`'s invariant.
+        self.bind_with_control(identity, prepared.into(), control)
+            .map(SendBinding::new)
     }
 }
 

@@ -4,7 +4,10 @@
 
 use super::support::assert_one_winner;
 use crate::sync::thread;
-use crate::{CancelBeforeStart, ClaimForRun, QueueState, queue_control};
+use crate::{
+    CancelBeforeStart, ClaimForRun, QueueCell, QueueHost, QueueState, hosted_queue_control,
+    queue_control,
+};
 use CancelBeforeStart::{AlreadyCancelled, AlreadyRunning, CancelledQueued};
 use proptest::prelude::*;
 
@@ -21,6 +24,30 @@ fn claim_then_cancel() {
     let (cancel, start) = queue_control();
     assert_eq!(start.claim_for_run(), ClaimForRun::Run);
     assert_eq!(cancel.cancel_before_start(), AlreadyRunning);
+    assert_eq!(cancel.state(), QueueState::Running);
+}
+
+struct Host(QueueCell);
+
+impl QueueHost for Host {
+    fn queue_cell(&self) -> &QueueCell {
+        &self.0
+    }
+}
+
+#[test]
+fn hosted_sides_share_the_host_cell_and_see_an_earlier_cancel() {
+    let host = std::sync::Arc::new(Host(QueueCell::new()));
+    assert_eq!(host.0.cancel_before_start(), CancelledQueued);
+    let (cancel, start) = hosted_queue_control(host.clone());
+    assert_eq!(cancel.state(), QueueState::Cancelled);
+    assert_eq!(start.claim_for_run(), ClaimForRun::CompleteCancelled);
+    assert_eq!(cancel.cancel_before_start(), AlreadyCancelled);
+
+    let host = std::sync::Arc::new(Host(QueueCell::default()));
+    let (cancel, start) = hosted_queue_control(host.clone());
+    assert_eq!(start.claim_for_run(), ClaimForRun::Run);
+    assert_eq!(host.0.cancel_before_start(), AlreadyRunning);
     assert_eq!(cancel.state(), QueueState::Running);
 }
 

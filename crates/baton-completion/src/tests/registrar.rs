@@ -115,3 +115,48 @@ fn bind_send_refuses_like_bind_and_its_halves_share_one_identity() {
     assert!(half.resource().bound().is_none());
     assert_eq!(sink.count(), 0, "nothing delivered");
 }
+
+/// A shared value embedding the queue cell a binding decides on.
+struct Host(baton_cancel::QueueCell);
+
+impl baton_cancel::QueueHost for Host {
+    fn queue_cell(&self) -> &baton_cancel::QueueCell {
+        &self.0
+    }
+}
+
+#[test]
+fn a_cancel_through_the_callers_queue_cell_keeps_the_bound_job_from_running() {
+    let (registrar, sink, allocator) = registrar();
+    let host = std::sync::Arc::new(Host(baton_cancel::QueueCell::new()));
+    let (prepared, ran, _dropped) = watched(1);
+    let identity = registrar.issue(kind(1)).expect("ids available");
+    let (half, submission) = registrar
+        .bind_with_control(
+            identity,
+            prepared,
+            baton_cancel::hosted_queue_control(host.clone()),
+        )
+        .expect("same registrar, same kind")
+        .split();
+    let mut table = crate::WaitTable::new(allocator);
+    let key = table.register(half).expect("same runtime");
+    // The caller's cancel wins on its own cell, off the table.
+    assert_eq!(
+        host.0.cancel_before_start(),
+        baton_cancel::CancelBeforeStart::CancelledQueued
+    );
+    // The table's cancel sees that cancel, and settles the still-pending wait.
+    assert!(matches!(
+        table.cancel(key),
+        crate::CancelOutcome::AlreadyCancelled { waker: None }
+    ));
+    // The dispatch claims the same cell: the job never runs, `Cancelled` is delivered once.
+    let report = match submission.arm() {
+        crate::Dispatch::Blocking(dispatch) => dispatch.run(),
+        crate::Dispatch::Async(_) => panic!("a blocking job arms as a blocking dispatch"),
+    };
+    assert_eq!(report.class, crate::TerminalClass::Cancelled);
+    assert!(!ran.load(Ordering::SeqCst), "the job never ran");
+    assert_eq!(sink.count(), 1, "delivered once");
+}

@@ -16,8 +16,14 @@ pub enum CancelOutcome {
         /// The waiting task's waker.
         waker: Option<Waker>,
     },
-    /// An earlier cancel already won.
-    AlreadyCancelled,
+    /// An earlier cancel already won: through another side of a shared queue cell
+    /// (`Registrar::bind_with_control`), since a cancel through this table settles the wait.
+    /// The job will never run, so a wait still pending is settled as cancelled now and its
+    /// waker handed back to wake (E11).
+    AlreadyCancelled {
+        /// The waiting task's waker, if a task waits.
+        waker: Option<Waker>,
+    },
     /// The job was running and interruptible: the hook was called (once).
     Interrupted(HookResult),
     /// The hook was already called by an earlier cancel; use `reap` to call it again.
@@ -117,7 +123,9 @@ impl WaitTable {
             CancelBeforeStart::CancelledQueued => CancelOutcome::CancelledQueued {
                 waker: entry.settle(Err(WaitError::Cancelled)),
             },
-            CancelBeforeStart::AlreadyCancelled => CancelOutcome::AlreadyCancelled,
+            CancelBeforeStart::AlreadyCancelled => CancelOutcome::AlreadyCancelled {
+                waker: entry.settle(Err(WaitError::Cancelled)),
+            },
             CancelBeforeStart::AlreadyRunning => match entry.resource.as_mut() {
                 Some(ResourceClass::Quarantined(bound)) => {
                     CancelOutcome::Quarantined { bound: *bound }

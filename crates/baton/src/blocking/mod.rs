@@ -13,7 +13,7 @@
 //!    waiting task, which takes the value out of the wait table.
 //!
 //! Each job also has a facade-side cell (`job_cell.rs`, its rules numbered there) shared by the
-//! handle and the body, so [`BlockingHandle::cancel`] decides before-start cancels at once from
+//! handle, the body and the binding (whose cancel-before-start it decides), so [`BlockingHandle::cancel`] decides before-start cancels at once from
 //! any thread and [`BlockingHandle::is_finished`] answers from any thread.
 //!
 //! The facade's decoders, hooks and values are all `Send`, so its waits go to the worker's
@@ -186,7 +186,7 @@ pub struct BlockingHandle<T> {
     state: State<T>,
     /// The job's cell (job-cell rules), shared with its body; `None` before the job exists
     /// (deferred) and for a job that could not start.
-    cell: Option<Arc<JobCell>>,
+    cell: Option<Arc<JobCell<T>>>,
     _result: PhantomData<fn() -> T>,
 }
 
@@ -351,7 +351,8 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
             self.state = std::mem::replace(&mut started.state, State::Failed(None));
             self.cell = started.cell.take();
         }
-        let polled = match &mut self.state {
+        let this = &mut *self;
+        let polled = match &mut this.state {
             State::Deferred(_) => unreachable!("a deferred job was started just above"),
             State::Failed(err) => Poll::Ready(Err(err
                 .take()
@@ -359,11 +360,15 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
             State::Relayed(join) => Pin::new(join).poll(cx).map(flatten_relay),
             State::Waiting { key, handle } => {
                 let key = *key;
-                match on_worker(handle, |waits| waits.poll_wait::<Option<T>>(key, cx)) {
-                    Some(polled) => polled.map(from_body),
+                let cell = this
+                    .cell
+                    .as_ref()
+                    .expect("a waiting handle holds its job's cell");
+                match on_worker(handle, |waits| waits.poll_wait::<()>(key, cx)) {
+                    Some(polled) => polled.map(|result| from_body(result, cell)),
                     None => {
                         // Not on the worker: a relay task there takes the wait over.
-                        let mut relay = handle.spawn_home(WaitFor::<T>::new(key));
+                        let mut relay = handle.spawn_home(WaitFor::new(key, Arc::clone(cell)));
                         let polled = Pin::new(&mut relay).poll(cx).map(flatten_relay);
                         self.state = State::Relayed(relay);
                         polled

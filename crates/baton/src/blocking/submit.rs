@@ -5,13 +5,13 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use baton_cancel::{HookOutcome, QuarantineBound};
+use baton_cancel::{CancelHandle, HookOutcome, QuarantineBound, StartToken};
 use baton_completion::{
     CompletionKind, SendDecoder, SendInterruptible, SendPreparedOperation, WaitKey, from_fn,
 };
 use baton_uring::with_current_waits;
 
-use super::job_cell::{Begin, JobBody, JobCell};
+use super::job_cell::JobCell;
 use super::wait::on_worker;
 use super::{BlockingHandle, State};
 use crate::error::BlockingError;
@@ -30,10 +30,9 @@ fn kind(raw: u32) -> CompletionKind {
 /// stopped, only a queued one) or quarantined under `bound`. Its identity decoder, the `Send`
 /// value it hands on and its hook are all `Send`, so its runtime half may go to the worker's
 /// migratable wait table.
-fn prepare<F, T>(bound: Option<QuarantineBound>, f: F) -> SendPreparedOperation
+fn prepare<F>(bound: Option<QuarantineBound>, f: F) -> SendPreparedOperation
 where
-    F: FnOnce() -> T + Send + 'static,
-    T: Send + 'static,
+    F: FnOnce() + Send + 'static,
 {
     let job = from_fn(f);
     match bound {
@@ -66,8 +65,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let (cell, body) = JobCell::new();
-    start_with(handle, bound, f, cell, body)
+    start_with(handle, bound, f, JobCell::new())
 }
 
 /// [`start`] with the job's cell made by the caller (a relay shares it with the outer handle).
@@ -75,8 +73,7 @@ fn start_with<F, T>(
     handle: &Handle,
     bound: Option<QuarantineBound>,
     f: F,
-    cell: Arc<JobCell>,
-    job: JobBody,
+    cell: Arc<JobCell<T>>,
 ) -> BlockingHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
@@ -86,16 +83,14 @@ where
         return BlockingHandle::failed(BlockingError::Closed);
     }
     if on_worker(handle, |_| ()).is_some() {
-        let body = move || match job.begin() {
+        let body_cell = Arc::clone(&cell);
+        // Job-cell rules J1 and J2: the dispatch runs this only once it claimed the cell.
+        let body = move || {
             // Job-cell rule J3: finished after the closure returned or unwound.
-            Begin::Run => {
-                let _finish = job.finish_on_drop();
-                Some(f())
-            }
-            // Job-cell rule J2.
-            Begin::Cancelled => None,
+            let _finish = body_cell.finish_on_drop();
+            body_cell.put_output(f());
         };
-        let state = match submit(handle, prepare(bound, body)) {
+        let state = match submit(handle, prepare(bound, body), cell.control()) {
             Ok(key) => State::Waiting {
                 key,
                 handle: handle.clone(),
@@ -114,7 +109,7 @@ where
         if on_worker(&relay_handle, |_| ()).is_none() {
             return Err(BlockingError::Closed);
         }
-        start_with(&relay_handle, bound, f, relay_cell, job).await
+        start_with(&relay_handle, bound, f, relay_cell).await
     });
     BlockingHandle {
         state: State::Relayed(relay),
@@ -123,13 +118,18 @@ where
     }
 }
 
-/// Steps 1 and 2 of the module docs, on the thread running the worker.
-fn submit(handle: &Handle, prepared: SendPreparedOperation) -> Result<WaitKey, BlockingError> {
+/// Steps 1 and 2 of the module docs, on the thread running the worker; `control` is the job
+/// cell's queue cell (job-cell rule J1).
+fn submit(
+    handle: &Handle,
+    prepared: SendPreparedOperation,
+    control: (CancelHandle, StartToken),
+) -> Result<WaitKey, BlockingError> {
     let home = handle.home();
     let identity = home.registrar().issue(prepared.kind())?;
     let binding = home
         .registrar()
-        .bind_send(identity, prepared)
+        .bind_send_with_control(identity, prepared, control)
         .expect("the identity was issued by this registrar for the prepared operation's kind");
     let (half, submission) = binding.split();
     let registered = with_current_waits(|waits| waits.register_migratable(half));

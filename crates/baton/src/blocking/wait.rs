@@ -2,14 +2,15 @@
 //! relay task that takes a wait over when its handle is not on the worker.
 
 use std::future::Future;
-use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use baton_completion::{CancelOutcome, WaitError, WaitKey};
 use baton_uring::{Waits, with_current_waits};
 
 use super::BlockingCancel;
+use super::job_cell::JobCell;
 use crate::error::BlockingError;
 use crate::handle::Handle;
 use crate::task::{CancelReason, JoinError};
@@ -32,7 +33,13 @@ pub(super) fn cancel_outcome(outcome: CancelOutcome) -> BlockingCancel {
             }
             BlockingCancel::CancelledBeforeStart
         }
-        CancelOutcome::AlreadyCancelled => BlockingCancel::AlreadyCancelled,
+        // The job cell's cancel won first (job-cell rule J1); the table settled the wait now.
+        CancelOutcome::AlreadyCancelled { waker } => {
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            BlockingCancel::AlreadyCancelled
+        }
         CancelOutcome::Interrupted(_)
         | CancelOutcome::AlreadyInterrupted
         | CancelOutcome::Quarantined { .. } => BlockingCancel::AlreadyStarted,
@@ -44,29 +51,29 @@ pub(super) fn cancel_outcome(outcome: CancelOutcome) -> BlockingCancel {
 /// before the result arrived discards the wait (cancelling a job that has not started).
 pub(super) struct WaitFor<T> {
     key: WaitKey,
+    cell: Arc<JobCell<T>>,
     done: bool,
-    _result: PhantomData<fn() -> T>,
 }
 
 impl<T> WaitFor<T> {
-    pub(super) fn new(key: WaitKey) -> WaitFor<T> {
+    pub(super) fn new(key: WaitKey, cell: Arc<JobCell<T>>) -> WaitFor<T> {
         WaitFor {
             key,
+            cell,
             done: false,
-            _result: PhantomData,
         }
     }
 }
 
-impl<T: 'static> Future for WaitFor<T> {
+impl<T: Send + 'static> Future for WaitFor<T> {
     type Output = Result<T, BlockingError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let key = self.key;
-        match with_current_waits(|waits| waits.poll_wait::<Option<T>>(key, cx)) {
+        match with_current_waits(|waits| waits.poll_wait::<()>(key, cx)) {
             Ok(Poll::Ready(result)) => {
                 self.done = true;
-                Poll::Ready(from_body(result))
+                Poll::Ready(from_body(result, &self.cell))
             }
             Ok(Poll::Pending) => Poll::Pending,
             Err(_) => {
@@ -86,14 +93,16 @@ impl<T> Drop for WaitFor<T> {
     }
 }
 
-/// A settled wait's value: the body's `Some(output)`, or `None` when a cancel won before the
-/// body ran (job-cell rule J2).
-pub(super) fn from_body<T>(result: Result<Option<T>, WaitError>) -> Result<T, BlockingError> {
-    match result {
-        Ok(Some(output)) => Ok(output),
-        Ok(None) => Err(BlockingError::Cancelled),
-        Err(err) => Err(from_wait_error(err)),
-    }
+/// A settled wait's value: the body's output from the job's cell (job-cell rule J3), or
+/// `Cancelled` when a cancel won before the body ran (J2).
+pub(super) fn from_body<T: Send + 'static>(
+    result: Result<(), WaitError>,
+    cell: &JobCell<T>,
+) -> Result<T, BlockingError> {
+    result.map_err(from_wait_error)?;
+    Ok(cell
+        .take_output()
+        .expect("job-cell rule J3: a completed job left its output before it was delivered"))
 }
 
 fn from_wait_error(err: WaitError) -> BlockingError {
