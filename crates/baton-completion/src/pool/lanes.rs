@@ -12,6 +12,11 @@ use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 use web_time::Instant;
 
+/// How often the lane's sentinel looks at the queue while other threads run jobs (rule P7):
+/// the longest a job queued behind running jobs, without a wake of its own, waits for a
+/// thread.
+const SENTINEL_TICK: Duration = Duration::from_millis(1);
+
 /// Which lane a job runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LaneId {
@@ -36,11 +41,13 @@ pub(crate) struct LaneLimits {
 /// (P4), which [`Lanes::enqueue`] and [`Lanes::spawn_failed`] uphold.
 ///
 /// Waking (rule P7): `idle` threads wait on the lane's condvar, at most one thread is
-/// `spinning` (between jobs, watching the lane's queue length without the lock), and
-/// `notified <= idle` counts `notify_one` calls no woken thread has accounted for yet. A job
-/// is queued only while the lock is held and every thread that stops spinning or wakes
-/// re-checks the queue under the lock, so a job left without a notification always has a
-/// spinning thread, or a notified one, that will find it.
+/// `spinning` (between jobs, watching the lane's queue length without the lock), at most one
+/// idle thread is the `sentinel` (its wait times out every [`SENTINEL_TICK`] while jobs run),
+/// and `notified <= idle` counts `notify_one` calls no woken thread has accounted for yet. A
+/// job is queued only while the lock is held, and every thread that stops spinning, wakes or
+/// finishes a job re-checks the queue under the lock, so a job left without a notification
+/// always has a spinning thread, a running one or a notified one that will find it; the
+/// sentinel only bounds how long a job waits behind long-running ones.
 #[derive(Debug)]
 struct Lane {
     limits: LaneLimits,
@@ -52,6 +59,7 @@ struct Lane {
     idle: usize,
     spinning: usize,
     notified: usize,
+    sentinel: bool,
 }
 
 /// Everything the pool lock guards: whether the pool is closed, both lanes, the attached
@@ -94,6 +102,7 @@ impl Lanes {
             idle: 0,
             spinning: 0,
             notified: 0,
+            sentinel: false,
         };
         Self {
             synced: Mutex::new(Synced {
@@ -229,7 +238,15 @@ impl Lanes {
         let lane_state = &mut state.lanes[lane as usize];
         lane_state.threads -= 1;
         let recovery = lane_state.recover(closed, true);
+        // Rule P7: jobs queued without a wake relied on this thread coming back for them.
+        let wake = !lane_state.queue.is_empty() && lane_state.idle > lane_state.notified;
+        if wake {
+            lane_state.notified += 1;
+        }
         drop(state);
+        if wake {
+            self.work[lane as usize].notify_one();
+        }
         self.progress.notify_all();
         recovery
     }
@@ -302,7 +319,8 @@ impl Lanes {
                 self.queue_len[index].store(lane_state.queue.len(), Ordering::Relaxed);
                 lane_state.queued -= 1;
                 lane_state.running += 1;
-                // Rule P7: more work is queued than this thread takes; hand it on.
+                // Rule P7: more work is queued than this thread takes; hand it on unless a
+                // sentinel will look.
                 let wake = !lane_state.queue.is_empty() && lane_state.take_wake();
                 drop(state);
                 if wake {
@@ -325,9 +343,22 @@ impl Lanes {
                 continue;
             }
             lane_state.idle += 1;
+            // Rule P7: while other threads run jobs, one idle thread looks at the queue every
+            // `SENTINEL_TICK`, so a job queued behind them without a wake waits that long at
+            // most; it leaves the role once the lane has nothing running or queued.
+            let sentinel = !lane_state.sentinel && lane_state.running > 0;
+            lane_state.sentinel |= sentinel;
             let elastic = lane_state.threads > lane_state.limits.min_threads;
             let keep_alive = lane_state.limits.keep_alive;
-            let timed_out = if elastic {
+            let timed_out = if sentinel {
+                let (guard, _) = self.work[index]
+                    .wait_timeout(state, SENTINEL_TICK)
+                    .expect("pool lock is never poisoned");
+                state = guard;
+                state.lanes[index].sentinel = false;
+                // A tick is not idleness: the keep-alive counts only plain waits.
+                false
+            } else if elastic {
                 let (guard, result) = self.work[index]
                     .wait_timeout(state, keep_alive)
                     .expect("pool lock is never poisoned");
@@ -416,7 +447,12 @@ impl Lane {
     /// Rule P7: whether a newly visible job needs a `notify_one` — no thread is spinning and
     /// some idle thread is not notified yet — counting the notification if so.
     fn take_wake(&mut self) -> bool {
-        let wake = self.spinning == 0 && self.idle > self.notified;
+        if self.spinning > 0 || (self.sentinel && self.running > 0) {
+            // A spinner sees the job within its watch, a sentinel within a tick; and with a
+            // job running, its thread re-checks the queue when the job ends.
+            return false;
+        }
+        let wake = self.idle > self.notified;
         if wake {
             self.notified += 1;
         }

@@ -33,14 +33,17 @@
 //!    (foreign runtime, detached lease, closed pool, full lane, refused thread) counts once in
 //!    `rejected`.
 //!
-//! P7. A queued job wakes a sleeping thread only when no thread of its lane is spinning and
-//!    every notification already sent has been taken up: a lane thread that finds its queue
-//!    empty watches it briefly (one spinner per lane) before it sleeps, and a thread that takes
-//!    a job while more are queued hands the wake on. So a stream of short jobs costs no futex
-//!    call per job, and a queued job is never left without a thread that will look for it:
-//!    jobs are queued under the lock, and a thread re-checks the queue under the lock after it
-//!    spins and after it wakes.
-
+//! P7. Waking is lazy but never lost. A lane thread that finds its queue empty watches it
+//!    briefly (one spinner per lane) before it sleeps; while jobs run, one sleeping thread is
+//!    the lane's sentinel and looks at the queue every millisecond. A queued job wakes a
+//!    sleeping thread only when no thread will look for it anyway — no spinner, no sentinel
+//!    with a job running, no notification outstanding — and a thread that takes a job while
+//!    more are queued hands the wake on the same way. Jobs are queued under the lock, and
+//!    every thread re-checks the queue under the lock after it spins, wakes or finishes a job,
+//!    so a job always has a thread that will find it; a job queued behind long-running jobs
+//!    waits at most about a sentinel tick, and a stream of short jobs costs no futex call per
+//!    job.
+//!
 mod builder;
 mod lanes;
 mod outcomes;

@@ -1,4 +1,4 @@
-//! Unit tests of the blocking pool (pool rules P1–P6), over the fixture here: building and
+//! Unit tests of the blocking pool (pool rules P1–P7), over the fixture here: building and
 //! attaching (`building`), submitting (`submit`), shutting down (`shutdown`), refused thread
 //! spawns and unwinding lane threads (`spawn_failure`, `lane_thread`), and the counters under
 //! random workloads (`counters`).

@@ -188,3 +188,30 @@ fn panicking_sink_is_contained_and_the_lane_stays_accounted() {
     assert_eq!((snapshot.completed, snapshot.undeliverable), (2, 2));
     assert_eq!(sink.calls.load(Ordering::SeqCst), 2);
 }
+
+#[test]
+fn jobs_queued_behind_a_running_job_start_while_it_runs() {
+    // Rule P7: a job queued while another thread runs a long job gets a thread without
+    // waiting for that job, whether the spare thread is spinning, asleep or the sentinel.
+    let f = fixture(BlockingPool::builder().interruptible_threads(
+        crate::pool::InterruptibleThreads::Elastic {
+            max: 4,
+            keep_alive: Duration::from_secs(60),
+        },
+    ));
+    let (long, started, gate) = f.gated(false);
+    f.lease.submit(long).expect("accepted");
+    started.recv().expect("the long job starts");
+    for round in 1..=5_u8 {
+        // Long enough for the spare thread to stop spinning and wait as the sentinel.
+        std::thread::sleep(Duration::from_millis(5));
+        f.lease
+            .submit(f.blocking(move || round))
+            .expect("accepted");
+        let done = f.wait_for_completions(1);
+        assert_eq!(payload::<u8>(done.into_iter().next().expect("one")), Ok(round));
+    }
+    assert_eq!(f.pool.snapshot().running_interruptible, 1, "the long job still runs");
+    gate.send(()).expect("the long job waits");
+    assert_eq!(f.wait_for_completions(1).len(), 1);
+}
