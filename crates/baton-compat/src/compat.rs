@@ -1,6 +1,7 @@
 //! [`Compat`]: a Baton socket behind the ecosystem's poll-based traits. Reads are
-//! owned-buffer receives on the ring, kept across polls in one read buffer. Writes up to 4 KiB
-//! are copied into the write buffer and written by the ring in the background; larger
+//! owned-buffer receives on the ring ([`PollIo::read_owned`], kept across polls unboxed) into
+//! one read buffer. Writes up to 4 KiB are copied into the write buffer and written by the ring
+//! in the background ([`PollIo::write_all_owned`]); larger
 //! ones go readiness-style ([`baton::io::PollIo`]): the caller's buffers straight to a
 //! non-blocking `sendmsg`, a `WouldBlock` waiting for a one-shot readiness request on the ring.
 //! The trait impls (`tokio_io`, `futures_io`, `hyper`) are thin shells over the `poll_*`
@@ -19,7 +20,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use baton::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufResult, PollIo, Readiness};
+use baton::io::{AsyncWrite, PollIo, ReadOwned, Readiness, WriteAllOwned};
 
 /// How many bytes one receive asks the kernel for (the read buffer's capacity).
 const BUFFER_CAPACITY: usize = 16 * 1024;
@@ -29,15 +30,15 @@ const BUFFER_CAPACITY: usize = 16 * 1024;
 /// submitted with the other connections' requests, a 12 KiB one already cheaper uncopied.
 const COPY_LIMIT: usize = 4 * 1024;
 
-/// An owned-buffer operation, boxed once when it starts and kept until it completes.
-type Operation<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+/// The shutdown, boxed once when it starts (once per stream) and kept until it completes.
+type Shutdown = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
 
 /// A Baton stream usable through the ecosystem's poll-based I/O traits.
 ///
 /// `S` is one of Baton's stream sockets ([`baton::net::TcpStream`],
-/// [`baton::net::UnixStream`]: [`PollIo`], and `&S: AsyncRead + AsyncWrite`); a read and a
-/// write may be in flight at once. Make one with [`CompatExt::compat`] or [`Compat::new`]; see the crate docs for what it
-/// guarantees.
+/// [`baton::net::UnixStream`]: [`PollIo`], and `&S: AsyncWrite` for the shutdown); a read
+/// and a write may be in flight at once. Make one with [`CompatExt::compat`] or
+/// [`Compat::new`]; see the crate docs for what it guarantees.
 ///
 /// Its `poll_*` methods are the whole mechanism and are public, so traits this crate does not
 /// know (another runtime's, your own) can be implemented on it in a few lines; the features
@@ -80,17 +81,17 @@ pub struct Compat<S> {
     /// A receive returned 0 bytes; the end of the stream is reported by the next fill.
     read_eof: bool,
     /// The receive in flight, kept across polls (M1).
-    read_op: Option<Operation<BufResult<usize, Vec<u8>>>>,
+    read_op: Option<ReadOwned>,
     /// Empty while `write_op` holds it.
     write_buf: Vec<u8>,
     /// The background write of a small write, kept until it completes (M2).
-    write_op: Option<Operation<BufResult<(), Vec<u8>>>>,
+    write_op: Option<WriteAllOwned>,
     /// The error of a background write that ended while a read was waiting on it, for the
     /// next write call.
     write_error: Option<io::Error>,
     /// The readiness wait of a large write the socket had no room for.
     write_ready: Option<Readiness>,
-    shutdown_op: Option<Operation<io::Result<()>>>,
+    shutdown_op: Option<Shutdown>,
 }
 
 impl<S> fmt::Debug for Compat<S> {
@@ -116,7 +117,7 @@ pub trait CompatExt: Sized {
 impl<S> CompatExt for S
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    for<'a> &'a S: AsyncWrite,
 {
     fn compat(self) -> Compat<Self> {
         Compat::new(self)
@@ -126,7 +127,7 @@ where
 impl<S> Compat<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    for<'a> &'a S: AsyncWrite,
 {
     /// Wraps `stream`. The read buffer is allocated on the first read.
     pub fn new(stream: S) -> Compat<S> {
@@ -207,10 +208,9 @@ where
                 if buf.capacity() == 0 {
                     buf.reserve_exact(BUFFER_CAPACITY);
                 }
-                let stream = Arc::clone(&self.stream);
-                Box::pin(async move { (&mut &*stream).read(buf).await })
+                self.stream.read_owned(buf)
             });
-            let (result, buf) = ready!(op.as_mut().poll(cx));
+            let (result, buf) = ready!(Pin::new(op).poll(cx));
             self.read_op = None;
             self.read_buf = buf;
             self.read_pos = 0;
@@ -243,7 +243,7 @@ where
         let Some(op) = &mut self.write_op else {
             return Poll::Ready(Ok(()));
         };
-        let (result, mut buf) = ready!(op.as_mut().poll(cx));
+        let (result, mut buf) = ready!(Pin::new(op).poll(cx));
         self.write_op = None;
         buf.clear();
         self.write_buf = buf;
@@ -287,10 +287,7 @@ where
         for src in srcs {
             buf.extend_from_slice(src);
         }
-        let stream = Arc::clone(&self.stream);
-        self.write_op = Some(Box::pin(
-            async move { (&mut &*stream).write_all(buf).await },
-        ));
+        self.write_op = Some(self.stream.write_all_owned(buf));
         // Polled once now so the write is submitted before the caller's next poll; when it
         // fails at once, the bytes were not taken and the error is returned instead.
         match self.poll_write_done(cx) {

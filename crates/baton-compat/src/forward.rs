@@ -4,14 +4,14 @@
 //! [`Compat`]: crate::Compat
 
 /// `impl<S> $trait for $ty` under the bounds of a stream a [`Compat`](crate::Compat) wraps
-/// (one of Baton's stream sockets: `PollIo`, and shared by reference as Baton's `AsyncRead +
-/// AsyncWrite`), holding `$items`.
+/// (one of Baton's stream sockets: `PollIo`, and shared by reference as Baton's `AsyncWrite`
+/// for its shutdown), holding `$items`.
 macro_rules! impl_for_stream {
     ($trait:path => $ty:ty { $($items:tt)* }) => {
         impl<S> $trait for $ty
         where
             S: baton::io::PollIo + Send + Sync + 'static,
-            for<'a> &'a S: baton::io::AsyncRead + baton::io::AsyncWrite,
+            for<'a> &'a S: baton::io::AsyncWrite,
         {
             $($items)*
         }

@@ -22,7 +22,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
-use baton::io::{AsyncRead, AsyncWrite, PollIo};
+use baton::io::{AsyncWrite, PollIo};
 use hyper::rt::ReadBufCursor;
 
 use crate::forward::{forward_writes, impl_for_stream};
@@ -35,7 +35,7 @@ pub struct Io<S>(Compat<S>);
 impl<S> Io<S>
 where
     S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncRead + AsyncWrite,
+    for<'a> &'a S: AsyncWrite,
 {
     /// Wraps `stream` (in a [`Compat`]: its buffers and guarantees are this type's).
     pub fn new(stream: S) -> Io<S> {

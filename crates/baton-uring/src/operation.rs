@@ -76,7 +76,22 @@ pub struct Operation<'h, T> {
     deadline: Option<Instant>,
     decode: Decode<T>,
     /// Where a result that completes after this operation is dropped goes (stash rule S1).
-    stash: Option<&'h StdArc<Stash>>,
+    stash: Option<StashRef<'h>>,
+}
+
+/// The stash of a cancel-safe operation: borrowed for the operation's life, or shared.
+enum StashRef<'h> {
+    Borrowed(&'h StdArc<Stash>),
+    Shared(StdArc<Stash>),
+}
+
+impl StashRef<'_> {
+    fn ticket(&self) -> StashTicket {
+        match self {
+            StashRef::Borrowed(stash) => Stash::ticket(stash),
+            StashRef::Shared(stash) => Stash::ticket(stash),
+        }
+    }
 }
 
 /// An operation that owns its way to the driver: what every constructor in [`ops`](crate::ops)
@@ -190,8 +205,16 @@ impl<'h, T> Operation<'h, T> {
         'h: 'b,
     {
         let mut op: Operation<'b, T> = self;
-        op.stash = Some(stash);
+        op.stash = Some(StashRef::Borrowed(stash));
         op
+    }
+
+    /// [`stash_late_result`](Operation::stash_late_result) holding a share of `stash`, so the
+    /// operation keeps its lifetime (an [`Op`] stays `'static`, for an adapter that stores it
+    /// across polls).
+    pub fn stash_late_result_shared(mut self, stash: StdArc<Stash>) -> Operation<'h, T> {
+        self.stash = Some(StashRef::Shared(stash));
+        self
     }
 
     /// Gives the operation a deadline: past it, the operation resolves to `Timeout` (an
@@ -383,16 +406,16 @@ impl<T> Drop for Operation<'_, T> {
             // The common end of a consumed operation: nothing to hand back or detach.
             return;
         }
-        let stash = self.stash;
+        let stash = self.stash.take();
         match std::mem::replace(&mut self.state, State::Done) {
             State::Unregistered { .. } | State::Invalid { .. } | State::Done => {}
             State::Local { key, shared } => {
                 // Stash rule S1: counted as outstanding before the driver hears of the drop.
-                detach(&shared, key, stash.map(Stash::ticket));
+                detach(&shared, key, stash.as_ref().map(StashRef::ticket));
             }
             State::Forwarded { cell, shared } => {
                 // Forward rules F4 and F7.
-                let (key, slot, ticket) = cell.abandon(stash.map(Stash::ticket));
+                let (key, slot, ticket) = cell.abandon(stash.as_ref().map(StashRef::ticket));
                 match (slot, ticket) {
                     // Stash rule S1: the result already reached this handle; keep it.
                     (CellSlot::Ready(outcome, data), Some(ticket)) => ticket.deposit(outcome, data),

@@ -263,6 +263,6 @@ pub trait AsyncWriteExt: AsyncWrite {
 
 impl<W: AsyncWrite + ?Sized> AsyncWriteExt for W {}
 
-fn write_zero() -> io::Error {
+pub(crate) fn write_zero() -> io::Error {
     io::Error::new(io::ErrorKind::WriteZero, "the writer accepted no bytes")
 }

@@ -40,5 +40,6 @@ pub use buf_reader::{BufReader, Lines};
 pub use buf_writer::BufWriter;
 pub use copy::copy;
 pub use ext::{AsyncReadExt, AsyncWriteExt};
-pub use poll_io::{PollIo, Readiness};
+pub(crate) use poll_io::RingStart;
+pub use poll_io::{PollIo, ReadOwned, Readiness, WriteAllOwned};
 pub use traits::{AsyncRead, AsyncWrite, BufResult};

@@ -6,12 +6,17 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
+use std::os::fd::OwnedFd;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
 
-use baton_uring::Op;
+use baton_uring::{Op, Stash, ops};
 
 use crate::error::convert;
+use crate::handle::Handle;
+use crate::io::ext::write_zero;
+use crate::io::{BufResult, IoBuf, Slice};
 
 /// Readiness-style access to a stream socket (`TcpStream`, `UnixStream`; sealed).
 ///
@@ -60,17 +65,31 @@ pub trait PollIo: crate::net::Stream {
 
     /// Waits until the socket is writable, or has an error or hang-up for a write to report.
     fn writable(&self) -> Readiness;
+
+    /// An owned-buffer receive into `buf` (from its beginning up to its capacity), as `read`
+    /// does, as a `'static`, `Unpin` future an adapter can keep across polls without boxing.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe, as `read`: dropped after the kernel received, it leaves the bytes for the
+    /// socket's next read.
+    fn read_owned(&self, buf: Vec<u8>) -> ReadOwned;
+
+    /// Writes all of `buf`'s bytes through the ring, as `write_all` does, as a `'static`,
+    /// `Unpin` future an adapter can keep across polls (a background write) without boxing.
+    /// Dropping it lets the send in flight finish; the rest is not sent.
+    fn write_all_owned(&self, buf: Vec<u8>) -> WriteAllOwned;
 }
 
-/// A one-shot readiness wait (a ring poll request) from [`PollIo`]; `'static`, so an adapter
-/// can keep it across polls. Dropping it cancels the wait, which holds no data.
+/// A one-shot readiness wait (a ring poll request) from [`PollIo`]; `'static` and `Unpin`, so
+/// an adapter can keep it across polls. Dropping it cancels the wait, which holds no data.
 pub struct Readiness {
-    op: Pin<Box<Op<io::Result<()>>>>,
+    op: Op<io::Result<()>>,
 }
 
 impl Readiness {
     pub(crate) fn new(op: Op<io::Result<()>>) -> Readiness {
-        Readiness { op: Box::pin(op) }
+        Readiness { op }
     }
 }
 
@@ -84,6 +103,164 @@ impl Future for Readiness {
     type Output = io::Result<()>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.op.as_mut().poll(cx).map(convert)
+        Pin::new(&mut self.op).poll(cx).map(convert)
+    }
+}
+
+/// What a receive or send of [`PollIo`] needs to start a ring request on its socket: the
+/// descriptor, the stash of late receives, and the runtime the socket belongs to (`None`: the
+/// one current where the request is first polled).
+pub(crate) struct RingStart {
+    pub(crate) fd: Arc<OwnedFd>,
+    pub(crate) stash: Arc<Stash>,
+    pub(crate) handle: Option<Handle>,
+}
+
+impl RingStart {
+    fn bound<T>(&self, op: Op<T>) -> Op<T> {
+        match &self.handle {
+            Some(handle) => op.bind(handle.driver()),
+            None => op,
+        }
+    }
+
+    fn receive(&self, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> {
+        self.bound(ops::recv(Arc::clone(&self.fd), buf))
+            .stash_late_result_shared(Arc::clone(&self.stash))
+    }
+
+    fn send(&self, buf: Slice<Vec<u8>>) -> Op<(io::Result<usize>, Slice<Vec<u8>>)> {
+        self.bound(ops::send(Arc::clone(&self.fd), buf))
+    }
+}
+
+/// An owned-buffer receive from [`PollIo::read_owned`].
+pub struct ReadOwned {
+    state: ReadState,
+}
+
+enum ReadState {
+    /// Bytes a cancelled receive left behind come first (stash rule S4), then a receive.
+    Stashed {
+        buf: Vec<u8>,
+        start: RingStart,
+    },
+    Receiving(Op<(io::Result<usize>, Vec<u8>)>),
+    Done,
+}
+
+impl ReadOwned {
+    pub(crate) fn new(start: RingStart, buf: Vec<u8>) -> ReadOwned {
+        let state = if start.stash.is_idle() {
+            ReadState::Receiving(start.receive(buf))
+        } else {
+            ReadState::Stashed { buf, start }
+        };
+        ReadOwned { state }
+    }
+}
+
+impl fmt::Debug for ReadOwned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReadOwned").finish_non_exhaustive()
+    }
+}
+
+impl Future for ReadOwned {
+    type Output = BufResult<usize, Vec<u8>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        loop {
+            match &mut this.state {
+                ReadState::Stashed { buf, start } => {
+                    match ready!(start.stash.poll_take_bytes(cx, buf)) {
+                        Some(taken) => {
+                            let ReadState::Stashed { buf, .. } =
+                                std::mem::replace(&mut this.state, ReadState::Done)
+                            else {
+                                unreachable!("matched Stashed just above")
+                            };
+                            return Poll::Ready((Ok(taken), buf));
+                        }
+                        None => {
+                            let ReadState::Stashed { buf, start } =
+                                std::mem::replace(&mut this.state, ReadState::Done)
+                            else {
+                                unreachable!("matched Stashed just above")
+                            };
+                            this.state = ReadState::Receiving(start.receive(buf));
+                        }
+                    }
+                }
+                ReadState::Receiving(op) => {
+                    let (result, buf) = ready!(Pin::new(op).poll(cx));
+                    this.state = ReadState::Done;
+                    return Poll::Ready((convert(result), buf));
+                }
+                ReadState::Done => panic!("a ReadOwned was polled after it completed"),
+            }
+        }
+    }
+}
+
+/// An owned-buffer background write from [`PollIo::write_all_owned`].
+pub struct WriteAllOwned {
+    start: RingStart,
+    written: usize,
+    total: usize,
+    state: WriteState,
+}
+
+enum WriteState {
+    Sending(Op<(io::Result<usize>, Slice<Vec<u8>>)>),
+    Done,
+}
+
+impl WriteAllOwned {
+    pub(crate) fn new(start: RingStart, buf: Vec<u8>) -> WriteAllOwned {
+        let total = buf.len();
+        let state = WriteState::Sending(start.send(buf.slice(0..total)));
+        WriteAllOwned {
+            start,
+            written: 0,
+            total,
+            state,
+        }
+    }
+}
+
+impl fmt::Debug for WriteAllOwned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WriteAllOwned")
+            .field("written", &self.written)
+            .field("total", &self.total)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Future for WriteAllOwned {
+    type Output = BufResult<(), Vec<u8>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        loop {
+            let WriteState::Sending(op) = &mut this.state else {
+                panic!("a WriteAllOwned was polled after it completed");
+            };
+            let (result, slice) = ready!(Pin::new(op).poll(cx));
+            this.state = WriteState::Done;
+            let buf = slice.into_inner();
+            match convert(result) {
+                Ok(0) => return Poll::Ready((Err(write_zero()), buf)),
+                Ok(sent) => this.written += sent,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Poll::Ready((Err(err), buf)),
+            }
+            if this.written >= this.total {
+                return Poll::Ready((Ok(()), buf));
+            }
+            this.state = WriteState::Sending(this.start.send(buf.slice(this.written..this.total)));
+        }
     }
 }

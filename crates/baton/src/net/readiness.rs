@@ -12,7 +12,8 @@ use baton_uring::{Op, ops};
 
 use super::socket::Socket;
 use super::stream::{Stream, sealed::Sealed};
-use crate::io::{PollIo, Readiness};
+use crate::io::RingStart;
+use crate::io::{PollIo, ReadOwned, Readiness, WriteAllOwned};
 
 /// Linux's limit on the buffers of one `sendmsg` (`UIO_MAXIOV`, `<linux/uio.h>`).
 const UIO_MAXIOV: usize = 1024;
@@ -92,6 +93,15 @@ impl Socket {
         }
     }
 
+    /// What an owned receive or send of [`PollIo`] needs to start its ring requests.
+    pub(crate) fn ring_start(&self) -> RingStart {
+        RingStart {
+            fd: Arc::clone(self.fd()),
+            stash: Arc::clone(self.stash()),
+            handle: self.runtime_handle().cloned(),
+        }
+    }
+
     /// A readiness wait made by `make` on this socket, on its runtime's ring (or the one current
     /// where it is first polled, for a socket made outside a runtime).
     pub(crate) fn readiness(&self, make: fn(Arc<OwnedFd>) -> Op<io::Result<()>>) -> Readiness {
@@ -122,5 +132,13 @@ impl<S: Stream> PollIo for S {
 
     fn writable(&self) -> Readiness {
         Sealed::socket(self).readiness(ops::poll_writable)
+    }
+
+    fn read_owned(&self, buf: Vec<u8>) -> ReadOwned {
+        ReadOwned::new(Sealed::socket(self).ring_start(), buf)
+    }
+
+    fn write_all_owned(&self, buf: Vec<u8>) -> WriteAllOwned {
+        WriteAllOwned::new(Sealed::socket(self).ring_start(), buf)
     }
 }
