@@ -21,7 +21,7 @@
 //! * After closure every pending operation resolves to [`Error::Closed`].
 //!
 //! The rules are numbered in the docs of `state/` (request lifecycle, U1 ... U9), `forward.rs`
-//! (forwarding, F1 ... F7), `stash.rs` (cancel-safe receives, S1 ... S4), `durability.rs`
+//! (forwarding, F1 ... F9), `stash.rs` (cancel-safe receives, S1 ... S4), `durability.rs`
 //! (permits, D1 ... D4), `inbox.rs` (I1 ... I3) and `worker/` (W1 ... W11), and drawn in
 //! `docs/protocols/uring.md`.
 //!
@@ -52,6 +52,7 @@ mod forward;
 mod handle;
 mod inbox;
 mod key;
+mod linger;
 mod mailbox;
 mod operation;
 pub mod ops;
