@@ -38,7 +38,8 @@
 //! Unit and real-ring tests sit next to the code and in `tests/`; the state machine also runs
 //! over a deterministic simulated ring (`backend::sim`) so a proptest state-machine test
 //! (`prop_*`) compares it against a reference model, and loom models (`loom_*`) check
-//! forwarding against completion, foreign drop and closure through the `sync` shim.
+//! forwarding against completion, foreign drop and closure, and the linger (F8) against
+//! unparks, through the `sync` shim.
 //! `examples/random_reads.rs` (run with `--release`) compares 4 KiB random reads through the
 //! driver against a raw `io-uring` loop at queue depths 1, 32 and 128.
 
