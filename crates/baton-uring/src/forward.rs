@@ -1,7 +1,7 @@
 //! The forwarding one-shot: how a result reaches a handle polled away from its driver, and how a
 //! detached sync's receiver gets its result.
 //!
-//! Forwarding rules (also drawn in `docs/protocols/uring.md`, cited as "forward rule F1" ... F7):
+//! Forwarding rules (also drawn in `docs/protocols/uring.md`, cited as "forward rule F1" ... F9):
 //!
 //! F1. A handle polled on a thread where its driver is not entered creates one cell, stores its
 //!    waker there and sends `Forward { key, cell }` (or `Register { .., cell }` when it was never
@@ -28,6 +28,22 @@
 //! F7. A handle bound to a stash leaves its ticket in the cell when it abandons a cell still
 //!    waiting (stash rule S2); whoever disposes of the result for the driver — the settle that
 //!    finds the cell abandoned, or the detach that retires its slot — takes the ticket with it.
+//!
+//! F8. **Linger.** At an idle point after a turn that delivered a result into a cell, the driver
+//!    first lingers — stays awake, yielding the CPU, for at most a short budget (never past its
+//!    next timer or deadline) — with its unpark token marked *lingering*, so the poller's next
+//!    message reaches it without an eventfd write or a wake-up. An unpark that finds the token
+//!    lingering writes nothing; the linger ends on that unpark, or at the budget by a
+//!    compare-and-swap back to *clear* that fails if an unpark landed, so a blocking wait that
+//!    follows always has either the token or the eventfd write to end it. A linger that expires
+//!    unanswered stops the next ones until a wait after a delivery is ended by an unpark within
+//!    the budget (`linger.rs`).
+//!
+//! F9. **Reply wait.** A handle whose message found the driver lingering, polled off any
+//!    driver's thread, waits in that same poll (yielding, after its waker is stored) until its
+//!    cell is settled, the driver passes its next idle point, or a short budget ends. It only
+//!    reads the cell: the result is still taken by the poll, and a reply after the wait wakes
+//!    the stored waker (F3).
 
 use std::task::{Context, Poll, Waker};
 
@@ -139,6 +155,11 @@ impl ForwardCell {
     /// The abandoned handle's ticket, for the detach that retires its slot (F7).
     pub(crate) fn take_ticket(&self) -> Option<StashTicket> {
         self.lock().ticket.take()
+    }
+
+    /// Whether the cell holds a result or was emptied: a poll now returns `Ready` (F9).
+    pub(crate) fn is_settled(&self) -> bool {
+        !matches!(self.lock().slot, CellSlot::Waiting(_))
     }
 
     /// Polls for the result. The waker is cloned only when the stored one is not equivalent,

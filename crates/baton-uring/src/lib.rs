@@ -21,7 +21,7 @@
 //! * After closure every pending operation resolves to [`Error::Closed`].
 //!
 //! The rules are numbered in the docs of `state/` (request lifecycle, U1 ... U9), `forward.rs`
-//! (forwarding, F1 ... F7), `stash.rs` (cancel-safe receives, S1 ... S4), `durability.rs`
+//! (forwarding, F1 ... F9), `stash.rs` (cancel-safe receives, S1 ... S4), `durability.rs`
 //! (permits, D1 ... D4), `inbox.rs` (I1 ... I3) and `worker/` (W1 ... W11), and drawn in
 //! `docs/protocols/uring.md`.
 //!
@@ -38,7 +38,8 @@
 //! Unit and real-ring tests sit next to the code and in `tests/`; the state machine also runs
 //! over a deterministic simulated ring (`backend::sim`) so a proptest state-machine test
 //! (`prop_*`) compares it against a reference model, and loom models (`loom_*`) check
-//! forwarding against completion, foreign drop and closure through the `sync` shim.
+//! forwarding against completion, foreign drop and closure, and the linger (F8) against
+//! unparks, through the `sync` shim.
 //! `examples/random_reads.rs` (run with `--release`) compares 4 KiB random reads through the
 //! driver against a raw `io-uring` loop at queue depths 1, 32 and 128.
 
@@ -52,6 +53,7 @@ mod forward;
 mod handle;
 mod inbox;
 mod key;
+mod linger;
 mod mailbox;
 mod operation;
 pub mod ops;

@@ -9,9 +9,10 @@ use web_time::Instant;
 
 use crate::forward::ForwardCell;
 use crate::key::RequestKey;
+use crate::linger::{Budget, Linger, Token, TokenWas};
 use crate::request::Request;
 use crate::stash::StashTicket;
-use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, lock};
+use crate::sync::{Arc, AtomicU32, AtomicUsize, Mutex, Ordering, lock};
 
 /// A message from another thread to the driver.
 #[derive(Debug)]
@@ -50,6 +51,20 @@ struct MailboxState {
 /// even under loom: the hook is installed before any other thread exists and only read after.
 pub(crate) type MessageHook = std::sync::Arc<dyn Fn() + Send + Sync>;
 
+/// Where the driver was when a message reached it.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Heard {
+    /// Lingering at this idle point (forward rule F8): a reply may be moments away (F9).
+    Lingering(IdlePoint),
+    /// Busy, or blocked and woken: no reply is known to be close.
+    Woken,
+}
+
+/// The count of the driver's idle points, wrapping: a poller waiting for its reply (forward
+/// rule F9) stops once the driver passed another one.
+pub(crate) type IdlePoint = u32;
+
 /// State shared between the driver and every handle.
 pub(crate) struct Mailbox {
     pub(crate) id: u64,
@@ -57,7 +72,10 @@ pub(crate) struct Mailbox {
     /// Messages ever queued; bumped under the mailbox lock after each push, so a turn that has
     /// taken exactly this many can skip the lock (it never resets, so no message is hidden).
     sent: AtomicUsize,
-    notified: AtomicBool,
+    /// The unpark token (see `linger.rs`).
+    token: Token,
+    /// Idle points the driver reached (F9); bumped before each linger or blocking wait.
+    idle_points: AtomicU32,
     eventfd: Option<OwnedFd>,
     /// Told after every message's unpark: set once by the owner of a driver that may sit idle
     /// where nobody waits on the ring (worker rule W11).
@@ -70,7 +88,7 @@ impl fmt::Debug for Mailbox {
             .field("id", &self.id)
             .field("mailbox", &self.mailbox)
             .field("sent", &self.sent)
-            .field("notified", &self.notified)
+            .field("token", &self.token)
             .field("eventfd", &self.eventfd)
             .field("message_hook", &self.message_hook.get().is_some())
             .finish()
@@ -83,7 +101,8 @@ impl Mailbox {
             id,
             mailbox: Mutex::new(MailboxState::default()),
             sent: AtomicUsize::new(0),
-            notified: AtomicBool::new(false),
+            token: Token::new(),
+            idle_points: AtomicU32::new(0),
             eventfd,
             message_hook: OnceLock::new(),
         })
@@ -92,6 +111,11 @@ impl Mailbox {
     /// Queues `msg` and wakes the driver; a closed mailbox hands the message back so the caller
     /// drops it outside the lock.
     pub(crate) fn send(&self, msg: Msg) -> Result<(), Box<Msg>> {
+        self.post(msg).map(drop)
+    }
+
+    /// [`send`](Self::send), also telling whether the driver was lingering (forward rule F8).
+    pub(crate) fn post(&self, msg: Msg) -> Result<Heard, Box<Msg>> {
         {
             let mut mailbox = lock(&self.mailbox);
             if mailbox.closed {
@@ -101,11 +125,15 @@ impl Mailbox {
             mailbox.messages.push(msg);
             self.sent.fetch_add(1, Ordering::Release);
         }
-        self.unpark();
+        let heard = match self.unpark_noting() {
+            // Bumped before the linger began, so this is its idle point or a later one.
+            TokenWas::Lingering => Heard::Lingering(self.idle_point()),
+            TokenWas::Clear | TokenWas::Pending => Heard::Woken,
+        };
         if let Some(hook) = self.message_hook.get() {
             hook();
         }
-        Ok(())
+        Ok(heard)
     }
 
     /// Installs the hook told after every message's unpark, at most once; a second hook is
@@ -147,15 +175,23 @@ impl Mailbox {
         std::mem::take(&mut mailbox.messages)
     }
 
-    /// Wakes the driver: sets the flag, and writes the eventfd only on the flag's rising edge.
+    /// Wakes the driver: records the unpark in the token, and writes the eventfd only when the
+    /// token was clear (a lingering driver sees the token itself, forward rule F8).
     pub(crate) fn unpark(&self) {
-        if !self.notified.swap(true, Ordering::AcqRel)
+        let _unparked: TokenWas = self.unpark_noting();
+    }
+
+    /// [`unpark`](Self::unpark), telling what the token held (the loom models check it).
+    pub(crate) fn unpark_noting(&self) -> TokenWas {
+        let unparked = self.token.unpark();
+        if unparked == TokenWas::Clear
             && let Some(fd) = &self.eventfd
         {
             let one: u64 = 1;
             // SAFETY: writes 8 bytes from a live local into an eventfd this struct owns.
             let _ = unsafe { libc::write(fd.as_raw_fd(), (&raw const one).cast(), 8) };
         }
+        unparked
     }
 
     /// Writes the eventfd unconditionally (shutdown uses it to complete the armed read).
@@ -167,9 +203,25 @@ impl Mailbox {
         }
     }
 
-    /// Clears the unpark flag, returning whether an unpark happened since the last call.
+    /// Clears the unpark token, returning whether an unpark happened since the last call.
     pub(crate) fn take_notified(&self) -> bool {
-        self.notified.swap(false, Ordering::AcqRel)
+        self.token.take()
+    }
+
+    /// Driver side: marks an idle point (F9), before the driver lingers or blocks.
+    pub(crate) fn reach_idle_point(&self) {
+        self.idle_points.fetch_add(1, Ordering::Release);
+    }
+
+    /// The idle points the driver reached so far (F9).
+    pub(crate) fn idle_point(&self) -> IdlePoint {
+        self.idle_points.load(Ordering::Acquire)
+    }
+
+    /// Driver side, after [`take_notified`](Self::take_notified) found nothing: lingers
+    /// (forward rule F8) until an unpark or the budget.
+    pub(crate) fn linger(&self, budget: Budget) -> Linger {
+        self.token.linger(budget)
     }
 
     /// The eventfd the driver keeps a read armed on.

@@ -16,7 +16,8 @@ use crate::error::Error;
 use crate::forward::{CellSlot, ForwardCell};
 use crate::handle::DriverHandle;
 use crate::key::RequestKey;
-use crate::mailbox::{Mailbox, Msg};
+use crate::linger::{Budget, REPLY_WAIT, wait_until};
+use crate::mailbox::{Heard, IdlePoint, Mailbox, Msg};
 use crate::request::{Failure, Outcome, Request, close_orphan_fd};
 use crate::stash::{Stash, StashTicket};
 use crate::state::{Install, PollSlot, Waiter};
@@ -245,7 +246,9 @@ impl<'h, T> Operation<'h, T> {
         Poll::Ready((self.decode)(outcome, data))
     }
 
-    fn register(&mut self, cx: &mut Context<'_>) -> Option<Poll<T>> {
+    /// Registers with the entered driver, or through the mailbox; `heard` says where a mailbox
+    /// message found the driver (forward rule F9).
+    fn register(&mut self, cx: &mut Context<'_>, heard: &mut Heard) -> Option<Poll<T>> {
         let State::Unregistered { data, bound } = std::mem::replace(&mut self.state, State::Done)
         else {
             unreachable!("register is only called on an unregistered op")
@@ -296,8 +299,11 @@ impl<'h, T> Operation<'h, T> {
             deadline: self.deadline,
             cell: cell.clone(),
         };
-        match shared.send(msg) {
-            Ok(()) => self.state = State::Forwarded { cell, shared },
+        match shared.post(msg) {
+            Ok(answer) => {
+                *heard = answer;
+                self.state = State::Forwarded { cell, shared };
+            }
             Err(refused) => {
                 let data = match *refused {
                     Msg::Register { data, .. } => Some(data),
@@ -344,6 +350,7 @@ impl<T> Future for Operation<'_, T> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
         let this = self.get_mut();
+        let mut heard = Heard::Woken;
         loop {
             match &this.state {
                 State::Done => panic!("an Op was polled after it completed"),
@@ -356,7 +363,7 @@ impl<T> Future for Operation<'_, T> {
                     return this.ready(Err(Failure::Invalid(reason)), Some(data));
                 }
                 State::Unregistered { .. } => {
-                    if let Some(done) = this.register(cx) {
+                    if let Some(done) = this.register(cx, &mut heard) {
                         return done;
                     }
                 }
@@ -375,11 +382,14 @@ impl<T> Future for Operation<'_, T> {
                     else {
                         unreachable!("matched Local just above")
                     };
-                    match shared.send(Msg::Forward {
+                    match shared.post(Msg::Forward {
                         key,
                         cell: cell.clone(),
                     }) {
-                        Ok(()) => this.state = State::Forwarded { cell, shared },
+                        Ok(answer) => {
+                            heard = answer;
+                            this.state = State::Forwarded { cell, shared };
+                        }
                         Err(_) => return this.fail(Error::Closed, None),
                     }
                 }
@@ -390,7 +400,11 @@ impl<T> Future for Operation<'_, T> {
                             with_core(entered.inner(), |core| core.attach_forward(key, cell));
                         }
                     }
-                    return match cell.poll(cx) {
+                    let mut polled = cell.poll(cx);
+                    if let (Poll::Pending, Heard::Lingering(point)) = (&polled, heard) {
+                        polled = await_reply(cell, shared, point, cx);
+                    }
+                    return match polled {
                         Poll::Ready((outcome, data)) => this.ready(outcome, data),
                         Poll::Pending => Poll::Pending,
                     };
@@ -429,6 +443,30 @@ impl<T> Drop for Operation<'_, T> {
                 }
             }
         }
+    }
+}
+
+/// Forward rule F9: the message just sent found the driver lingering, so its reply may be
+/// moments away. Off any driver's thread (a runtime thread has its own work to get back to),
+/// wait for it until the cell is settled, the driver passes its next idle point without having
+/// replied, or the budget ends. The waker is already in the cell, so a reply after the wait
+/// wakes it as usual (F3).
+fn await_reply(
+    cell: &ForwardCell,
+    shared: &Mailbox,
+    point: IdlePoint,
+    cx: &mut Context<'_>,
+) -> Poll<(Outcome, Option<Request>)> {
+    if context::current().is_some() {
+        return Poll::Pending;
+    }
+    let _ = wait_until(Budget::of(REPLY_WAIT), || {
+        shared.idle_point() != point || cell.is_settled()
+    });
+    if cell.is_settled() {
+        cell.poll(cx)
+    } else {
+        Poll::Pending
     }
 }
 

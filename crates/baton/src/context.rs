@@ -2,9 +2,9 @@
 //! `time::sleep`, `fs::read`, ...) use on this thread, and — while this thread runs the
 //! runtime's worker — where that worker is.
 //!
-//! The worker adapter pushes its runtime's handle when the worker is entered on a thread (a
-//! `block_on` frame, a background-thread run, a nested `block_on`) and pops it when the worker
-//! leaves, so the stack nests exactly like the loan driver's frames, also across distinct
+//! The worker adapter pushes (a pointer to) its runtime's handle when the worker is entered on a
+//! thread (a `block_on` frame, a background-thread run, a nested `block_on`) and pops it when
+//! the worker leaves, so the stack nests exactly like the loan driver's frames, also across distinct
 //! runtimes nested on one thread. A `block_on` root polled without the worker pushes its handle
 //! alone.
 //!
@@ -17,6 +17,14 @@
 //! X2. The pointer is used only on this thread and only through shared references: the worker's
 //!    own methods that are allowed while a turn runs further up the stack (metrics, the
 //!    driver-only turn of worker rule W10).
+//!
+//! X3. An entry points at its handle instead of holding a clone (two reference-count updates
+//!    less per push and pop, which every `block_on` and turn pays): the pusher keeps that
+//!    handle alive and in place until the matching [`leave`], which a guard runs also when
+//!    unwinding — the root's `InContext` for the span of its poll (its handle is borrowed for
+//!    the whole `block_on`), the adapter with its own handle (boxed with it) between its
+//!    `enter` and `leave`, or for a turn. A handle read from the stack is cloned before it
+//!    leaves this module.
 
 use std::cell::RefCell;
 use std::io;
@@ -30,9 +38,19 @@ use crate::handle::Handle;
 
 /// One frame of this thread's context.
 struct Entry {
-    handle: Handle,
+    /// Rule X3: valid while this entry is on the stack.
+    handle: NonNull<Handle>,
     /// Rule X1: valid while this entry is on the stack.
     worker: Option<NonNull<Worker>>,
+}
+
+impl Entry {
+    /// The entry's handle, borrowed no longer than the borrow of the stack it is read from.
+    fn handle(&self) -> &Handle {
+        // SAFETY: rule X3 — the pusher keeps the handle alive and in place until this entry is
+        // popped, and the entry is still on the stack (it is borrowed from it here).
+        unsafe { self.handle.as_ref() }
+    }
 }
 
 thread_local! {
@@ -40,7 +58,13 @@ thread_local! {
 }
 
 /// Makes `handle` the current thread's runtime until the matching [`leave`].
-pub(crate) fn enter(handle: Handle) {
+///
+/// # Safety
+///
+/// Rule X3: `handle` stays alive and in place until the matching [`leave`], which the caller
+/// runs also when unwinding.
+pub(crate) unsafe fn enter(handle: &Handle) {
+    let handle = NonNull::from(handle);
     CURRENT.with(|stack| {
         stack.borrow_mut().push(Entry {
             handle,
@@ -53,8 +77,10 @@ pub(crate) fn enter(handle: Handle) {
 ///
 /// # Safety
 ///
-/// Rule X1: `worker` stays alive and in place, on this thread, until the matching [`leave`].
-pub(crate) unsafe fn enter_with_worker(handle: Handle, worker: &Worker) {
+/// Rule X1: `worker` stays alive and in place, on this thread, until the matching [`leave`];
+/// rule X3: so does `handle`.
+pub(crate) unsafe fn enter_with_worker(handle: &Handle, worker: &Worker) {
+    let handle = NonNull::from(handle);
     let worker = Some(NonNull::from(worker));
     CURRENT.with(|stack| stack.borrow_mut().push(Entry { handle, worker }));
 }
@@ -63,12 +89,11 @@ pub(crate) unsafe fn enter_with_worker(handle: Handle, worker: &Worker) {
 pub(crate) fn leave() {
     let left = CURRENT.with(|stack| stack.borrow_mut().pop());
     debug_assert!(left.is_some(), "leave pairs with an earlier enter");
-    drop(left);
 }
 
 /// The current thread's runtime, if any.
 pub(crate) fn current() -> Option<Handle> {
-    CURRENT.with(|stack| stack.borrow().last().map(|entry| entry.handle.clone()))
+    CURRENT.with(|stack| stack.borrow().last().map(|entry| entry.handle().clone()))
 }
 
 /// Runs `f` with `runtime`'s worker when this thread is running it (further up the stack);
@@ -79,7 +104,7 @@ pub(crate) fn with_worker<R>(runtime: RuntimeId, f: impl FnOnce(&Worker) -> R) -
             .borrow()
             .iter()
             .rev()
-            .filter(|entry| entry.handle.shared.runtime_id() == runtime)
+            .filter(|entry| entry.handle().shared.runtime_id() == runtime)
             .find_map(|entry| entry.worker)
     })?;
     // SAFETY: rule X1 — the entry holding this pointer is still on this thread's stack (only
@@ -103,9 +128,9 @@ pub(crate) fn current_worker(runtime: RuntimeId) -> Option<usize> {
             .borrow()
             .iter()
             .rev()
-            .filter(|entry| entry.handle.shared.runtime_id() == runtime)
+            .filter(|entry| entry.handle().shared.runtime_id() == runtime)
             .find(|entry| entry.worker.is_some())
-            .map(|entry| entry.handle.worker)
+            .map(|entry| entry.handle().worker)
     })
 }
 
@@ -118,7 +143,7 @@ pub(crate) fn running_worker_index() -> Option<usize> {
             .iter()
             .rev()
             .find(|entry| entry.worker.is_some())
-            .map(|entry| entry.handle.worker)
+            .map(|entry| entry.handle().worker)
     })
 }
 

@@ -297,7 +297,9 @@ impl<F: Future> Future for InContext<'_, F> {
         // SAFETY: `future` is structurally pinned (type invariant): it is only reached through
         // this pinned projection and never moved; `handle` is a plain reference.
         let this = unsafe { self.get_unchecked_mut() };
-        context::enter(this.handle.clone());
+        // SAFETY: context rule X3 — `this.handle` is borrowed for the whole `block_on`, so it
+        // outlives this poll, and `_leave` pops the entry before the poll returns or unwinds.
+        unsafe { context::enter(this.handle) };
         let _leave = Leave;
         // SAFETY: see above; `this.future` stays where it is.
         unsafe { Pin::new_unchecked(&mut this.future) }.poll(cx)

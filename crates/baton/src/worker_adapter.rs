@@ -87,10 +87,10 @@ struct Installed;
 impl Installed {
     /// Rule A4: records `worker` too; the adapter holds it for the guard's whole life.
     fn new(handle: &Handle, worker: &Worker) -> Installed {
-        // SAFETY: context rule X1 — `worker` is the adapter's boxed worker, borrowed for the
-        // whole turn that this guard spans; the guard is dropped (popping the entry) before
-        // the turn returns, on this thread.
-        unsafe { context::enter_with_worker(handle.clone(), worker) };
+        // SAFETY: context rules X1 and X3 — `worker` and `handle` are the adapter's own (boxed
+        // with it), borrowed for the whole turn that this guard spans; the guard is dropped
+        // (popping the entry) before the turn returns or unwinds, on this thread.
+        unsafe { context::enter_with_worker(handle, worker) };
         Installed
     }
 }
@@ -165,10 +165,11 @@ impl LoanWorker for WorkerAdapter {
         // lifetime only lets the guard live in this struct next to the box it borrows.
         let guard = unsafe { std::mem::transmute::<WorkerGuard<'_>, WorkerGuard<'static>>(guard) };
         self.guards.push(guard);
-        // SAFETY: context rule X1 — the boxed worker stays in place and alive until the
-        // matching `leave` pops this entry (type invariant: guards and entries pair up, and
-        // `Drop` pops leftovers before the worker goes).
-        unsafe { context::enter_with_worker(self.handle.clone(), self.worker()) };
+        // SAFETY: context rules X1 and X3 — the boxed worker, and this adapter's handle (the
+        // adapter lives in the loan driver's box and never moves), stay in place and alive
+        // until the matching `leave` pops this entry (type invariant: guards and entries pair
+        // up, and `Drop` pops leftovers before the worker or the handle goes).
+        unsafe { context::enter_with_worker(&self.handle, self.worker()) };
     }
 
     fn leave(&mut self) {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use web_time::Instant;
 
 mod config;
+mod idle;
 mod report;
 
 pub use config::{DriverConfig, WakerPanics};
@@ -22,8 +23,10 @@ use crate::backend::{Backend, RingFlags, Wait};
 use crate::context::{self, Entered, Inner, with_core};
 use crate::error::SetupError;
 use crate::handle::{DriverHandle, Unparker};
+use crate::linger::LingerPolicy;
 use crate::mailbox::{Mailbox, Msg};
 use crate::state::{Deferred, DriverState, Payload, Undrained, reraise};
+use idle::IdlePoint;
 
 /// How a turn may wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +64,8 @@ pub struct Driver {
     /// turns, so neither it nor the mailbox queue it is swapped with regrows per message. Taken
     /// (left empty) during a turn.
     messages: Cell<Vec<Msg>>,
+    /// When idle points linger (forward rule F8).
+    linger: Cell<LingerPolicy>,
 }
 
 impl std::fmt::Debug for Driver {
@@ -136,6 +141,7 @@ impl Driver {
             waker_panics: WakerPanics::Contain,
             panics_caught: Cell::new(0),
             messages: Cell::new(Vec::new()),
+            linger: Cell::new(LingerPolicy::default()),
         }
     }
 
@@ -245,17 +251,18 @@ impl Driver {
                 }
                 Park::Poll => None,
             };
-            let wait = match idle_wait {
-                Some(deadline) => {
-                    let until = match (deadline, core.next_timer()) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
-                    match until.map(|t| t.saturating_duration_since(Instant::now())) {
-                        Some(Duration::ZERO) => Wait::No,
-                        timeout => Wait::ForOne(timeout),
-                    }
-                }
+            let until = idle_wait.map(|deadline| match (deadline, core.next_timer()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            });
+            let idle = until.map(|until| self.idle_point(core, shared, until));
+            let lingered = idle == Some(IdlePoint::Lingered);
+            let wait = match until {
+                Some(_) if lingered => Wait::No,
+                Some(until) => match until.map(|t| t.saturating_duration_since(Instant::now())) {
+                    Some(Duration::ZERO) => Wait::No,
+                    timeout => Wait::ForOne(timeout),
+                },
                 None => Wait::No,
             };
             core.counts.turns += 1;
@@ -264,9 +271,12 @@ impl Driver {
             }
             let _ = core.submit(wait);
             report.completions += core.reap();
-            if matches!(wait, Wait::ForOne(_)) {
+            if lingered || matches!(wait, Wait::ForOne(_)) {
                 report.unparked |= shared.take_notified();
                 Self::service(core, shared, &mut messages, &mut report);
+            }
+            if let Some(IdlePoint::Timed(started)) = idle {
+                self.timed_wait_ended(started, report.unparked);
             }
             if core.flush().is_ok() && core.has_unsubmitted() {
                 let _ = core.submit(Wait::No);

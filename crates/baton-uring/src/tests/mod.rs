@@ -13,7 +13,7 @@ macro_rules! without_loom {
 }
 
 without_loom! {
-    support, buf, durability, key, lifecycle_model, listener, path_ops, request, retention,
+    support, buf, durability, key, lifecycle_model, linger, listener, path_ops, request, retention,
     ring_setup, shutdown_unwind, sleep, stash, state,
 }
 
@@ -21,5 +21,7 @@ without_loom! {
 mod loom_forwarding;
 #[cfg(loom)]
 mod loom_inbox;
+#[cfg(loom)]
+mod loom_linger;
 #[cfg(loom)]
 mod loom_stash;
