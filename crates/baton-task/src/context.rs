@@ -130,7 +130,7 @@ where
     F::Output: Send + 'static,
 {
     match current_state() {
-        Some(state) => spawn_send(&state, future).0,
+        Some(state) => spawn_send(state, future).0,
         None => panic!("{}", ContextError::NoRuntime),
     }
 }
@@ -165,11 +165,19 @@ where
     F::Output: 'static,
 {
     let state = current_state().ok_or(ContextError::NoRuntime)?;
-    let queues = state
-        .claim()
-        .here()
-        .ok_or(ContextError::NotOnWorkerThread)?;
-    Ok(spawn_local_on(&state, queues, future))
+    if state.claim().here().is_none() {
+        return Err(ContextError::NotOnWorkerThread);
+    }
+    Ok(spawn_local_on(state, future))
+}
+
+/// Whether a scheduler is entered on this thread, so that [`spawn`] does not panic here. Never
+/// panics. Cheaper than [`try_current`] when the caller spawns right after: no spawner (and
+/// no count of the scheduler's state) is made.
+pub fn is_entered() -> bool {
+    CONTEXT
+        .try_with(|context| context.borrow().is_some())
+        .unwrap_or(false)
 }
 
 /// A spawner for the current thread's scheduler. Never panics.

@@ -90,9 +90,15 @@
 //! T6. **Join handshake.** The handle stores its waker, then sets `JOIN_WAKER`; completion wakes
 //!    the waker only if it saw that bit, and the handle re-checks `COMPLETE` after setting it. A
 //!    handle dropped before completion clears `JOIN_INTEREST` and the completer drops the
-//!    output; dropped after, the handle drops it. The stored waker is released, its destructor
-//!    contained, by whoever can no longer need it: the completer (it wakes it), the handle on
-//!    drop or when its registration finds the task complete, and at the latest the task's free.
+//!    output; dropped after, the handle drops it. No lock guards the waker slot: the bits name
+//!    its owner. With `JOIN_WAKER` clear the handle owns it; set before `COMPLETE`, nobody
+//!    touches it (the handle takes it back only by clearing the bit before completion, and
+//!    recognises its own published waker by identity, without reading it); set when `COMPLETE`
+//!    was set, the completer owns it and takes the waker to wake it. The stored waker is
+//!    released, its destructor contained, by whoever can no longer need it: the completer (it
+//!    wakes it), the handle on drop or when its registration finds the task complete, and at
+//!    the latest the task's free. A handle that took the output owes the task nothing but its
+//!    reference.
 //!
 //! T7. **Local tasks stay home.** A local task is queued per owner thread and only popped by
 //!    `run_ready` on that thread. A future that must not be dropped where we are (foreign owner,
@@ -141,10 +147,12 @@
 //! shim: `tests/loom_scheduler.rs` a remote wake racing a poll, a spawn racing shutdown, an
 //! abort racing a poll and a wake racing worker migration; `src/tests/loom_models.rs` that a
 //! foreign wake by value racing a poll, an idle transition, an abort, shutdown or completion
-//! frees the task exactly once. The state word, reference count included, is a loom atomic and
-//! the task's stage (its future, then its output) a loom cell, so the models also check that
-//! every hand-over of the stage between threads is ordered; the run queues' `RefCell`s are
-//! plain `std` (only the thread holding the core claim touches them).
+//! frees the task exactly once; `src/tests/loom_join.rs` the join handshake (T6): a
+//! registration, a waker replacement and a handle drop each racing completion. The state word,
+//! reference count included, is a loom atomic, and the task's stage (its future, then its
+//! output) and its join waker slot are loom cells, so the models also check that every
+//! hand-over of either between threads is ordered; the run queues' `RefCell`s are plain `std`
+//! (only the thread holding the core claim touches them).
 //!
 //! # Layout
 //!
@@ -177,7 +185,9 @@ mod yield_now;
 #[cfg(test)]
 mod tests;
 
-pub use context::{ContextError, EnterGuard, spawn, spawn_local, try_current, try_spawn_local};
+pub use context::{
+    ContextError, EnterGuard, is_entered, spawn, spawn_local, try_current, try_spawn_local,
+};
 pub use counts::TaskCounts;
 pub use injector::Unpark;
 pub use join::{CancelReason, JoinError, JoinHandle, PanicPayload};

@@ -198,10 +198,12 @@ impl RunQueues {
         &self,
         task: &TaskRef<SchedulerState>,
     ) -> Option<TaskRef<SchedulerState>> {
-        let slot = task.header().slot.swap(UNREGISTERED, Ordering::Relaxed);
+        // Only the claim holder touches the slot (T9): a load and a store, no read-modify-write.
+        let slot = task.header().slot.load(Ordering::Relaxed);
         if slot == UNREGISTERED {
             return None;
         }
+        task.header().slot.store(UNREGISTERED, Ordering::Relaxed);
         if let Some(owner) = task.header().owner {
             let mut locals = self.locals.borrow_mut();
             if let Some(index) = locals.iter().position(|local| local.owner == owner) {

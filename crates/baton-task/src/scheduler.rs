@@ -109,7 +109,7 @@ impl Scheduler {
         F::Output: Send + 'static,
     {
         let _claim = self.claim();
-        spawn_send(&self.state, future).0
+        spawn_send(Arc::clone(&self.state), future).0
     }
 
     /// Spawns a local (`!Send`) task owned by the current thread (T7). After shutdown the
@@ -119,8 +119,8 @@ impl Scheduler {
         F: Future + 'static,
         F::Output: 'static,
     {
-        let claim = self.claim();
-        spawn_local_on(&self.state, claim.queues(), future)
+        let _claim = self.claim();
+        spawn_local_on(Arc::clone(&self.state), future)
     }
 
     /// Polls up to `budget` tasks that may run on this thread, fairly (T10).
@@ -291,9 +291,11 @@ fn retire(
     finish: Finish,
 ) {
     let removed = queues.unregister(&task);
-    state.counters().count_finish(finish);
-    drop(removed);
-    drop(task);
+    state.counters().count_finish(finish, queues);
+    match removed {
+        Some(registered) => task.release_with(registered),
+        None => drop(task),
+    }
 }
 
 /// Rule T8, run by the claim holder.

@@ -13,21 +13,33 @@ use crate::sync;
 use crate::task::Task;
 
 /// Spawns a `Send` task from any thread: straight onto the run queues when this thread holds
-/// the claim, through the injection queue otherwise.
+/// the claim, through the injection queue otherwise. `state` becomes the task's own reference
+/// to its scheduler (callers that own one hand it over instead of cloning another).
 pub(crate) fn spawn_send<F>(
-    state: &Arc<SchedulerState>,
+    state: Arc<SchedulerState>,
     future: F,
 ) -> (JoinHandle<F::Output>, Injected)
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (task, join) = Task::spawn(future, None, Arc::clone(state));
-    let handle = JoinHandle::new(join);
-    let accepted = match state.claim().here() {
-        Some(queues) => accept_here(state, queues, task),
-        None => state.injector().push_spawn(task, state.counters()),
+    let accepted;
+    let join = if state.claim().here().is_some() {
+        let (task, registered, join) = Task::spawn_registered(future, None, state);
+        let state = join.scheduler();
+        let queues = state
+            .claim()
+            .here()
+            .expect("rule T9: nothing released the claim since it was checked");
+        accepted = accept_here(state, queues, task, registered);
+        join
+    } else {
+        let (task, join) = Task::spawn(future, None, state);
+        let state = join.scheduler();
+        accepted = state.injector().push_spawn(task, state.counters());
+        join
     };
+    let handle = JoinHandle::new(join);
     match accepted {
         Injected::Queued => {}
         Injected::Closed => handle.refuse(CancelReason::SpawnAfterShutdown),
@@ -35,19 +47,22 @@ where
     (handle, accepted)
 }
 
-/// Spawns a local task owned by the current thread; the caller holds the claim.
-pub(crate) fn spawn_local_on<F>(
-    state: &Arc<SchedulerState>,
-    queues: &RunQueues,
-    future: F,
-) -> JoinHandle<F::Output>
+/// Spawns a local task owned by the current thread, which holds the claim (T9). `state`
+/// becomes the task's own reference to its scheduler.
+pub(crate) fn spawn_local_on<F>(state: Arc<SchedulerState>, future: F) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let (task, join) = Task::spawn(future, Some(sync::thread_id()), Arc::clone(state));
+    let (task, registered, join) = Task::spawn_registered(future, Some(sync::thread_id()), state);
+    let state = join.scheduler();
+    let queues = state
+        .claim()
+        .here()
+        .expect("rule T9: spawn_local_on is called by the claim holder");
+    let accepted = accept_here(state, queues, task, registered);
     let handle = JoinHandle::new(join);
-    match accept_here(state, queues, task) {
+    match accepted {
         Injected::Queued => {}
         Injected::Closed => {
             // Rule T7: we are on the owner thread, so dropping the future here is allowed.
@@ -57,18 +72,20 @@ where
     handle
 }
 
-/// Rules T1 and T8 on the claim holder's thread: a task is accepted (counted, registered and
-/// queued) unless spawns are refused.
+/// Rules T1 and T8 on the claim holder's thread: a task is accepted (counted, registered with
+/// the reference `registered` made for it, and queued) unless spawns are refused.
 fn accept_here(
     state: &SchedulerState,
     queues: &RunQueues,
     task: TaskRef<SchedulerState>,
+    registered: TaskRef<SchedulerState>,
 ) -> Injected {
     if state.injector().refuses_spawns() {
+        drop(registered);
         return Injected::Closed;
     }
-    state.counters().count_spawn();
-    queues.register(task.clone());
+    state.counters().count_spawn_here(queues);
+    queues.register(registered);
     queues.push_ready(task);
     Injected::Queued
 }

@@ -146,6 +146,16 @@ pub(crate) enum JoinWakerOutcome {
     Complete,
 }
 
+/// The handle's attempt to take its published join waker back (to replace it).
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReclaimOutcome {
+    /// `JOIN_WAKER` was cleared before completion: the waker slot is the handle's again.
+    Reclaimed,
+    /// Completion happened first and saw the bit: the slot is the completer's; read the output.
+    Complete,
+}
+
 /// A copy of the state bits, for queries.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Snapshot(usize);
@@ -198,6 +208,21 @@ impl State {
             "rule T1: released more references than taken"
         );
         Self::release_of(previous)
+    }
+
+    /// Rule T1: two references fewer in one instruction (a finished task's registry entry and
+    /// its poller's queue entry); ordered as [`State::ref_dec`].
+    pub(crate) fn ref_dec_twice(&self) -> RefsLeft {
+        let previous = self.0.fetch_sub(2 * REF_ONE, Ordering::AcqRel);
+        debug_assert!(
+            previous >= 2 * REF_ONE,
+            "rule T1: released more references than taken"
+        );
+        if previous & !FLAGS == 2 * REF_ONE {
+            RefsLeft::Zero
+        } else {
+            RefsLeft::Others
+        }
     }
 
     fn release_of(previous: usize) -> RefsLeft {
@@ -343,6 +368,18 @@ impl State {
             } else {
                 let next = current & !(JOIN_INTEREST | JOIN_WAKER);
                 (Some(next), DetachOutcome::Detached)
+            }
+        })
+    }
+
+    /// Rule T6: the handle takes its published waker slot back unless the task completed (then
+    /// the completer owns the slot and the handle must not touch it).
+    pub(crate) fn reclaim_join_waker(&self) -> ReclaimOutcome {
+        self.transition(|current| {
+            if current & COMPLETE != 0 {
+                (None, ReclaimOutcome::Complete)
+            } else {
+                (Some(current & !JOIN_WAKER), ReclaimOutcome::Reclaimed)
             }
         })
     }

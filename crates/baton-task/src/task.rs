@@ -12,9 +12,7 @@ use crate::containment::{drop_contained, wake_contained};
 use crate::join::{CancelReason, Join, JoinError};
 use crate::raw::{Finish, Header, RunOutcome, ShutdownOutcome, TaskRef, Vtable};
 use crate::schedule::Schedule;
-use crate::state::{
-    DetachOutcome, IdleOutcome, JoinWakerOutcome, RefsLeft, ShutdownClaim, StartOutcome,
-};
+use crate::state::{IdleOutcome, RefsLeft, ShutdownClaim, StartOutcome};
 use crate::sync::{self, thread::ThreadId};
 
 enum Stage<F: Future> {
@@ -61,7 +59,7 @@ where
         run: Self::run,
         shut_down: Self::shut_down,
         refuse: Self::refuse,
-        detach: Self::detach,
+        drop_output: Self::drop_output,
         dealloc: Self::dealloc,
     };
 
@@ -72,14 +70,42 @@ where
         owner: Option<ThreadId>,
         scheduler: Arc<S>,
     ) -> (TaskRef<S>, Join<F::Output, S>) {
-        let task = Box::new(Task {
-            header: Header::new(&Self::VTABLE, 2, owner, scheduler),
-            stage: sync::UnsafeCell::new(Stage::Running(future)),
-        });
-        let header = NonNull::from(Box::leak(task)).cast::<Header<S>>();
+        let header = Self::allocate(future, owner, scheduler, 2);
         // SAFETY: the allocation was just made with two references, one for each value here.
         let (queued, handle) = unsafe { (TaskRef::from_raw(header), TaskRef::from_raw(header)) };
-        (queued, Join::new(handle, Self::poll_join))
+        (queued, Join::new(handle, Self::take_output))
+    }
+
+    /// Like [`Task::spawn`], with a third reference made at once for the registry (T1), so
+    /// accepting the task on the claim holder's thread needs no extra count.
+    pub(crate) fn spawn_registered(
+        future: F,
+        owner: Option<ThreadId>,
+        scheduler: Arc<S>,
+    ) -> (TaskRef<S>, TaskRef<S>, Join<F::Output, S>) {
+        let header = Self::allocate(future, owner, scheduler, 3);
+        // SAFETY: the allocation was just made with three references, one for each value here.
+        let (queued, registered, handle) = unsafe {
+            (
+                TaskRef::from_raw(header),
+                TaskRef::from_raw(header),
+                TaskRef::from_raw(header),
+            )
+        };
+        (queued, registered, Join::new(handle, Self::take_output))
+    }
+
+    fn allocate(
+        future: F,
+        owner: Option<ThreadId>,
+        scheduler: Arc<S>,
+        refs: usize,
+    ) -> NonNull<Header<S>> {
+        let task = Box::new(Task {
+            header: Header::new(&Self::VTABLE, refs, owner, scheduler),
+            stage: sync::UnsafeCell::new(Stage::Running(future)),
+        });
+        NonNull::from(Box::leak(task)).cast::<Header<S>>()
     }
 
     /// # Safety
@@ -151,8 +177,9 @@ where
             drop_contained(self.stage.with_mut(take));
         }
         if completed.join_waker {
-            let waker = sync::lock(&self.header.join_waker).take();
-            if let Some(waker) = waker {
+            // SAFETY: rule T6, `complete` saw `JOIN_WAKER` as it set `COMPLETE`, so the slot is
+            // ours now and the handle never touches it again.
+            if let Some(waker) = unsafe { self.header.take_join_waker() } {
                 wake_contained(waker);
             }
         }
@@ -184,15 +211,25 @@ where
         })
     }
 
-    /// Takes the published result. The caller observed `COMPLETE` and is the `JoinHandle`.
-    fn take_output(&self, leaked: bool) -> Result<F::Output, JoinError> {
+    /// The `JoinHandle`'s output read (T5, T6).
+    ///
+    /// # Safety
+    ///
+    /// `header` is the header of a live `Task<F, S>`, the caller is its `JoinHandle` and saw
+    /// `COMPLETE`, with `leaked` read from the same state word.
+    unsafe fn take_output(
+        header: NonNull<Header<S>>,
+        leaked: bool,
+    ) -> Result<F::Output, JoinError> {
         if leaked {
             return Err(JoinError::cancelled(CancelReason::RuntimeShutdown));
         }
+        // SAFETY: the caller's guarantee.
+        let this = unsafe { Self::from_header(header) };
         // SAFETY: rule T5, after `COMPLETE` with join interest only the handle touches `stage`,
         // and this `with_mut` access is the handle's.
         let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
-        match self.stage.with_mut(take) {
+        match this.stage.with_mut(take) {
             Stage::Finished(result) => result,
             Stage::Running(_) | Stage::Consumed => {
                 panic!("a JoinHandle was polled again after it returned its output")
@@ -291,64 +328,20 @@ where
         }
     }
 
-    /// The `JoinHandle`'s poll (T6).
+    /// Vtable `drop_output`: a detaching `JoinHandle` drops the output it owns (T6).
     ///
     /// # Safety
     ///
-    /// `header` is the header of a live `Task<F, S>` and the caller is its `JoinHandle`.
-    unsafe fn poll_join(
-        header: NonNull<Header<S>>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<F::Output, JoinError>> {
+    /// `header` is the header of a live `Task<F, S>`, and the caller is its `JoinHandle`, which
+    /// saw `COMPLETE` while it still had join interest and did not take the output.
+    unsafe fn drop_output(header: NonNull<Header<S>>) {
         // SAFETY: the caller's guarantee.
         let this = unsafe { Self::from_header(header) };
-        let snapshot = this.header.state.load();
-        if snapshot.is_complete() {
-            return Poll::Ready(this.take_output(snapshot.is_leaked()));
-        }
-        let same = sync::lock(&this.header.join_waker)
-            .as_ref()
-            .is_some_and(|stored| stored.will_wake(cx.waker()));
-        if !same {
-            // Clone and drop user wakers outside the lock.
-            let fresh = cx.waker().clone();
-            let old = sync::lock(&this.header.join_waker).replace(fresh);
-            drop(old);
-        }
-        match this.header.state.set_join_waker() {
-            JoinWakerOutcome::Registered => Poll::Pending,
-            JoinWakerOutcome::Complete => {
-                // Rule T6: the completer did not see our registration, so the waker is ours to
-                // release; a finished handle keeps no waker alive.
-                this.header.release_join_waker();
-                Poll::Ready(this.take_output(this.header.state.load().is_leaked()))
-            }
-        }
-    }
-
-    /// Vtable `detach`: the `JoinHandle` is dropped (T6). Its reference is released by the
-    /// caller afterwards.
-    ///
-    /// # Safety
-    ///
-    /// `header` is the header of a live `Task<F, S>` and the caller is its `JoinHandle`.
-    unsafe fn detach(header: NonNull<Header<S>>) {
-        // SAFETY: the caller's guarantee.
-        let this = unsafe { Self::from_header(header) };
-        let outcome = this.header.state.detach();
-        // Rule T6: `detach` cleared `JOIN_WAKER`, so no completer takes the waker after this; it
-        // is ours to release (a completer that saw the bit first may have taken it already).
-        this.header.release_join_waker();
-        match outcome {
-            DetachOutcome::Detached => {}
-            DetachOutcome::OutputIsOurs => {
-                if !this.header.state.load().is_leaked() {
-                    // SAFETY: rule T6, the task completed while we held join interest, so the
-                    // stored output is ours alone: this `with_mut` access is the only one.
-                    let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
-                    drop_contained(this.stage.with_mut(take));
-                }
-            }
+        if !this.header.state.load().is_leaked() {
+            // SAFETY: rule T6, the task completed while the handle held join interest, so the
+            // stored output is the handle's alone: this `with_mut` access is the only one.
+            let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
+            drop_contained(this.stage.with_mut(take));
         }
     }
 

@@ -10,4 +10,6 @@ mod state;
 mod task;
 
 #[cfg(loom)]
+mod loom_join;
+#[cfg(loom)]
 mod loom_models;
