@@ -202,23 +202,30 @@ impl State {
     /// Rule T1: one reference fewer. Release orders this holder's accesses before the free;
     /// acquire makes every other holder's accesses visible to the one that frees.
     pub(crate) fn ref_dec(&self) -> RefsLeft {
-        let previous = self.0.fetch_sub(REF_ONE, Ordering::AcqRel);
-        debug_assert!(
-            previous >= REF_ONE,
-            "rule T1: released more references than taken"
-        );
-        Self::release_of(previous)
+        self.release(1)
     }
 
-    /// Rule T1: two references fewer in one instruction (a finished task's registry entry and
-    /// its poller's queue entry); ordered as [`State::ref_dec`].
+    /// Rule T1: two references fewer in one step (a finished task's registry entry and its
+    /// poller's queue entry); ordered as [`State::ref_dec`].
     pub(crate) fn ref_dec_twice(&self) -> RefsLeft {
-        let previous = self.0.fetch_sub(2 * REF_ONE, Ordering::AcqRel);
+        self.release(2)
+    }
+
+    /// Rule T1: releases `count` references the caller holds. When they are the only ones left,
+    /// nobody else can take another (only a holder can), so an acquiring load that sees them
+    /// alone (synchronising with every earlier holder's releasing decrement) lets the caller
+    /// free the task without a read-modify-write, as `Arc::get_mut` decides uniqueness.
+    fn release(&self, count: usize) -> RefsLeft {
+        let ours = count * REF_ONE;
+        if self.0.load(Ordering::Acquire) & !FLAGS == ours {
+            return RefsLeft::Zero;
+        }
+        let previous = self.0.fetch_sub(ours, Ordering::AcqRel);
         debug_assert!(
-            previous >= 2 * REF_ONE,
+            previous & !FLAGS >= ours,
             "rule T1: released more references than taken"
         );
-        if previous & !FLAGS == 2 * REF_ONE {
+        if previous & !FLAGS == ours {
             RefsLeft::Zero
         } else {
             RefsLeft::Others
