@@ -36,7 +36,8 @@ pub(crate) struct ClaimCell {
 // whose token is in `holder`; the claim is taken with an acquiring CAS and released with a
 // releasing store, so one thread at a time uses them and each sees the previous holder's writes.
 unsafe impl Sync for ClaimCell {}
-// SAFETY: `RunQueues` owns `Send` task references and plain data; the claim protocol (T9)
+// SAFETY: `RunQueues` owns `Send` task references, plain data and free blocks of memory that no
+// task lives in (its block cache); the claim protocol (T9)
 // moves use of it between threads with release/acquire ordering.
 unsafe impl Send for ClaimCell {}
 

@@ -133,7 +133,8 @@
 //!
 //! `src/tests/` holds what needs the crate's private parts (declared once, as `mod tests`, and
 //! run with `cargo test -p baton-task`): the state word's transitions and reference counts
-//! (`state.rs`), panic containment (`containment.rs`), the task state machine alone against a
+//! (`state.rs`), the recycled task blocks (`blocks.rs`), panic containment (`containment.rs`),
+//! the task state machine alone against a
 //! scheduler that only records what it is asked to queue (`task.rs`: wake, poll, abort, join,
 //! drop), and `raw.rs`, which checks that every way a task ends frees its allocation exactly
 //! once, observed through the count of its `Arc<SchedulerState>`. Their fixtures sit in one
@@ -160,10 +161,12 @@
 //!   reference, wakers), `task` (the typed allocation), `join` (the handle), over the
 //!   scheduling policy `schedule::Schedule`.
 //! * The scheduler: `scheduler_state` (what every thread may reach: the `claim`, the
-//!   `injector`, the `counts`), `run_queues` (what only the claim holder reaches), `spawn` (the
+//!   `injector`, the `counts`), `run_queues` (what only the claim holder reaches, with `blocks`,
+//!   the freed tasks' memory it recycles for the next spawns on its thread), `spawn` (the
 //!   spawn path), `scheduler` (the run loop and shutdown), `spawner`, `context`.
 //! * `sync` (the loom shim) and `containment` (panic hygiene).
 
+mod blocks;
 mod claim;
 mod containment;
 mod context;

@@ -8,6 +8,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 
+use crate::blocks::BlockCache;
 use crate::raw::{TaskRef, UNREGISTERED};
 use crate::scheduler_state::SchedulerState;
 use crate::sync::{Ordering, thread::ThreadId};
@@ -52,6 +53,8 @@ pub(crate) struct RunQueues {
     turn: Cell<Turn>,
     /// A reusable buffer for draining the injection queue.
     inbox: RefCell<VecDeque<TaskRef<SchedulerState>>>,
+    /// The blocks of freed tasks, for the next spawns on this thread.
+    blocks: BlockCache,
 }
 
 impl std::fmt::Debug for RunQueues {
@@ -85,6 +88,11 @@ impl RunQueues {
         } else {
             Some(Polling(self))
         }
+    }
+
+    /// The claim holder's recycled task blocks.
+    pub(crate) fn blocks(&self) -> &BlockCache {
+        &self.blocks
     }
 
     /// Rule T10: the fair dispatcher's next turn.

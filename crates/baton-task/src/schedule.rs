@@ -7,6 +7,8 @@
 //! a wake calls [`Schedule::schedule`] directly (no indirect call, no allocation), and a task is
 //! still one allocation whose header holds an `Arc` of its scheduler.
 
+use std::alloc::Layout;
+use std::ptr::NonNull;
 use std::task::RawWakerVTable;
 
 use crate::raw::TaskRef;
@@ -31,4 +33,22 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// [`CancelReason::RuntimeShutdown`](crate::CancelReason::RuntimeShutdown), before it
     /// [`CancelReason::Aborted`](crate::CancelReason::Aborted).
     fn is_closed(&self) -> bool;
+
+    /// A recycled block for a new task of `layout` from the calling thread, if the policy
+    /// keeps any (see `blocks`). The block was allocated by the global allocator with `layout`
+    /// and is the caller's now.
+    fn reuse_block(&self, _layout: Layout) -> Option<NonNull<u8>> {
+        None
+    }
+
+    /// Offers the block of a freed task of `layout` for reuse; `Err` hands it back for the
+    /// caller to free.
+    ///
+    /// # Safety
+    ///
+    /// `block` was allocated by the global allocator with `layout` and no task lives in it
+    /// any more; on `Ok` its ownership passes to the policy.
+    unsafe fn recycle_block(&self, _layout: Layout, block: NonNull<u8>) -> Result<(), NonNull<u8>> {
+        Err(block)
+    }
 }

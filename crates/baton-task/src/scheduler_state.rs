@@ -1,6 +1,8 @@
 //! [`SchedulerState`]: everything a scheduler shares with its spawners, its tasks and other
 //! threads, behind one `Arc`.
 
+use std::alloc::Layout;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::task::RawWakerVTable;
 
@@ -80,5 +82,20 @@ impl Schedule for SchedulerState {
 
     fn is_closed(&self) -> bool {
         self.injector.is_closed()
+    }
+
+    /// From the claim holder's cache only: other threads allocate.
+    fn reuse_block(&self, layout: Layout) -> Option<NonNull<u8>> {
+        self.claim.here()?.blocks().take(layout)
+    }
+
+    /// Into the claim holder's cache only: a task freed on another thread (or while this
+    /// thread's locals are being destroyed) goes back to the allocator.
+    unsafe fn recycle_block(&self, layout: Layout, block: NonNull<u8>) -> Result<(), NonNull<u8>> {
+        match self.claim.here() {
+            // SAFETY: the caller's guarantee, passed on.
+            Some(queues) => unsafe { queues.blocks().keep(layout, block) },
+            None => Err(block),
+        }
     }
 }

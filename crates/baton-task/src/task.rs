@@ -1,6 +1,7 @@
 //! The typed task cell: header, future and output in one allocation (T1), and the
 //! vtable functions that reach them, for a task of any [`Schedule`] policy.
 
+use std::alloc::Layout;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
@@ -25,7 +26,9 @@ enum Stage<F: Future> {
 ///
 /// Invariants (the crate docs' rules):
 /// * rule T1: `#[repr(C)]` with the header first, so a pointer to the header is a pointer to the
-///   task; the allocation is a `Box` freed by `dealloc` when the last counted reference goes;
+///   task; the allocation is a block of the global allocator with this type's layout (made by
+///   `Box` or recycled by the scheduler), freed or recycled by `dealloc` when the last counted
+///   reference goes;
 /// * rule T3: `stage` holds the future while the task is unfinished; only the holder of the
 ///   `RUNNING` bit touches it then, and the scheduler only polls or drops a local task's future
 ///   on its owner thread (checked in `run` and `drop_future`);
@@ -95,17 +98,29 @@ where
         (queued, registered, Join::new(handle, Self::take_output))
     }
 
+    /// Rule T1: one allocation, in a block the scheduler recycled when it has one.
     fn allocate(
         future: F,
         owner: Option<ThreadId>,
         scheduler: Arc<S>,
         refs: usize,
     ) -> NonNull<Header<S>> {
-        let task = Box::new(Task {
+        let recycled = scheduler.reuse_block(Layout::new::<Task<F, S>>());
+        let task = Task {
             header: Header::new(&Self::VTABLE, refs, owner, scheduler),
             stage: sync::UnsafeCell::new(Stage::Running(future)),
-        });
-        NonNull::from(Box::leak(task)).cast::<Header<S>>()
+        };
+        let task = match recycled {
+            Some(block) => {
+                let block = block.cast::<Task<F, S>>();
+                // SAFETY: the block is ours, from the global allocator with this type's layout
+                // (`reuse_block`'s contract), so it is valid for a write of one `Task<F, S>`.
+                unsafe { block.as_ptr().write(task) };
+                block
+            }
+            None => NonNull::from(Box::leak(Box::new(task))),
+        };
+        task.cast::<Header<S>>()
     }
 
     /// # Safety
@@ -351,10 +366,10 @@ where
     ///
     /// `header` is the header of a `Task<F, S>` whose last reference the caller released.
     unsafe fn dealloc(header: NonNull<Header<S>>) {
-        // SAFETY: rule T1, the allocation is a leaked `Box<Task<F, S>>` and nobody else can reach
-        // it any more.
-        let Task { header, stage } =
-            *unsafe { Box::from_raw(header.cast::<Task<F, S>>().as_ptr()) };
+        let block = header.cast::<Task<F, S>>();
+        // SAFETY: rule T1, the allocation holds a `Task<F, S>` and nobody else can reach it any
+        // more: we move it out, after which the block is plain memory of this type's layout.
+        let Task { header, stage } = unsafe { block.as_ptr().read() };
         // Rules T5–T7: the last reference only goes after the task finished (the registry holds
         // one until then, and a leaked task keeps one forever) and after the completer or the
         // handle took the result, so the stage is empty and no `!Send` value is dropped on this
@@ -367,6 +382,15 @@ where
             "rules T5-T7: a task is freed only after its result was taken"
         );
         drop_contained(stage);
+        let layout = Layout::new::<Task<F, S>>();
+        // SAFETY: the block came from the global allocator with this layout (a `Box` or a
+        // recycled block, `allocate`) and no task lives in it any more. The header's `Arc<S>`
+        // keeps the scheduler alive during the call.
+        let kept = unsafe { header.scheduler.recycle_block(layout, block.cast()) };
+        if let Err(block) = kept {
+            // SAFETY: as above; the scheduler handed the block back, so it is ours to free.
+            unsafe { std::alloc::dealloc(block.as_ptr(), layout) };
+        }
         drop(header);
     }
 }

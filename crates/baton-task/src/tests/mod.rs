@@ -4,6 +4,7 @@
 mod support;
 
 // Each of these modules is `#![cfg(not(loom))]`.
+mod blocks;
 mod containment;
 mod raw;
 mod state;
