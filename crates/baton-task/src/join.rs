@@ -265,8 +265,8 @@ impl<T, S: Schedule> Join<T, S> {
         self.task.header().state.load().is_complete()
     }
 
-    /// The scheduler the task was spawned on (the task's own reference to it).
-    pub(crate) fn scheduler(&self) -> &std::sync::Arc<S> {
+    /// The scheduler the task was spawned on (kept alive by the task's unit).
+    pub(crate) fn scheduler(&self) -> &S {
         self.task.scheduler()
     }
 

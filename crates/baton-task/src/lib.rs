@@ -71,6 +71,12 @@
 //!    the same atomic instruction that changes the flags. The scheduler's registry holds one
 //!    reference per accepted, unfinished task, so shutdown can reach tasks that sit idle while
 //!    only their wakers are held elsewhere, and a running task is never freed under its poller.
+//!    A task keeps its scheduler alive with one *unit* of it rather than an `Arc` count: while
+//!    any unit is out (held by a task, or spare with the claim holder, which counts them in
+//!    batches and gives its spares back when it releases the claim) the units together own one
+//!    strong count of the scheduler's state. The holder of the claim hands out and takes back
+//!    units without touching the shared count; elsewhere each is counted, and the release that
+//!    brings the count to zero gives up that strong count.
 //!
 //! T2. **One queue entry per notification.** A wake sets `NOTIFIED`; only the waker that found the
 //!    task idle (neither notified, running nor complete) pushes it, onto the core's queues when
@@ -149,7 +155,9 @@
 //! abort racing a poll and a wake racing worker migration; `src/tests/loom_models.rs` that a
 //! foreign wake by value racing a poll, an idle transition, an abort, shutdown or completion
 //! frees the task exactly once; `src/tests/loom_join.rs` the join handshake (T6): a
-//! registration, a waker replacement and a handle drop each racing completion. The state word,
+//! registration, a waker replacement and a handle drop each racing completion;
+//! `src/tests/loom_units.rs` that a unit released on another thread racing a refill or the
+//! claim's release keeps the units' strong count paired. The state word,
 //! reference count included, is a loom atomic, and the task's stage (its future, then its
 //! output) and its join waker slot are loom cells, so the models also check that every
 //! hand-over of either between threads is ordered; the run queues' `RefCell`s are plain `std`

@@ -59,8 +59,10 @@ pub(crate) struct Header<S: Schedule> {
     pub(crate) vtable: &'static Vtable<S>,
     /// `None` for a `Send` task; the owner thread of a local task (T7).
     pub(crate) owner: Option<ThreadId>,
-    /// The scheduler the task was spawned on; its wakes go there.
-    pub(crate) scheduler: Arc<S>,
+    /// The scheduler the task was spawned on; its wakes go there. Points into an `Arc<S>`
+    /// that stays alive while this header lives: the task holds one of the scheduler's task
+    /// units (rule T1, [`Schedule::acquire_unit`]), released when the header drops.
+    scheduler: NonNull<S>,
     /// The registry slot; only the thread holding the core claim (T9) touches it.
     pub(crate) slot: AtomicUsize,
     /// The `JoinHandle`'s waker slot (T6). Who may touch it is decided by the state word, so
@@ -84,15 +86,34 @@ impl<S: Schedule> Header<S> {
         vtable: &'static Vtable<S>,
         refs: usize,
         owner: Option<ThreadId>,
-        scheduler: Arc<S>,
+        scheduler: &Arc<S>,
     ) -> Header<S> {
+        S::acquire_unit(scheduler);
         Header {
             state: State::new(refs),
             vtable,
             owner,
-            scheduler,
+            scheduler: NonNull::from(&**scheduler),
             slot: AtomicUsize::new(UNREGISTERED),
             join_waker: sync::UnsafeCell::new(None),
+        }
+    }
+
+    /// The scheduler the task was spawned on.
+    pub(crate) fn scheduler(&self) -> &S {
+        // SAFETY: the field's invariant: our unit keeps the scheduler alive while we live.
+        unsafe { self.scheduler.as_ref() }
+    }
+
+    /// A counted `Arc` of the scheduler, for a caller that must keep it alive after the task
+    /// may be gone.
+    pub(crate) fn scheduler_arc(&self) -> Arc<S> {
+        let scheduler = self.scheduler.as_ptr().cast_const();
+        // SAFETY: the pointer came from an `Arc<S>` (`Header::new`) that our unit keeps alive,
+        // so one more strong count may be taken and owned by the returned `Arc`.
+        unsafe {
+            Arc::increment_strong_count(scheduler);
+            Arc::from_raw(scheduler)
         }
     }
 
@@ -127,6 +148,9 @@ impl<S: Schedule> Drop for Header<S> {
         if let Some(waker) = unsafe { self.take_join_waker() } {
             drop_contained(waker);
         }
+        // SAFETY: the unit `Header::new` acquired on this scheduler, released once, last: the
+        // scheduler is not used after this.
+        unsafe { S::release_unit(self.scheduler) };
     }
 }
 
@@ -219,8 +243,8 @@ impl<S: Schedule> TaskRef<S> {
     }
 
     /// The scheduler the task was spawned on.
-    pub(crate) fn scheduler(&self) -> &Arc<S> {
-        &self.header().scheduler
+    pub(crate) fn scheduler(&self) -> &S {
+        self.header().scheduler()
     }
 
     /// Polls (or cancels) the task once. Called by the core-claim holder on a thread the task

@@ -55,6 +55,10 @@ pub(crate) struct RunQueues {
     inbox: RefCell<VecDeque<TaskRef<SchedulerState>>>,
     /// The blocks of freed tasks, for the next spawns on this thread.
     blocks: BlockCache,
+    /// Rule T1 (units): task units counted in the scheduler state and not held by any task,
+    /// handed to tasks spawned here and taken back from tasks freed here without touching
+    /// the shared count; all given back when the claim is released.
+    spare_units: Cell<usize>,
 }
 
 impl std::fmt::Debug for RunQueues {
@@ -88,6 +92,33 @@ impl RunQueues {
         } else {
             Some(Polling(self))
         }
+    }
+
+    /// Rule T1 (units): takes one spare unit, if any.
+    pub(crate) fn take_spare_unit(&self) -> bool {
+        let spare = self.spare_units.get();
+        if spare == 0 {
+            return false;
+        }
+        self.spare_units.set(spare - 1);
+        true
+    }
+
+    /// Rule T1 (units): keeps `count` more spare units; returns how many there are now.
+    pub(crate) fn add_spare_units(&self, count: usize) -> usize {
+        let spare = self.spare_units.get() + count;
+        self.spare_units.set(spare);
+        spare
+    }
+
+    /// Rule T1 (units): gives up `count` spare units (the caller uncounts them).
+    pub(crate) fn take_spare_units(&self, count: usize) {
+        self.spare_units.set(self.spare_units.get() - count);
+    }
+
+    /// Rule T1 (units): gives up every spare unit (the caller uncounts them); how many.
+    pub(crate) fn take_all_spare_units(&self) -> usize {
+        self.spare_units.replace(0)
     }
 
     /// The claim holder's recycled task blocks.

@@ -9,6 +9,7 @@
 
 use std::alloc::Layout;
 use std::ptr::NonNull;
+use std::sync::Arc;
 use std::task::RawWakerVTable;
 
 use crate::raw::TaskRef;
@@ -33,6 +34,25 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// [`CancelReason::RuntimeShutdown`](crate::CancelReason::RuntimeShutdown), before it
     /// [`CancelReason::Aborted`](crate::CancelReason::Aborted).
     fn is_closed(&self) -> bool;
+
+    /// Rule T1: a new task takes one unit of its scheduler, which keeps the `Arc` that
+    /// `this` is alive until the unit is released. By default a unit is one strong count.
+    fn acquire_unit(this: &Arc<Self>) {
+        // SAFETY: `this` is a live `Arc`, so its pointer may take one more strong count.
+        unsafe { Arc::increment_strong_count(Arc::as_ptr(this)) };
+    }
+
+    /// Rule T1: releases a unit of `this` taken by [`Schedule::acquire_unit`]; the scheduler
+    /// may be gone when this returns.
+    ///
+    /// # Safety
+    ///
+    /// `this` points into the `Arc` the unit was acquired on, and the caller owns that unit
+    /// and gives it up.
+    unsafe fn release_unit(this: NonNull<Self>) {
+        // SAFETY: the caller's guarantee: a unit is one strong count of that `Arc`.
+        unsafe { Arc::decrement_strong_count(this.as_ptr().cast_const()) };
+    }
 
     /// A recycled block for a new task of `layout` from the calling thread, if the policy
     /// keeps any (see `blocks`). The block was allocated by the global allocator with `layout`

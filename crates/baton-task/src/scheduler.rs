@@ -13,7 +13,7 @@ use crate::join::JoinHandle;
 use crate::raw::{Finish, RunOutcome, ShutdownOutcome, TaskRef};
 use crate::run_queues::RunQueues;
 use crate::scheduler_state::SchedulerState;
-use crate::spawn::{spawn_local_on, spawn_send};
+use crate::spawn::{new_local, place, spawn_send};
 use crate::spawner::Spawner;
 use crate::sync;
 
@@ -109,7 +109,7 @@ impl Scheduler {
         F::Output: Send + 'static,
     {
         let _claim = self.claim();
-        spawn_send(Arc::clone(&self.state), future).0
+        spawn_send(&self.state, future).0
     }
 
     /// Spawns a local (`!Send`) task owned by the current thread (T7). After shutdown the
@@ -120,7 +120,7 @@ impl Scheduler {
         F::Output: 'static,
     {
         let _claim = self.claim();
-        spawn_local_on(Arc::clone(&self.state), future)
+        place(new_local(&self.state, future)).0
     }
 
     /// Polls up to `budget` tasks that may run on this thread, fairly (T10).
@@ -246,8 +246,9 @@ impl Scheduler {
 
 #[cfg(test)]
 impl Scheduler {
-    /// How many references to the scheduler state exist: the scheduler's own plus one per task
-    /// allocation that was not freed (T1), and one per spawner or guard alive.
+    /// How many references to the scheduler state exist: the scheduler's own, one for all task
+    /// units while any is out (T1: a task allocation that was not freed, or spares of a claim
+    /// still held), and one per spawner or guard alive.
     pub(crate) fn state_refs(&self) -> usize {
         Arc::strong_count(&self.state)
     }

@@ -50,7 +50,7 @@ impl Spawner {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        spawn_send(Arc::clone(&self.state), future).0
+        spawn_send(&self.state, future).0
     }
 
     /// Refuses `future` without queueing it: it is dropped here, unpolled, and the handle
@@ -76,7 +76,7 @@ impl Spawner {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        match spawn_send(Arc::clone(&self.state), future) {
+        match spawn_send(&self.state, future) {
             (handle, Injected::Queued) => Ok(handle),
             (_, Injected::Closed) => Err(SpawnError::Shutdown),
         }

@@ -71,7 +71,7 @@ where
     pub(crate) fn spawn(
         future: F,
         owner: Option<ThreadId>,
-        scheduler: Arc<S>,
+        scheduler: &Arc<S>,
     ) -> (TaskRef<S>, Join<F::Output, S>) {
         let header = Self::allocate(future, owner, scheduler, 2);
         // SAFETY: the allocation was just made with two references, one for each value here.
@@ -84,7 +84,7 @@ where
     pub(crate) fn spawn_registered(
         future: F,
         owner: Option<ThreadId>,
-        scheduler: Arc<S>,
+        scheduler: &Arc<S>,
     ) -> (TaskRef<S>, TaskRef<S>, Join<F::Output, S>) {
         let header = Self::allocate(future, owner, scheduler, 3);
         // SAFETY: the allocation was just made with three references, one for each value here.
@@ -102,7 +102,7 @@ where
     fn allocate(
         future: F,
         owner: Option<ThreadId>,
-        scheduler: Arc<S>,
+        scheduler: &Arc<S>,
         refs: usize,
     ) -> NonNull<Header<S>> {
         let recycled = scheduler.reuse_block(Layout::new::<Task<F, S>>());
@@ -139,7 +139,7 @@ where
     }
 
     fn cancel_reason(&self) -> CancelReason {
-        if self.header.scheduler.is_closed() {
+        if self.header.scheduler().is_closed() {
             CancelReason::RuntimeShutdown
         } else {
             CancelReason::Aborted
@@ -374,7 +374,7 @@ where
         // one until then, and a leaked task keeps one forever) and after the completer or the
         // handle took the result, so the stage is empty and no `!Send` value is dropped on this
         // thread, whichever it is. It goes through `drop_contained` all the same; the header
-        // (its `Arc<S>`, a join waker contained by its own `Drop`) is freed normally, also
+        // (its scheduler unit, a join waker contained by its own `Drop`) is freed normally, also
         // while this thread unwinds.
         let stage = stage.into_inner();
         debug_assert!(
@@ -384,9 +384,9 @@ where
         drop_contained(stage);
         let layout = Layout::new::<Task<F, S>>();
         // SAFETY: the block came from the global allocator with this layout (a `Box` or a
-        // recycled block, `allocate`) and no task lives in it any more. The header's `Arc<S>`
+        // recycled block, `allocate`) and no task lives in it any more. The header's unit
         // keeps the scheduler alive during the call.
-        let kept = unsafe { header.scheduler.recycle_block(layout, block.cast()) };
+        let kept = unsafe { header.scheduler().recycle_block(layout, block.cast()) };
         if let Err(block) = kept {
             // SAFETY: as above; the scheduler handed the block back, so it is ours to free.
             unsafe { std::alloc::dealloc(block.as_ptr(), layout) };

@@ -14,3 +14,5 @@ mod task;
 mod loom_join;
 #[cfg(loom)]
 mod loom_models;
+#[cfg(loom)]
+mod loom_units;
