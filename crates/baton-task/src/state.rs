@@ -354,12 +354,14 @@ impl State {
     /// Rule T5: the holder of `RUNNING` publishes completion (with `LEAKED` when rule T7 applied).
     pub(crate) fn complete(&self, leaked: bool) -> Completed {
         let set = if leaked { COMPLETE | LEAKED } else { COMPLETE };
-        let previous = self
-            .0
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
-                Some((current & !RUNNING) | set)
-            })
-            .unwrap_or_else(|unchanged| unchanged);
+        // Only the `RUNNING` holder gets here, so `RUNNING` is set and `COMPLETE` and `LEAKED`
+        // are clear (only it sets them): one addition clears the one and sets the others, and
+        // commutes with every other thread's change to the word (other bits, the count).
+        let previous = self.0.fetch_add(set - RUNNING, Ordering::AcqRel);
+        debug_assert!(
+            previous & (COMPLETE | LEAKED) == 0,
+            "rule T5: completion is terminal"
+        );
         debug_assert!(previous & RUNNING != 0, "rule T5: only RUNNING completes");
         Completed {
             join_interest: previous & JOIN_INTEREST != 0,
