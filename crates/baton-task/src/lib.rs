@@ -91,7 +91,11 @@
 //!    abort after completion changes nothing: the output is still returned.
 //!
 //! T5. **Completion is terminal.** The `RUNNING` holder drops the future, stores the result, then
-//!    sets `COMPLETE`. After that only the `JoinHandle` touches the stored result.
+//!    sets `COMPLETE`. After that only the `JoinHandle` touches the stored result. A poll that
+//!    returns the output takes the task out of the registry first; when the handle is alive
+//!    and published no waker, the transition that sets `COMPLETE` also releases the queue
+//!    entry's and the registry's references (T1), after which the completer does not touch the
+//!    task again (the handle may free it at once).
 //!
 //! T6. **Join handshake.** The handle stores its waker, then sets `JOIN_WAKER`; completion wakes
 //!    the waker only if it saw that bit, and the handle re-checks `COMPLETE` after setting it. A
@@ -155,7 +159,8 @@
 //! abort racing a poll and a wake racing worker migration; `src/tests/loom_models.rs` that a
 //! foreign wake by value racing a poll, an idle transition, an abort, shutdown or completion
 //! frees the task exactly once; `src/tests/loom_join.rs` the join handshake (T6): a
-//! registration, a waker replacement and a handle drop each racing completion;
+//! registration, a waker replacement, a handle drop and an output taken each racing
+//! completion;
 //! `src/tests/loom_units.rs` that a unit released on another thread racing a refill or the
 //! claim's release keeps the units' strong count paired. The state word,
 //! reference count included, is a loom atomic, and the task's stage (its future, then its

@@ -164,8 +164,15 @@ pub(crate) enum RunOutcome<S: Schedule> {
     Parked,
     /// Woken during its poll: push it back, with the same reference (T3).
     Requeue(TaskRef<S>),
-    /// The task finished and must leave the registry.
-    Finished(TaskRef<S>, Finish),
+    /// The task finished and must leave the registry (T1). `entry` is the queue entry's
+    /// reference, `None` when completion released it already, together with the registry's
+    /// (the task left the registry just before); `registered` is the registry's reference when
+    /// the task left the registry before completing but completion kept it.
+    Finished {
+        entry: Option<TaskRef<S>>,
+        registered: Option<TaskRef<S>>,
+        finish: Finish,
+    },
 }
 
 /// How a task finished, for the counters. `Cancelled` is the end of an aborted task, of one

@@ -30,6 +30,12 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// implementation decides how to keep its state alive while the entry moves into a queue.
     fn schedule(task: TaskRef<Self>);
 
+    /// Rule T1: takes a task about to complete out of the registry, when this thread holds
+    /// it (the claim, T9), and returns the registry's reference for the completer.
+    fn unregister(_task: &TaskRef<Self>) -> Option<TaskRef<Self>> {
+        None
+    }
+
     /// Rule T8: whether shutdown closed the scheduler; a task cancelled after that reports
     /// [`CancelReason::RuntimeShutdown`](crate::CancelReason::RuntimeShutdown), before it
     /// [`CancelReason::Aborted`](crate::CancelReason::Aborted).

@@ -168,7 +168,16 @@ impl Scheduler {
                 RunOutcome::Stale => continue,
                 RunOutcome::Parked => {}
                 RunOutcome::Requeue(task) => queues.push_ready(task),
-                RunOutcome::Finished(task, finish) => retire(&self.state, queues, task, finish),
+                RunOutcome::Finished {
+                    entry,
+                    registered,
+                    finish,
+                } => {
+                    self.state.counters().count_finish(finish, queues);
+                    if let Some(task) = entry {
+                        release_retired(queues, task, registered);
+                    }
+                }
             }
             polled += 1;
         }
@@ -291,9 +300,18 @@ fn retire(
     task: TaskRef<SchedulerState>,
     finish: Finish,
 ) {
-    let removed = queues.unregister(&task);
     state.counters().count_finish(finish, queues);
-    match removed {
+    release_retired(queues, task, None);
+}
+
+/// Rule T1: releases a finished task's reference `task` and the registry's: `registered`
+/// when the task already left the registry, else taken out of it here.
+fn release_retired(
+    queues: &RunQueues,
+    task: TaskRef<SchedulerState>,
+    registered: Option<TaskRef<SchedulerState>>,
+) {
+    match registered.or_else(|| queues.unregister(&task)) {
         Some(registered) => task.release_with(registered),
         None => drop(task),
     }

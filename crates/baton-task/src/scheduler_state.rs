@@ -127,6 +127,10 @@ impl Schedule for SchedulerState {
         self.injector.is_closed()
     }
 
+    fn unregister(task: &TaskRef<SchedulerState>) -> Option<TaskRef<SchedulerState>> {
+        task.scheduler().claim.here()?.unregister(task)
+    }
+
     /// Rule T1 (units): the claim holder takes a unit from its spares, which it refills in
     /// batches; any other thread counts one.
     fn acquire_unit(this: &Arc<SchedulerState>) {

@@ -126,6 +126,16 @@ pub(crate) struct Completed {
     pub(crate) join_waker: bool,
 }
 
+/// What [`State::complete_releasing`] did.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CompleteReleasing {
+    /// Completed, and the completer's references are gone: it must not touch the task again.
+    Released,
+    /// Completed; the completer keeps its references and does what `Completed` says.
+    Kept(Completed),
+}
+
 /// What the `JoinHandle`'s drop must do.
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -367,6 +377,33 @@ impl State {
             join_interest: previous & JOIN_INTEREST != 0,
             join_waker: previous & JOIN_WAKER != 0,
         }
+    }
+
+    /// Rules T5 and T1 for a task whose poll returned its output (its future dropped, not
+    /// leaked): publishes completion and, when the completer has nothing left to do (the
+    /// handle is alive, so it holds a reference, and published no waker), releases the
+    /// completer's `refs` references in the same transition.
+    pub(crate) fn complete_releasing(&self, refs: usize) -> CompleteReleasing {
+        self.transition(|current| {
+            debug_assert!(current & RUNNING != 0, "rule T5: only RUNNING completes");
+            let completed = (current & !RUNNING) | COMPLETE;
+            if current & JOIN_INTEREST != 0 && current & JOIN_WAKER == 0 {
+                debug_assert!(
+                    current & !FLAGS > refs * REF_ONE,
+                    "rule T1: the handle holds a reference"
+                );
+                (
+                    Some(completed - refs * REF_ONE),
+                    CompleteReleasing::Released,
+                )
+            } else {
+                let kept = Completed {
+                    join_interest: current & JOIN_INTEREST != 0,
+                    join_waker: current & JOIN_WAKER != 0,
+                };
+                (Some(completed), CompleteReleasing::Kept(kept))
+            }
+        })
     }
 
     /// Rule T6: the handle gives up its interest unless the output is already there.

@@ -13,7 +13,9 @@ use crate::containment::{drop_contained, wake_contained};
 use crate::join::{CancelReason, Join, JoinError};
 use crate::raw::{Finish, Header, RunOutcome, ShutdownOutcome, TaskRef, Vtable};
 use crate::schedule::Schedule;
-use crate::state::{IdleOutcome, RefsLeft, ShutdownClaim, StartOutcome};
+use crate::state::{
+    CompleteReleasing, Completed, IdleOutcome, RefsLeft, ShutdownClaim, StartOutcome,
+};
 use crate::sync::{self, thread::ThreadId};
 
 enum Stage<F: Future> {
@@ -185,6 +187,12 @@ where
             self.stage.with_mut(publish);
         }
         let completed = self.header.state.complete(leaked);
+        self.after_completion(completed, leaked);
+    }
+
+    /// Rules T5 and T6: what the completer still owes after publishing completion: the output
+    /// when the handle is gone, the wake of a published join waker.
+    fn after_completion(&self, completed: Completed, leaked: bool) {
         if !completed.join_interest && !leaked {
             // SAFETY: rule T6, the handle is gone, so after `COMPLETE` this `with_mut` access by
             // the completer is the only one left to `stage`.
@@ -196,6 +204,49 @@ where
             // ours now and the handle never touches it again.
             if let Some(waker) = unsafe { self.header.take_join_waker() } {
                 wake_contained(waker);
+            }
+        }
+    }
+
+    /// Rules T5 and T1 for a poll that returned `output`: the task leaves the registry, then
+    /// completes; when nothing is left for the completer (the handle is alive and published
+    /// no waker) the same transition releases the queue entry's reference `entry` and the
+    /// registry's. Consumes `entry`; the caller must not touch the task afterwards unless the
+    /// outcome hands a reference back.
+    fn complete_run(&self, entry: TaskRef<S>, output: F::Output) -> RunOutcome<S> {
+        let dropped = self.drop_future();
+        if dropped == FutureDrop::Leaked {
+            self.finish(Ok(output), dropped);
+            return RunOutcome::Finished {
+                entry: Some(entry),
+                registered: None,
+                finish: Finish::Completed,
+            };
+        }
+        // SAFETY: rule T3, we hold `RUNNING` and the future is gone, so this `with_mut` access
+        // is the only one to `stage`; the old `Consumed` value needs no drop.
+        let publish = |stage| unsafe { std::ptr::write(stage, Stage::Finished(Ok(output))) };
+        self.stage.with_mut(publish);
+        let registered = S::unregister(&entry);
+        let refs = 1 + usize::from(registered.is_some());
+        match self.header.state.complete_releasing(refs) {
+            CompleteReleasing::Released => {
+                // The transition released both references: give the values up uncounted.
+                let _ = entry.into_raw();
+                let _ = registered.map(TaskRef::into_raw);
+                RunOutcome::Finished {
+                    entry: None,
+                    registered: None,
+                    finish: Finish::Completed,
+                }
+            }
+            CompleteReleasing::Kept(completed) => {
+                self.after_completion(completed, false);
+                RunOutcome::Finished {
+                    entry: Some(entry),
+                    registered,
+                    finish: Finish::Completed,
+                }
             }
         }
     }
@@ -269,17 +320,19 @@ where
             StartOutcome::Stale => RunOutcome::Stale,
             StartOutcome::Cancelled => {
                 let _ = this.cancel(this.cancel_reason());
-                RunOutcome::Finished(task, Finish::Cancelled)
+                RunOutcome::Finished {
+                    entry: Some(task),
+                    registered: None,
+                    finish: Finish::Cancelled,
+                }
             }
             StartOutcome::Poll => {
                 let waker = task.borrowed_waker();
                 let mut cx = Context::from_waker(&waker);
                 match this.poll_future(&mut cx) {
-                    Ok(Poll::Ready(output)) => {
-                        let dropped = this.drop_future();
-                        this.finish(Ok(output), dropped);
-                        RunOutcome::Finished(task, Finish::Completed)
-                    }
+                    // `this` is not used after this: `complete_run` may release the last
+                    // references but the handle's.
+                    Ok(Poll::Ready(output)) => this.complete_run(task, output),
                     Ok(Poll::Pending) => match this.header.state.idle() {
                         IdleOutcome::Parked(left) => {
                             // Rule T3: `idle` released the queue entry's reference already.
@@ -294,13 +347,21 @@ where
                         IdleOutcome::Requeue => RunOutcome::Requeue(task),
                         IdleOutcome::Cancel => {
                             let _ = this.cancel(this.cancel_reason());
-                            RunOutcome::Finished(task, Finish::Cancelled)
+                            RunOutcome::Finished {
+                                entry: Some(task),
+                                registered: None,
+                                finish: Finish::Cancelled,
+                            }
                         }
                     },
                     Err(payload) => {
                         let dropped = this.drop_future();
                         this.finish(Err(JoinError::panic(payload)), dropped);
-                        RunOutcome::Finished(task, Finish::Panicked)
+                        RunOutcome::Finished {
+                            entry: Some(task),
+                            registered: None,
+                            finish: Finish::Panicked,
+                        }
                     }
                 }
             }

@@ -195,3 +195,29 @@ fn loom_join_handle_dropped_racing_completion_releases_its_waker() {
         assert_eq!(scheduler.state_refs(), base, "freed, and only once");
     });
 }
+
+/// Proves rules T1 and T5 for completion releasing the completer's references: with the
+/// handle alive and no waker published, the transition that sets `COMPLETE` also drops the
+/// queue entry's and the registry's references. The handle, on another thread, waits for
+/// `COMPLETE` without publishing a waker, then takes the output and frees the task, possibly
+/// before the completer's `run_ready` returns. The completer touches nothing after that
+/// transition, so the output is taken once and the task freed once.
+#[test]
+fn loom_join_output_taken_racing_completion_that_releases_the_completer() {
+    loom::model(|| {
+        let (scheduler, base, mut handle, task_waker) = parked();
+        let joining = loom::thread::spawn(move || {
+            while !handle.is_finished() {
+                loom::thread::yield_now();
+            }
+            let output = poll_with(&mut handle, Waker::noop());
+            drop(handle);
+            output
+        });
+        task_waker.wake();
+        run_all(&scheduler);
+        assert_eq!(joining.join().unwrap(), Poll::Ready(7));
+        assert_eq!(scheduler.counts().completed, 1);
+        assert_eq!(scheduler.state_refs(), base, "freed, and only once");
+    });
+}

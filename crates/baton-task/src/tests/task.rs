@@ -208,8 +208,8 @@ fn assert_cancelled_then_freed<T>(
 /// (as the real scheduler's retire does); returns how it finished.
 fn run_to_finish(entry: TaskRef<Recorder>, registered: TaskRef<Recorder>) -> Finish {
     match entry.run() {
-        RunOutcome::Finished(task, finish) => {
-            drop((task, registered));
+        RunOutcome::Finished { entry, finish, .. } => {
+            drop((entry, registered));
             finish
         }
         other => panic!("expected the task to finish, got {other:?}"),
