@@ -2,6 +2,7 @@
 //! [`ClaimGuard`] that holds it.
 
 use std::cell::Cell;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::context::ContextError;
@@ -36,7 +37,8 @@ pub(crate) struct ClaimCell {
 // whose token is in `holder`; the claim is taken with an acquiring CAS and released with a
 // releasing store, so one thread at a time uses them and each sees the previous holder's writes.
 unsafe impl Sync for ClaimCell {}
-// SAFETY: `RunQueues` owns `Send` task references and plain data; the claim protocol (T9)
+// SAFETY: `RunQueues` owns `Send` task references, plain data and free blocks of memory that no
+// task lives in (its block cache); the claim protocol (T9)
 // moves use of it between threads with release/acquire ordering.
 unsafe impl Send for ClaimCell {}
 
@@ -106,17 +108,21 @@ impl ClaimCell {
         Ok(())
     }
 
-    /// Rule T9: one level fewer; the last one releases the claim.
-    fn leave(&self) {
+    /// Rule T9: one level fewer; the last one releases the claim, after taking the spare task
+    /// units out of the queues (rule T1): how many, for the caller to uncount.
+    fn leave(&self) -> usize {
         assert!(
             self.here().is_some(),
             "rule T9: a live ClaimGuard means this thread holds the claim"
         );
         let depth = self.depth.get() - 1;
         self.depth.set(depth);
-        if depth == 0 {
-            self.release();
+        if depth > 0 {
+            return 0;
         }
+        let spare = self.queues.take_all_spare_units();
+        self.release();
+        spare
     }
 }
 
@@ -144,6 +150,11 @@ impl ClaimGuard {
 
 impl Drop for ClaimGuard {
     fn drop(&mut self) {
-        self.state.claim().leave();
+        let spare = self.state.claim().leave();
+        if spare > 0 {
+            // SAFETY: the spares were counted units of this state, now ours to give up; our
+            // own `Arc` keeps the state alive whatever the units' count does.
+            unsafe { SchedulerState::sub_units(NonNull::from(&*self.state), spare) };
+        }
     }
 }

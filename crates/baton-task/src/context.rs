@@ -9,7 +9,7 @@ use crate::claim::ClaimGuard;
 use crate::join::JoinHandle;
 use crate::run_queues::RunQueues;
 use crate::scheduler_state::SchedulerState;
-use crate::spawn::{spawn_local_on, spawn_send};
+use crate::spawn::{new_local, new_send, place};
 use crate::spawner::Spawner;
 use crate::sync::thread_local;
 
@@ -110,6 +110,16 @@ pub(crate) fn is_current(state: &Arc<SchedulerState>) -> bool {
         .unwrap_or(false)
 }
 
+/// Calls `make` with the current thread's scheduler, lent from the context for the call
+/// (no count of it is taken), or returns `None` outside a context. `make` must run no user
+/// code: the context is borrowed meanwhile.
+fn with_current<R>(make: impl FnOnce(&Arc<SchedulerState>) -> R) -> Option<R> {
+    CONTEXT
+        .try_with(|context| context.borrow().as_ref().map(make))
+        .ok()
+        .flatten()
+}
+
 fn current_state() -> Option<Arc<SchedulerState>> {
     CONTEXT
         .try_with(|context| context.borrow().clone())
@@ -129,8 +139,8 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    match current_state() {
-        Some(state) => spawn_send(&state, future).0,
+    match with_current(|state| new_send(state, future)) {
+        Some(new) => place(new).0,
         None => panic!("{}", ContextError::NoRuntime),
     }
 }
@@ -164,12 +174,24 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let state = current_state().ok_or(ContextError::NoRuntime)?;
-    let queues = state
-        .claim()
-        .here()
-        .ok_or(ContextError::NotOnWorkerThread)?;
-    Ok(spawn_local_on(&state, queues, future))
+    let made = with_current(|state| {
+        let here = state.claim().here().is_some();
+        here.then(|| new_local(state, future))
+    });
+    match made {
+        Some(Some(new)) => Ok(place(new).0),
+        Some(None) => Err(ContextError::NotOnWorkerThread),
+        None => Err(ContextError::NoRuntime),
+    }
+}
+
+/// Whether a scheduler is entered on this thread, so that [`spawn`] does not panic here. Never
+/// panics. Cheaper than [`try_current`] when the caller spawns right after: no spawner (and
+/// no count of the scheduler's state) is made.
+pub fn is_entered() -> bool {
+    CONTEXT
+        .try_with(|context| context.borrow().is_some())
+        .unwrap_or(false)
 }
 
 /// A spawner for the current thread's scheduler. Never panics.

@@ -1,6 +1,7 @@
 //! The task counters: how many tasks were accepted, and how each one ended.
 
 use crate::raw::Finish;
+use crate::run_queues::RunQueues;
 use crate::sync::{AtomicU64, Ordering};
 
 /// Task counts, for metrics and quiescence checks.
@@ -36,45 +37,66 @@ impl std::ops::Add for TaskCounts {
     }
 }
 
-/// The live counters behind [`TaskCounts`], updated from any thread.
+/// The live counters behind [`TaskCounts`], read from any thread.
+///
+/// Invariant: every counter but `spawned_remote` has one writer at a time, the holder of the
+/// core claim (T9; the `&RunQueues` argument is the witness), so it is bumped with a load and a
+/// store instead of a read-modify-write; the claim's release/acquire hand-over orders one
+/// holder's writes before the next one's. `spawned_remote` is bumped under the injection
+/// queue's lock by whichever thread pushes. `live` is derived: every finished task was counted
+/// as spawned before its finish was, so reading the finishes first (acquire) and the spawns
+/// after never sees more finishes than spawns.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
-    live: AtomicU64,
-    spawned: AtomicU64,
+    spawned_here: AtomicU64,
+    spawned_remote: AtomicU64,
     completed: AtomicU64,
     panicked: AtomicU64,
     cancelled: AtomicU64,
 }
 
+/// One more on a counter that only the core claim holder writes (see [`Counters`]).
+fn bump(counter: &AtomicU64) {
+    counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Release);
+}
+
 impl Counters {
-    /// One task accepted.
-    pub(crate) fn count_spawn(&self) {
-        self.spawned.fetch_add(1, Ordering::Relaxed);
-        self.live.fetch_add(1, Ordering::Relaxed);
+    /// One task accepted by the core claim holder.
+    pub(crate) fn count_spawn_here(&self, _claim_held: &RunQueues) {
+        bump(&self.spawned_here);
     }
 
-    /// One task finished, as `finish` says.
-    pub(crate) fn count_finish(&self, finish: Finish) {
+    /// One task accepted through the injection queue; the caller holds its lock.
+    pub(crate) fn count_spawn_injected(&self) {
+        self.spawned_remote.fetch_add(1, Ordering::Release);
+    }
+
+    /// One task finished, as `finish` says; counted by the core claim holder.
+    pub(crate) fn count_finish(&self, finish: Finish, _claim_held: &RunQueues) {
         let counter = match finish {
             Finish::Completed => &self.completed,
             Finish::Panicked => &self.panicked,
             Finish::Cancelled => &self.cancelled,
         };
-        counter.fetch_add(1, Ordering::Relaxed);
-        self.live.fetch_sub(1, Ordering::Release);
+        bump(counter);
     }
 
     pub(crate) fn live(&self) -> u64 {
-        self.live.load(Ordering::Acquire)
+        self.snapshot().live
     }
 
     pub(crate) fn snapshot(&self) -> TaskCounts {
+        let completed = self.completed.load(Ordering::Acquire);
+        let panicked = self.panicked.load(Ordering::Acquire);
+        let cancelled = self.cancelled.load(Ordering::Acquire);
+        let spawned =
+            self.spawned_here.load(Ordering::Acquire) + self.spawned_remote.load(Ordering::Acquire);
         TaskCounts {
-            live: self.live.load(Ordering::Acquire),
-            spawned: self.spawned.load(Ordering::Relaxed),
-            completed: self.completed.load(Ordering::Relaxed),
-            panicked: self.panicked.load(Ordering::Relaxed),
-            cancelled: self.cancelled.load(Ordering::Relaxed),
+            live: spawned.saturating_sub(completed + panicked + cancelled),
+            spawned,
+            completed,
+            panicked,
+            cancelled,
         }
     }
 }

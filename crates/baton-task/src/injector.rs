@@ -110,7 +110,7 @@ impl Injector {
             return Injected::Closed;
         }
         if let Some(counters) = spawn {
-            counters.count_spawn();
+            counters.count_spawn_injected();
         }
         let was_empty = queue.tasks.is_empty();
         queue.tasks.push_back(task);

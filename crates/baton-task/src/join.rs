@@ -7,12 +7,13 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
+use crate::containment::drop_contained;
 use crate::raw::{Header, TaskRef};
 use crate::schedule::Schedule;
 use crate::scheduler_state::SchedulerState;
-use crate::state::WakeOutcome;
+use crate::state::{DetachOutcome, JoinWakerOutcome, ReclaimOutcome, WakeOutcome};
 
 /// Why a task was cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -190,27 +191,63 @@ impl<T> Unpin for JoinHandle<T> {}
 
 /// The join side of a task of scheduler `S` (T6): what a [`JoinHandle`] is for the real
 /// scheduler, and what the task tests hold for their recording one.
+///
+/// Invariant: `waiting` says whether the handle owns the task's join waker slot (rule T6, see
+/// `Header::join_waker`): it does in [`Waiting::Idle`], it does not in [`Waiting::Published`],
+/// and in [`Waiting::Taken`] the slot is empty or the completer's.
 pub(crate) struct Join<T, S: Schedule> {
     /// The handle's counted reference (T1).
     task: TaskRef<S>,
-    /// The task type's join poll: reads the output as a `T` (T6).
-    poll_join: PollJoin<T, S>,
+    /// The task type's output read (T5, T6).
+    take_output: TakeOutput<T, S>,
+    /// Rule T6: where the handle stands in the join handshake.
+    waiting: Waiting,
     /// Makes the handle `Send` only when `T` is (and `Sync` only when `T` is): `TaskRef` is
     /// both, and the fn pointer carries no auto traits of `T`.
     _output: PhantomData<T>,
 }
 
-/// A task type's join poll; the pointer is the header of a live task of that type, whose
-/// `JoinHandle` is the caller.
-type PollJoin<T, S> = unsafe fn(NonNull<Header<S>>, &mut Context<'_>) -> Poll<Result<T, JoinError>>;
+/// Rule T6: the handle's side of the join handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waiting {
+    /// No waker is published: the slot is the handle's.
+    Idle,
+    /// `JOIN_WAKER` is set for a waker with this identity: the slot is not the handle's.
+    Published(WakerId),
+    /// The output was taken: the task is complete, and the handle only holds its reference.
+    Taken,
+}
+
+/// What `Waker::will_wake` compares (the data and vtable addresses), kept by the handle so it
+/// recognises its published waker without reading the slot, which the completer may be
+/// taking at that moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct WakerId {
+    data: usize,
+    vtable: usize,
+}
+
+impl WakerId {
+    fn of(waker: &Waker) -> WakerId {
+        WakerId {
+            data: waker.data().addr(),
+            vtable: std::ptr::from_ref(waker.vtable()).addr(),
+        }
+    }
+}
+
+/// A task type's output read; the pointer is the header of a live, complete task of that type
+/// (leaked when the flag says so), whose `JoinHandle` is the caller.
+type TakeOutput<T, S> = unsafe fn(NonNull<Header<S>>, bool) -> Result<T, JoinError>;
 
 impl<T, S: Schedule> Join<T, S> {
-    /// A handle from its task reference and the join poll of the task's type, whose output is
-    /// `T`.
-    pub(crate) fn new(task: TaskRef<S>, poll_join: PollJoin<T, S>) -> Join<T, S> {
+    /// A handle from its task reference and the output read of the task's type, whose output
+    /// is `T`.
+    pub(crate) fn new(task: TaskRef<S>, take_output: TakeOutput<T, S>) -> Join<T, S> {
         Join {
             task,
-            poll_join,
+            take_output,
+            waiting: Waiting::Idle,
             _output: PhantomData,
         }
     }
@@ -228,6 +265,11 @@ impl<T, S: Schedule> Join<T, S> {
         self.task.header().state.load().is_complete()
     }
 
+    /// The scheduler the task was spawned on (kept alive by the task's unit).
+    pub(crate) fn scheduler(&self) -> &S {
+        self.task.scheduler()
+    }
+
     /// Rule T8: cancels the task of a spawn that was refused, for `reason`.
     pub(crate) fn refuse(&self, reason: CancelReason) {
         // SAFETY: the vtable belongs to this task's type and our reference keeps it alive.
@@ -236,16 +278,83 @@ impl<T, S: Schedule> Join<T, S> {
 
     /// Rule T6: the handle's poll.
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
-        // SAFETY: `poll_join` came with the task when it was spawned (its output is `T`), our
-        // reference keeps the task alive, and we are its handle.
-        unsafe { (self.poll_join)(self.task.as_raw(), cx) }
+        let header = self.task.header();
+        let snapshot = header.state.load();
+        if snapshot.is_complete() {
+            return Poll::Ready(self.take(snapshot.is_leaked()));
+        }
+        let id = WakerId::of(cx.waker());
+        match self.waiting {
+            Waiting::Published(published) if published == id => return Poll::Pending,
+            Waiting::Published(_) => match header.state.reclaim_join_waker() {
+                ReclaimOutcome::Reclaimed => self.waiting = Waiting::Idle,
+                ReclaimOutcome::Complete => {
+                    let leaked = header.state.load().is_leaked();
+                    return Poll::Ready(self.take(leaked));
+                }
+            },
+            Waiting::Idle | Waiting::Taken => {}
+        }
+        let fresh = cx.waker().clone();
+        // SAFETY: rule T6, `waiting` is `Idle` here (a taken output returned above, as the task
+        // is complete), so the slot is ours.
+        let replaced = unsafe { header.store_join_waker(fresh) };
+        drop(replaced);
+        match header.state.set_join_waker() {
+            JoinWakerOutcome::Registered => {
+                self.waiting = Waiting::Published(id);
+                Poll::Pending
+            }
+            JoinWakerOutcome::Complete => {
+                // Rule T6: the completer did not see the bit, so the slot is still ours, and a
+                // finished handle keeps no waker alive.
+                // SAFETY: as above; the slot stays ours while `JOIN_WAKER` was set only after
+                // `COMPLETE`.
+                if let Some(waker) = unsafe { header.take_join_waker() } {
+                    drop_contained(waker);
+                }
+                let leaked = header.state.load().is_leaked();
+                Poll::Ready(self.take(leaked))
+            }
+        }
+    }
+
+    /// Rule T6: reads the output of the complete task (an error for a leaked one).
+    fn take(&mut self, leaked: bool) -> Result<T, JoinError> {
+        self.waiting = Waiting::Taken;
+        // SAFETY: `take_output` came with the task when it was spawned (its output is `T`), our
+        // reference keeps the task alive, the caller saw `COMPLETE` (with `leaked` read from
+        // the same word), and we are its handle.
+        unsafe { (self.take_output)(self.task.as_raw(), leaked) }
     }
 }
 
 impl<T, S: Schedule> Drop for Join<T, S> {
     fn drop(&mut self) {
-        // SAFETY: as in `poll`; our reference is released after this, when `task` drops.
-        unsafe { (self.task.header().vtable.detach)(self.task.as_raw()) }
+        // Rule T6: once the output was taken the task is complete and the handle owes it
+        // nothing but its reference, which `task` releases after this.
+        if self.waiting == Waiting::Taken {
+            return;
+        }
+        let header = self.task.header();
+        let outcome = header.state.detach();
+        let owns_slot = match outcome {
+            // `detach` cleared `JOIN_WAKER` before completion: no completer will touch it.
+            DetachOutcome::Detached => true,
+            // Completion saw the bit only if we had published a waker.
+            DetachOutcome::OutputIsOurs => self.waiting == Waiting::Idle,
+        };
+        if owns_slot {
+            // SAFETY: rule T6, as just established the slot is ours.
+            if let Some(waker) = unsafe { header.take_join_waker() } {
+                drop_contained(waker);
+            }
+        }
+        if outcome == DetachOutcome::OutputIsOurs {
+            // SAFETY: the vtable belongs to this task's type, our reference keeps it alive, and
+            // rule T6 gives a handle that saw `COMPLETE` with its interest the stored output.
+            unsafe { (header.vtable.drop_output)(self.task.as_raw()) }
+        }
     }
 }
 

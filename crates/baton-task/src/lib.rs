@@ -71,6 +71,12 @@
 //!    the same atomic instruction that changes the flags. The scheduler's registry holds one
 //!    reference per accepted, unfinished task, so shutdown can reach tasks that sit idle while
 //!    only their wakers are held elsewhere, and a running task is never freed under its poller.
+//!    A task keeps its scheduler alive with one *unit* of it rather than an `Arc` count: while
+//!    any unit is out (held by a task, or spare with the claim holder, which counts them in
+//!    batches and gives its spares back when it releases the claim) the units together own one
+//!    strong count of the scheduler's state. The holder of the claim hands out and takes back
+//!    units without touching the shared count; elsewhere each is counted, and the release that
+//!    brings the count to zero gives up that strong count.
 //!
 //! T2. **One queue entry per notification.** A wake sets `NOTIFIED`; only the waker that found the
 //!    task idle (neither notified, running nor complete) pushes it, onto the core's queues when
@@ -85,14 +91,24 @@
 //!    abort after completion changes nothing: the output is still returned.
 //!
 //! T5. **Completion is terminal.** The `RUNNING` holder drops the future, stores the result, then
-//!    sets `COMPLETE`. After that only the `JoinHandle` touches the stored result.
+//!    sets `COMPLETE`. After that only the `JoinHandle` touches the stored result. A poll that
+//!    returns the output takes the task out of the registry first; when the handle is alive
+//!    and published no waker, the transition that sets `COMPLETE` also releases the queue
+//!    entry's and the registry's references (T1), after which the completer does not touch the
+//!    task again (the handle may free it at once).
 //!
 //! T6. **Join handshake.** The handle stores its waker, then sets `JOIN_WAKER`; completion wakes
 //!    the waker only if it saw that bit, and the handle re-checks `COMPLETE` after setting it. A
 //!    handle dropped before completion clears `JOIN_INTEREST` and the completer drops the
-//!    output; dropped after, the handle drops it. The stored waker is released, its destructor
-//!    contained, by whoever can no longer need it: the completer (it wakes it), the handle on
-//!    drop or when its registration finds the task complete, and at the latest the task's free.
+//!    output; dropped after, the handle drops it. No lock guards the waker slot: the bits name
+//!    its owner. With `JOIN_WAKER` clear the handle owns it; set before `COMPLETE`, nobody
+//!    touches it (the handle takes it back only by clearing the bit before completion, and
+//!    recognises its own published waker by identity, without reading it); set when `COMPLETE`
+//!    was set, the completer owns it and takes the waker to wake it. The stored waker is
+//!    released, its destructor contained, by whoever can no longer need it: the completer (it
+//!    wakes it), the handle on drop or when its registration finds the task complete, and at
+//!    the latest the task's free. A handle that took the output owes the task nothing but its
+//!    reference.
 //!
 //! T7. **Local tasks stay home.** A local task is queued per owner thread and only popped by
 //!    `run_ready` on that thread. A future that must not be dropped where we are (foreign owner,
@@ -127,7 +143,8 @@
 //!
 //! `src/tests/` holds what needs the crate's private parts (declared once, as `mod tests`, and
 //! run with `cargo test -p baton-task`): the state word's transitions and reference counts
-//! (`state.rs`), panic containment (`containment.rs`), the task state machine alone against a
+//! (`state.rs`), the recycled task blocks (`blocks.rs`), panic containment (`containment.rs`),
+//! the task state machine alone against a
 //! scheduler that only records what it is asked to queue (`task.rs`: wake, poll, abort, join,
 //! drop), and `raw.rs`, which checks that every way a task ends frees its allocation exactly
 //! once, observed through the count of its `Arc<SchedulerState>`. Their fixtures sit in one
@@ -141,10 +158,15 @@
 //! shim: `tests/loom_scheduler.rs` a remote wake racing a poll, a spawn racing shutdown, an
 //! abort racing a poll and a wake racing worker migration; `src/tests/loom_models.rs` that a
 //! foreign wake by value racing a poll, an idle transition, an abort, shutdown or completion
-//! frees the task exactly once. The state word, reference count included, is a loom atomic and
-//! the task's stage (its future, then its output) a loom cell, so the models also check that
-//! every hand-over of the stage between threads is ordered; the run queues' `RefCell`s are
-//! plain `std` (only the thread holding the core claim touches them).
+//! frees the task exactly once; `src/tests/loom_join.rs` the join handshake (T6): a
+//! registration, a waker replacement, a handle drop and an output taken each racing
+//! completion;
+//! `src/tests/loom_units.rs` that a unit released on another thread racing a refill or the
+//! claim's release keeps the units' strong count paired. The state word,
+//! reference count included, is a loom atomic, and the task's stage (its future, then its
+//! output) and its join waker slot are loom cells, so the models also check that every
+//! hand-over of either between threads is ordered; the run queues' `RefCell`s are plain `std`
+//! (only the thread holding the core claim touches them).
 //!
 //! # Layout
 //!
@@ -152,10 +174,12 @@
 //!   reference, wakers), `task` (the typed allocation), `join` (the handle), over the
 //!   scheduling policy `schedule::Schedule`.
 //! * The scheduler: `scheduler_state` (what every thread may reach: the `claim`, the
-//!   `injector`, the `counts`), `run_queues` (what only the claim holder reaches), `spawn` (the
+//!   `injector`, the `counts`), `run_queues` (what only the claim holder reaches, with `blocks`,
+//!   the freed tasks' memory it recycles for the next spawns on its thread), `spawn` (the
 //!   spawn path), `scheduler` (the run loop and shutdown), `spawner`, `context`.
 //! * `sync` (the loom shim) and `containment` (panic hygiene).
 
+mod blocks;
 mod claim;
 mod containment;
 mod context;
@@ -177,7 +201,9 @@ mod yield_now;
 #[cfg(test)]
 mod tests;
 
-pub use context::{ContextError, EnterGuard, spawn, spawn_local, try_current, try_spawn_local};
+pub use context::{
+    ContextError, EnterGuard, is_entered, spawn, spawn_local, try_current, try_spawn_local,
+};
 pub use counts::TaskCounts;
 pub use injector::Unpark;
 pub use join::{CancelReason, JoinError, JoinHandle, PanicPayload};

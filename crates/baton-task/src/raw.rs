@@ -21,7 +21,7 @@ use crate::containment::drop_contained;
 use crate::join::CancelReason;
 use crate::schedule::Schedule;
 use crate::state::{RefsLeft, State, WakeByValue, WakeOutcome};
-use crate::sync::{self, AtomicUsize, Mutex, thread::ThreadId};
+use crate::sync::{self, AtomicUsize, thread::ThreadId};
 
 /// The registry slot of a task that was injected but not yet drained by the scheduler.
 pub(crate) const UNREGISTERED: usize = usize::MAX;
@@ -39,8 +39,8 @@ pub(crate) struct Vtable<S: Schedule> {
     /// Rule T8: cancels a task whose spawn was refused, before it was ever queued, for the
     /// reason given.
     pub(crate) refuse: unsafe fn(NonNull<Header<S>>, CancelReason),
-    /// Rule T6: the `JoinHandle` gives up its interest (and drops an output it owns).
-    pub(crate) detach: unsafe fn(NonNull<Header<S>>),
+    /// Rule T6: drops the output of a completed task whose detaching `JoinHandle` owns it.
+    pub(crate) drop_output: unsafe fn(NonNull<Header<S>>),
     /// Frees the allocation; called once, by whoever released the last reference.
     pub(crate) dealloc: unsafe fn(NonNull<Header<S>>),
 }
@@ -59,14 +59,26 @@ pub(crate) struct Header<S: Schedule> {
     pub(crate) vtable: &'static Vtable<S>,
     /// `None` for a `Send` task; the owner thread of a local task (T7).
     pub(crate) owner: Option<ThreadId>,
-    /// The scheduler the task was spawned on; its wakes go there.
-    pub(crate) scheduler: Arc<S>,
+    /// The scheduler the task was spawned on; its wakes go there. Points into an `Arc<S>`
+    /// that stays alive while this header lives: the task holds one of the scheduler's task
+    /// units (rule T1, [`Schedule::acquire_unit`]), released when the header drops.
+    scheduler: NonNull<S>,
     /// The registry slot; only the thread holding the core claim (T9) touches it.
     pub(crate) slot: AtomicUsize,
-    /// The `JoinHandle`'s waker (T6). Released, contained, as soon as nobody can wake it
-    /// any more: by the completer that wakes it, by the handle on detach or when its poll finds
-    /// the task complete, and at the latest when the task is freed.
-    pub(crate) join_waker: Mutex<Option<Waker>>,
+    /// The `JoinHandle`'s waker slot (T6). Who may touch it is decided by the state word, so
+    /// no lock guards it:
+    ///
+    /// * `JOIN_WAKER` clear: the handle owns the slot (a completer that saw the bit clear never
+    ///   touches it);
+    /// * `JOIN_WAKER` set before `COMPLETE`: the slot is published and nobody touches it; the
+    ///   handle may take it back only by clearing the bit before completion
+    ///   (`State::reclaim_join_waker`, or detach);
+    /// * `JOIN_WAKER` set when `COMPLETE` was set: the completer owns the slot, takes the waker
+    ///   and wakes it; the handle never touches the slot again.
+    ///
+    /// Each hand-over is an acquire/release read-modify-write of the state word, so every
+    /// owner sees the previous owner's writes; the task's free comes after every owner.
+    join_waker: sync::UnsafeCell<Option<Waker>>,
 }
 
 impl<S: Schedule> Header<S> {
@@ -74,25 +86,57 @@ impl<S: Schedule> Header<S> {
         vtable: &'static Vtable<S>,
         refs: usize,
         owner: Option<ThreadId>,
-        scheduler: Arc<S>,
+        scheduler: &Arc<S>,
     ) -> Header<S> {
+        S::acquire_unit(scheduler);
         Header {
             state: State::new(refs),
             vtable,
             owner,
-            scheduler,
+            scheduler: NonNull::from(&**scheduler),
             slot: AtomicUsize::new(UNREGISTERED),
-            join_waker: Mutex::new(None),
+            join_waker: sync::UnsafeCell::new(None),
         }
     }
 
-    /// Rule T6: takes the stored join waker and drops it with a panicking destructor contained,
-    /// outside the lock.
-    pub(crate) fn release_join_waker(&self) {
-        let waker = sync::lock(&self.join_waker).take();
-        if let Some(waker) = waker {
-            drop_contained(waker);
+    /// The scheduler the task was spawned on.
+    pub(crate) fn scheduler(&self) -> &S {
+        // SAFETY: the field's invariant: our unit keeps the scheduler alive while we live.
+        unsafe { self.scheduler.as_ref() }
+    }
+
+    /// A counted `Arc` of the scheduler, for a caller that must keep it alive after the task
+    /// may be gone.
+    pub(crate) fn scheduler_arc(&self) -> Arc<S> {
+        let scheduler = self.scheduler.as_ptr().cast_const();
+        // SAFETY: the pointer came from an `Arc<S>` (`Header::new`) that our unit keeps alive,
+        // so one more strong count may be taken and owned by the returned `Arc`.
+        unsafe {
+            Arc::increment_strong_count(scheduler);
+            Arc::from_raw(scheduler)
         }
+    }
+
+    /// Rule T6: stores `waker` in the join waker slot and returns the one it replaces.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns the slot (see the field's ownership rules).
+    pub(crate) unsafe fn store_join_waker(&self, waker: Waker) -> Option<Waker> {
+        // SAFETY: the caller owns the slot, so this access is the only one.
+        self.join_waker
+            .with_mut(|slot| unsafe { std::ptr::replace(slot, Some(waker)) })
+    }
+
+    /// Rule T6: takes the waker out of the join waker slot.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns the slot (see the field's ownership rules).
+    pub(crate) unsafe fn take_join_waker(&self) -> Option<Waker> {
+        // SAFETY: the caller owns the slot, so this access is the only one.
+        self.join_waker
+            .with_mut(|slot| unsafe { std::ptr::replace(slot, None) })
     }
 }
 
@@ -100,14 +144,13 @@ impl<S: Schedule> Drop for Header<S> {
     fn drop(&mut self) {
         // A waker still stored here (a path that did not release it) must not panic out of
         // whichever thread frees the task.
-        let waker = self
-            .join_waker
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(waker) = waker {
+        // SAFETY: `&mut self`: the task is being freed, nobody else reaches the slot.
+        if let Some(waker) = unsafe { self.take_join_waker() } {
             drop_contained(waker);
         }
+        // SAFETY: the unit `Header::new` acquired on this scheduler, released once, last: the
+        // scheduler is not used after this.
+        unsafe { S::release_unit(self.scheduler) };
     }
 }
 
@@ -121,8 +164,15 @@ pub(crate) enum RunOutcome<S: Schedule> {
     Parked,
     /// Woken during its poll: push it back, with the same reference (T3).
     Requeue(TaskRef<S>),
-    /// The task finished and must leave the registry.
-    Finished(TaskRef<S>, Finish),
+    /// The task finished and must leave the registry (T1). `entry` is the queue entry's
+    /// reference, `None` when completion released it already, together with the registry's
+    /// (the task left the registry just before); `registered` is the registry's reference when
+    /// the task left the registry before completing but completion kept it.
+    Finished {
+        entry: Option<TaskRef<S>>,
+        registered: Option<TaskRef<S>>,
+        finish: Finish,
+    },
 }
 
 /// How a task finished, for the counters. `Cancelled` is the end of an aborted task, of one
@@ -160,8 +210,9 @@ pub(crate) struct TaskRef<S: Schedule> {
     header: NonNull<Header<S>>,
 }
 
-// SAFETY: a `TaskRef` only reaches the task through its header (whose fields are `Send + Sync`)
-// and the vtable, whose functions follow the state protocol: the future and output are touched
+// SAFETY: a `TaskRef` only reaches the task through its header (whose fields are `Send + Sync`,
+// except the join waker slot, whose owner the state word names at every moment, rule T6) and
+// the vtable, whose functions follow the state protocol: the future and output are touched
 // only by the `RUNNING` holder on a thread allowed to touch them (T7) or by the handle, which
 // is `Send` only when the output is. The count is atomic, so a reference may be released on any
 // thread, and so may the last one: the registry holds a reference until the task finished, a
@@ -199,8 +250,8 @@ impl<S: Schedule> TaskRef<S> {
     }
 
     /// The scheduler the task was spawned on.
-    pub(crate) fn scheduler(&self) -> &Arc<S> {
-        &self.header().scheduler
+    pub(crate) fn scheduler(&self) -> &S {
+        self.header().scheduler()
     }
 
     /// Polls (or cancels) the task once. Called by the core-claim holder on a thread the task
@@ -215,6 +266,20 @@ impl<S: Schedule> TaskRef<S> {
     pub(crate) fn shut_down(&self) -> ShutdownOutcome {
         // SAFETY: the vtable belongs to this task's type and our reference keeps it alive.
         unsafe { (self.header().vtable.shut_down)(self.header) }
+    }
+
+    /// Rule T1: releases this reference and `other`, another reference to the same task, in
+    /// one instruction (a finished task's queue entry and registry entry).
+    pub(crate) fn release_with(self, other: TaskRef<S>) {
+        debug_assert_eq!(self.header, other.header, "two references to one task");
+        let header = self.into_raw();
+        let _ = other.into_raw();
+        // SAFETY: both references were ours and are given up here; the task is alive until the
+        // transition below releases them.
+        if unsafe { header.as_ref() }.state.ref_dec_twice() == RefsLeft::Zero {
+            // SAFETY: those were the last references: nobody else can reach the task any more.
+            unsafe { dealloc(header) }
+        }
     }
 
     /// Rule T2: queues a task whose queue entry (this reference) we own, on its scheduler.

@@ -8,6 +8,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 
+use crate::blocks::BlockCache;
 use crate::raw::{TaskRef, UNREGISTERED};
 use crate::scheduler_state::SchedulerState;
 use crate::sync::{Ordering, thread::ThreadId};
@@ -52,6 +53,12 @@ pub(crate) struct RunQueues {
     turn: Cell<Turn>,
     /// A reusable buffer for draining the injection queue.
     inbox: RefCell<VecDeque<TaskRef<SchedulerState>>>,
+    /// The blocks of freed tasks, for the next spawns on this thread.
+    blocks: BlockCache,
+    /// Rule T1 (units): task units counted in the scheduler state and not held by any task,
+    /// handed to tasks spawned here and taken back from tasks freed here without touching
+    /// the shared count; all given back when the claim is released.
+    spare_units: Cell<usize>,
 }
 
 impl std::fmt::Debug for RunQueues {
@@ -85,6 +92,38 @@ impl RunQueues {
         } else {
             Some(Polling(self))
         }
+    }
+
+    /// Rule T1 (units): takes one spare unit, if any.
+    pub(crate) fn take_spare_unit(&self) -> bool {
+        let spare = self.spare_units.get();
+        if spare == 0 {
+            return false;
+        }
+        self.spare_units.set(spare - 1);
+        true
+    }
+
+    /// Rule T1 (units): keeps `count` more spare units; returns how many there are now.
+    pub(crate) fn add_spare_units(&self, count: usize) -> usize {
+        let spare = self.spare_units.get() + count;
+        self.spare_units.set(spare);
+        spare
+    }
+
+    /// Rule T1 (units): gives up `count` spare units (the caller uncounts them).
+    pub(crate) fn take_spare_units(&self, count: usize) {
+        self.spare_units.set(self.spare_units.get() - count);
+    }
+
+    /// Rule T1 (units): gives up every spare unit (the caller uncounts them); how many.
+    pub(crate) fn take_all_spare_units(&self) -> usize {
+        self.spare_units.replace(0)
+    }
+
+    /// The claim holder's recycled task blocks.
+    pub(crate) fn blocks(&self) -> &BlockCache {
+        &self.blocks
     }
 
     /// Rule T10: the fair dispatcher's next turn.
@@ -198,10 +237,12 @@ impl RunQueues {
         &self,
         task: &TaskRef<SchedulerState>,
     ) -> Option<TaskRef<SchedulerState>> {
-        let slot = task.header().slot.swap(UNREGISTERED, Ordering::Relaxed);
+        // Only the claim holder touches the slot (T9): a load and a store, no read-modify-write.
+        let slot = task.header().slot.load(Ordering::Relaxed);
         if slot == UNREGISTERED {
             return None;
         }
+        task.header().slot.store(UNREGISTERED, Ordering::Relaxed);
         if let Some(owner) = task.header().owner {
             let mut locals = self.locals.borrow_mut();
             if let Some(index) = locals.iter().position(|local| local.owner == owner) {

@@ -13,7 +13,7 @@ use crate::join::JoinHandle;
 use crate::raw::{Finish, RunOutcome, ShutdownOutcome, TaskRef};
 use crate::run_queues::RunQueues;
 use crate::scheduler_state::SchedulerState;
-use crate::spawn::{spawn_local_on, spawn_send};
+use crate::spawn::{new_local, place, spawn_send};
 use crate::spawner::Spawner;
 use crate::sync;
 
@@ -119,8 +119,8 @@ impl Scheduler {
         F: Future + 'static,
         F::Output: 'static,
     {
-        let claim = self.claim();
-        spawn_local_on(&self.state, claim.queues(), future)
+        let _claim = self.claim();
+        place(new_local(&self.state, future)).0
     }
 
     /// Polls up to `budget` tasks that may run on this thread, fairly (T10).
@@ -168,7 +168,16 @@ impl Scheduler {
                 RunOutcome::Stale => continue,
                 RunOutcome::Parked => {}
                 RunOutcome::Requeue(task) => queues.push_ready(task),
-                RunOutcome::Finished(task, finish) => retire(&self.state, queues, task, finish),
+                RunOutcome::Finished {
+                    entry,
+                    registered,
+                    finish,
+                } => {
+                    self.state.counters().count_finish(finish, queues);
+                    if let Some(task) = entry {
+                        release_retired(queues, task, registered);
+                    }
+                }
             }
             polled += 1;
         }
@@ -246,8 +255,9 @@ impl Scheduler {
 
 #[cfg(test)]
 impl Scheduler {
-    /// How many references to the scheduler state exist: the scheduler's own plus one per task
-    /// allocation that was not freed (T1), and one per spawner or guard alive.
+    /// How many references to the scheduler state exist: the scheduler's own, one for all task
+    /// units while any is out (T1: a task allocation that was not freed, or spares of a claim
+    /// still held), and one per spawner or guard alive.
     pub(crate) fn state_refs(&self) -> usize {
         Arc::strong_count(&self.state)
     }
@@ -290,10 +300,21 @@ fn retire(
     task: TaskRef<SchedulerState>,
     finish: Finish,
 ) {
-    let removed = queues.unregister(&task);
-    state.counters().count_finish(finish);
-    drop(removed);
-    drop(task);
+    state.counters().count_finish(finish, queues);
+    release_retired(queues, task, None);
+}
+
+/// Rule T1: releases a finished task's reference `task` and the registry's: `registered`
+/// when the task already left the registry, else taken out of it here.
+fn release_retired(
+    queues: &RunQueues,
+    task: TaskRef<SchedulerState>,
+    registered: Option<TaskRef<SchedulerState>>,
+) {
+    match registered.or_else(|| queues.unregister(&task)) {
+        Some(registered) => task.release_with(registered),
+        None => drop(task),
+    }
 }
 
 /// Rule T8, run by the claim holder.

@@ -5,15 +5,101 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::injector::Injected;
-use crate::join::{CancelReason, JoinHandle};
+use crate::join::{CancelReason, Join, JoinHandle};
 use crate::raw::TaskRef;
 use crate::run_queues::RunQueues;
 use crate::scheduler_state::SchedulerState;
 use crate::sync;
 use crate::task::Task;
 
-/// Spawns a `Send` task from any thread: straight onto the run queues when this thread holds
-/// the claim, through the injection queue otherwise.
+/// A task made and not yet placed: with the registry's reference made at once when this
+/// thread holds the claim (rule T1), without it when it goes through the injection queue.
+pub(crate) enum NewTask<T> {
+    Here {
+        task: TaskRef<SchedulerState>,
+        registered: TaskRef<SchedulerState>,
+        join: Join<T, SchedulerState>,
+    },
+    Injected {
+        task: TaskRef<SchedulerState>,
+        join: Join<T, SchedulerState>,
+    },
+}
+
+/// Makes a `Send` task of `state`. Runs no user code, so a caller may lend `state` from
+/// wherever it keeps it for this call alone.
+pub(crate) fn new_send<F>(state: &Arc<SchedulerState>, future: F) -> NewTask<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if state.claim().here().is_some() {
+        let (task, registered, join) = Task::spawn_registered(future, None, state);
+        NewTask::Here {
+            task,
+            registered,
+            join,
+        }
+    } else {
+        let (task, join) = Task::spawn(future, None, state);
+        NewTask::Injected { task, join }
+    }
+}
+
+/// Makes a local task owned by the current thread, which holds `state`'s claim (T9). Runs no
+/// user code, as [`new_send`].
+pub(crate) fn new_local<F>(state: &Arc<SchedulerState>, future: F) -> NewTask<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    debug_assert!(
+        state.claim().here().is_some(),
+        "rule T9: the claim holder spawns locally"
+    );
+    let (task, registered, join) = Task::spawn_registered(future, Some(sync::thread_id()), state);
+    NewTask::Here {
+        task,
+        registered,
+        join,
+    }
+}
+
+/// Places a new task: straight onto the run queues when it was made on the claim holder's
+/// thread, through the injection queue otherwise; a refused one resolves cancelled. Reaches
+/// the scheduler through the task's own unit (T1).
+pub(crate) fn place<T>(new: NewTask<T>) -> (JoinHandle<T>, Injected) {
+    let (join, accepted) = match new {
+        NewTask::Here {
+            task,
+            registered,
+            join,
+        } => {
+            let state = join.scheduler();
+            let queues = state
+                .claim()
+                .here()
+                .expect("rule T9: nothing released the claim since the task was made");
+            let accepted = accept_here(state, queues, task, registered);
+            (join, accepted)
+        }
+        NewTask::Injected { task, join } => {
+            let state = join.scheduler();
+            let accepted = state.injector().push_spawn(task, state.counters());
+            (join, accepted)
+        }
+    };
+    let handle = JoinHandle::new(join);
+    match accepted {
+        Injected::Queued => {}
+        // Rule T7: a local task is refused on its owner thread, so dropping its future here
+        // is allowed.
+        Injected::Closed => handle.refuse(CancelReason::SpawnAfterShutdown),
+    }
+    (handle, accepted)
+}
+
+/// Spawns a `Send` task from any thread (see [`new_send`] and [`place`]).
 pub(crate) fn spawn_send<F>(
     state: &Arc<SchedulerState>,
     future: F,
@@ -22,53 +108,23 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (task, join) = Task::spawn(future, None, Arc::clone(state));
-    let handle = JoinHandle::new(join);
-    let accepted = match state.claim().here() {
-        Some(queues) => accept_here(state, queues, task),
-        None => state.injector().push_spawn(task, state.counters()),
-    };
-    match accepted {
-        Injected::Queued => {}
-        Injected::Closed => handle.refuse(CancelReason::SpawnAfterShutdown),
-    }
-    (handle, accepted)
+    place(new_send(state, future))
 }
 
-/// Spawns a local task owned by the current thread; the caller holds the claim.
-pub(crate) fn spawn_local_on<F>(
-    state: &Arc<SchedulerState>,
-    queues: &RunQueues,
-    future: F,
-) -> JoinHandle<F::Output>
-where
-    F: Future + 'static,
-    F::Output: 'static,
-{
-    let (task, join) = Task::spawn(future, Some(sync::thread_id()), Arc::clone(state));
-    let handle = JoinHandle::new(join);
-    match accept_here(state, queues, task) {
-        Injected::Queued => {}
-        Injected::Closed => {
-            // Rule T7: we are on the owner thread, so dropping the future here is allowed.
-            handle.refuse(CancelReason::SpawnAfterShutdown);
-        }
-    }
-    handle
-}
-
-/// Rules T1 and T8 on the claim holder's thread: a task is accepted (counted, registered and
-/// queued) unless spawns are refused.
+/// Rules T1 and T8 on the claim holder's thread: a task is accepted (counted, registered with
+/// the reference `registered` made for it, and queued) unless spawns are refused.
 fn accept_here(
     state: &SchedulerState,
     queues: &RunQueues,
     task: TaskRef<SchedulerState>,
+    registered: TaskRef<SchedulerState>,
 ) -> Injected {
     if state.injector().refuses_spawns() {
+        drop(registered);
         return Injected::Closed;
     }
-    state.counters().count_spawn();
-    queues.register(task.clone());
+    state.counters().count_spawn_here(queues);
+    queues.register(registered);
     queues.push_ready(task);
     Injected::Queued
 }
@@ -84,7 +140,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (_task, join) = Task::spawn(future, None, Arc::clone(state));
+    let (_task, join) = Task::spawn(future, None, state);
     let handle = JoinHandle::new(join);
     handle.refuse(reason);
     handle

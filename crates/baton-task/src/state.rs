@@ -126,6 +126,16 @@ pub(crate) struct Completed {
     pub(crate) join_waker: bool,
 }
 
+/// What [`State::complete_releasing`] did.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CompleteReleasing {
+    /// Completed, and the completer's references are gone: it must not touch the task again.
+    Released,
+    /// Completed; the completer keeps its references and does what `Completed` says.
+    Kept(Completed),
+}
+
 /// What the `JoinHandle`'s drop must do.
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,6 +153,16 @@ pub(crate) enum JoinWakerOutcome {
     /// Completion will wake the stored waker.
     Registered,
     /// Completion happened first: read the output now.
+    Complete,
+}
+
+/// The handle's attempt to take its published join waker back (to replace it).
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReclaimOutcome {
+    /// `JOIN_WAKER` was cleared before completion: the waker slot is the handle's again.
+    Reclaimed,
+    /// Completion happened first and saw the bit: the slot is the completer's; read the output.
     Complete,
 }
 
@@ -192,12 +212,34 @@ impl State {
     /// Rule T1: one reference fewer. Release orders this holder's accesses before the free;
     /// acquire makes every other holder's accesses visible to the one that frees.
     pub(crate) fn ref_dec(&self) -> RefsLeft {
-        let previous = self.0.fetch_sub(REF_ONE, Ordering::AcqRel);
+        self.release(1)
+    }
+
+    /// Rule T1: two references fewer in one step (a finished task's registry entry and its
+    /// poller's queue entry); ordered as [`State::ref_dec`].
+    pub(crate) fn ref_dec_twice(&self) -> RefsLeft {
+        self.release(2)
+    }
+
+    /// Rule T1: releases `count` references the caller holds. When they are the only ones left,
+    /// nobody else can take another (only a holder can), so an acquiring load that sees them
+    /// alone (synchronising with every earlier holder's releasing decrement) lets the caller
+    /// free the task without a read-modify-write, as `Arc::get_mut` decides uniqueness.
+    fn release(&self, count: usize) -> RefsLeft {
+        let ours = count * REF_ONE;
+        if self.0.load(Ordering::Acquire) & !FLAGS == ours {
+            return RefsLeft::Zero;
+        }
+        let previous = self.0.fetch_sub(ours, Ordering::AcqRel);
         debug_assert!(
-            previous >= REF_ONE,
+            previous & !FLAGS >= ours,
             "rule T1: released more references than taken"
         );
-        Self::release_of(previous)
+        if previous & !FLAGS == ours {
+            RefsLeft::Zero
+        } else {
+            RefsLeft::Others
+        }
     }
 
     fn release_of(previous: usize) -> RefsLeft {
@@ -322,17 +364,46 @@ impl State {
     /// Rule T5: the holder of `RUNNING` publishes completion (with `LEAKED` when rule T7 applied).
     pub(crate) fn complete(&self, leaked: bool) -> Completed {
         let set = if leaked { COMPLETE | LEAKED } else { COMPLETE };
-        let previous = self
-            .0
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
-                Some((current & !RUNNING) | set)
-            })
-            .unwrap_or_else(|unchanged| unchanged);
+        // Only the `RUNNING` holder gets here, so `RUNNING` is set and `COMPLETE` and `LEAKED`
+        // are clear (only it sets them): one addition clears the one and sets the others, and
+        // commutes with every other thread's change to the word (other bits, the count).
+        let previous = self.0.fetch_add(set - RUNNING, Ordering::AcqRel);
+        debug_assert!(
+            previous & (COMPLETE | LEAKED) == 0,
+            "rule T5: completion is terminal"
+        );
         debug_assert!(previous & RUNNING != 0, "rule T5: only RUNNING completes");
         Completed {
             join_interest: previous & JOIN_INTEREST != 0,
             join_waker: previous & JOIN_WAKER != 0,
         }
+    }
+
+    /// Rules T5 and T1 for a task whose poll returned its output (its future dropped, not
+    /// leaked): publishes completion and, when the completer has nothing left to do (the
+    /// handle is alive, so it holds a reference, and published no waker), releases the
+    /// completer's `refs` references in the same transition.
+    pub(crate) fn complete_releasing(&self, refs: usize) -> CompleteReleasing {
+        self.transition(|current| {
+            debug_assert!(current & RUNNING != 0, "rule T5: only RUNNING completes");
+            let completed = (current & !RUNNING) | COMPLETE;
+            if current & JOIN_INTEREST != 0 && current & JOIN_WAKER == 0 {
+                debug_assert!(
+                    current & !FLAGS > refs * REF_ONE,
+                    "rule T1: the handle holds a reference"
+                );
+                (
+                    Some(completed - refs * REF_ONE),
+                    CompleteReleasing::Released,
+                )
+            } else {
+                let kept = Completed {
+                    join_interest: current & JOIN_INTEREST != 0,
+                    join_waker: current & JOIN_WAKER != 0,
+                };
+                (Some(completed), CompleteReleasing::Kept(kept))
+            }
+        })
     }
 
     /// Rule T6: the handle gives up its interest unless the output is already there.
@@ -343,6 +414,18 @@ impl State {
             } else {
                 let next = current & !(JOIN_INTEREST | JOIN_WAKER);
                 (Some(next), DetachOutcome::Detached)
+            }
+        })
+    }
+
+    /// Rule T6: the handle takes its published waker slot back unless the task completed (then
+    /// the completer owns the slot and the handle must not touch it).
+    pub(crate) fn reclaim_join_waker(&self) -> ReclaimOutcome {
+        self.transition(|current| {
+            if current & COMPLETE != 0 {
+                (None, ReclaimOutcome::Complete)
+            } else {
+                (Some(current & !JOIN_WAKER), ReclaimOutcome::Reclaimed)
             }
         })
     }

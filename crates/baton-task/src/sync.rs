@@ -6,8 +6,10 @@
 //! taken from `std` by mistake because the shim forgot to list it.
 //!
 //! `Arc` is the one exception the crate makes on purpose: it always uses `std::sync::Arc`
-//! (the public API takes `Arc<dyn Unpark>`, and no protocol rests on an `Arc`'s count; a task's
-//! count is in its state word).
+//! (the public API takes `Arc<dyn Unpark>`). No protocol rests on an `Arc`'s count: a task's
+//! count is in its state word, and the scheduler's task units (T1) are counted in a shim atomic,
+//! whose transitions through zero alone decide when the units take or give up their one
+//! strong count of the state.
 
 #[cfg(loom)]
 pub(crate) use loom::{sync::atomic::*, sync::*, thread};

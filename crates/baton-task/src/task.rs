@@ -1,6 +1,7 @@
 //! The typed task cell: header, future and output in one allocation (T1), and the
 //! vtable functions that reach them, for a task of any [`Schedule`] policy.
 
+use std::alloc::Layout;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
@@ -13,7 +14,7 @@ use crate::join::{CancelReason, Join, JoinError};
 use crate::raw::{Finish, Header, RunOutcome, ShutdownOutcome, TaskRef, Vtable};
 use crate::schedule::Schedule;
 use crate::state::{
-    DetachOutcome, IdleOutcome, JoinWakerOutcome, RefsLeft, ShutdownClaim, StartOutcome,
+    CompleteReleasing, Completed, IdleOutcome, RefsLeft, ShutdownClaim, StartOutcome,
 };
 use crate::sync::{self, thread::ThreadId};
 
@@ -27,7 +28,9 @@ enum Stage<F: Future> {
 ///
 /// Invariants (the crate docs' rules):
 /// * rule T1: `#[repr(C)]` with the header first, so a pointer to the header is a pointer to the
-///   task; the allocation is a `Box` freed by `dealloc` when the last counted reference goes;
+///   task; the allocation is a block of the global allocator with this type's layout (made by
+///   `Box` or recycled by the scheduler), freed or recycled by `dealloc` when the last counted
+///   reference goes;
 /// * rule T3: `stage` holds the future while the task is unfinished; only the holder of the
 ///   `RUNNING` bit touches it then, and the scheduler only polls or drops a local task's future
 ///   on its owner thread (checked in `run` and `drop_future`);
@@ -61,7 +64,7 @@ where
         run: Self::run,
         shut_down: Self::shut_down,
         refuse: Self::refuse,
-        detach: Self::detach,
+        drop_output: Self::drop_output,
         dealloc: Self::dealloc,
     };
 
@@ -70,16 +73,56 @@ where
     pub(crate) fn spawn(
         future: F,
         owner: Option<ThreadId>,
-        scheduler: Arc<S>,
+        scheduler: &Arc<S>,
     ) -> (TaskRef<S>, Join<F::Output, S>) {
-        let task = Box::new(Task {
-            header: Header::new(&Self::VTABLE, 2, owner, scheduler),
-            stage: sync::UnsafeCell::new(Stage::Running(future)),
-        });
-        let header = NonNull::from(Box::leak(task)).cast::<Header<S>>();
+        let header = Self::allocate(future, owner, scheduler, 2);
         // SAFETY: the allocation was just made with two references, one for each value here.
         let (queued, handle) = unsafe { (TaskRef::from_raw(header), TaskRef::from_raw(header)) };
-        (queued, Join::new(handle, Self::poll_join))
+        (queued, Join::new(handle, Self::take_output))
+    }
+
+    /// Like [`Task::spawn`], with a third reference made at once for the registry (T1), so
+    /// accepting the task on the claim holder's thread needs no extra count.
+    pub(crate) fn spawn_registered(
+        future: F,
+        owner: Option<ThreadId>,
+        scheduler: &Arc<S>,
+    ) -> (TaskRef<S>, TaskRef<S>, Join<F::Output, S>) {
+        let header = Self::allocate(future, owner, scheduler, 3);
+        // SAFETY: the allocation was just made with three references, one for each value here.
+        let (queued, registered, handle) = unsafe {
+            (
+                TaskRef::from_raw(header),
+                TaskRef::from_raw(header),
+                TaskRef::from_raw(header),
+            )
+        };
+        (queued, registered, Join::new(handle, Self::take_output))
+    }
+
+    /// Rule T1: one allocation, in a block the scheduler recycled when it has one.
+    fn allocate(
+        future: F,
+        owner: Option<ThreadId>,
+        scheduler: &Arc<S>,
+        refs: usize,
+    ) -> NonNull<Header<S>> {
+        let recycled = scheduler.reuse_block(Layout::new::<Task<F, S>>());
+        let task = Task {
+            header: Header::new(&Self::VTABLE, refs, owner, scheduler),
+            stage: sync::UnsafeCell::new(Stage::Running(future)),
+        };
+        let task = match recycled {
+            Some(block) => {
+                let block = block.cast::<Task<F, S>>();
+                // SAFETY: the block is ours, from the global allocator with this type's layout
+                // (`reuse_block`'s contract), so it is valid for a write of one `Task<F, S>`.
+                unsafe { block.as_ptr().write(task) };
+                block
+            }
+            None => NonNull::from(Box::leak(Box::new(task))),
+        };
+        task.cast::<Header<S>>()
     }
 
     /// # Safety
@@ -98,7 +141,7 @@ where
     }
 
     fn cancel_reason(&self) -> CancelReason {
-        if self.header.scheduler.is_closed() {
+        if self.header.scheduler().is_closed() {
             CancelReason::RuntimeShutdown
         } else {
             CancelReason::Aborted
@@ -144,6 +187,12 @@ where
             self.stage.with_mut(publish);
         }
         let completed = self.header.state.complete(leaked);
+        self.after_completion(completed, leaked);
+    }
+
+    /// Rules T5 and T6: what the completer still owes after publishing completion: the output
+    /// when the handle is gone, the wake of a published join waker.
+    fn after_completion(&self, completed: Completed, leaked: bool) {
         if !completed.join_interest && !leaked {
             // SAFETY: rule T6, the handle is gone, so after `COMPLETE` this `with_mut` access by
             // the completer is the only one left to `stage`.
@@ -151,9 +200,53 @@ where
             drop_contained(self.stage.with_mut(take));
         }
         if completed.join_waker {
-            let waker = sync::lock(&self.header.join_waker).take();
-            if let Some(waker) = waker {
+            // SAFETY: rule T6, `complete` saw `JOIN_WAKER` as it set `COMPLETE`, so the slot is
+            // ours now and the handle never touches it again.
+            if let Some(waker) = unsafe { self.header.take_join_waker() } {
                 wake_contained(waker);
+            }
+        }
+    }
+
+    /// Rules T5 and T1 for a poll that returned `output`: the task leaves the registry, then
+    /// completes; when nothing is left for the completer (the handle is alive and published
+    /// no waker) the same transition releases the queue entry's reference `entry` and the
+    /// registry's. Consumes `entry`; the caller must not touch the task afterwards unless the
+    /// outcome hands a reference back.
+    fn complete_run(&self, entry: TaskRef<S>, output: F::Output) -> RunOutcome<S> {
+        let dropped = self.drop_future();
+        if dropped == FutureDrop::Leaked {
+            self.finish(Ok(output), dropped);
+            return RunOutcome::Finished {
+                entry: Some(entry),
+                registered: None,
+                finish: Finish::Completed,
+            };
+        }
+        // SAFETY: rule T3, we hold `RUNNING` and the future is gone, so this `with_mut` access
+        // is the only one to `stage`; the old `Consumed` value needs no drop.
+        let publish = |stage| unsafe { std::ptr::write(stage, Stage::Finished(Ok(output))) };
+        self.stage.with_mut(publish);
+        let registered = S::unregister(&entry);
+        let refs = 1 + usize::from(registered.is_some());
+        match self.header.state.complete_releasing(refs) {
+            CompleteReleasing::Released => {
+                // The transition released both references: give the values up uncounted.
+                let _ = entry.into_raw();
+                let _ = registered.map(TaskRef::into_raw);
+                RunOutcome::Finished {
+                    entry: None,
+                    registered: None,
+                    finish: Finish::Completed,
+                }
+            }
+            CompleteReleasing::Kept(completed) => {
+                self.after_completion(completed, false);
+                RunOutcome::Finished {
+                    entry: Some(entry),
+                    registered,
+                    finish: Finish::Completed,
+                }
             }
         }
     }
@@ -184,15 +277,25 @@ where
         })
     }
 
-    /// Takes the published result. The caller observed `COMPLETE` and is the `JoinHandle`.
-    fn take_output(&self, leaked: bool) -> Result<F::Output, JoinError> {
+    /// The `JoinHandle`'s output read (T5, T6).
+    ///
+    /// # Safety
+    ///
+    /// `header` is the header of a live `Task<F, S>`, the caller is its `JoinHandle` and saw
+    /// `COMPLETE`, with `leaked` read from the same state word.
+    unsafe fn take_output(
+        header: NonNull<Header<S>>,
+        leaked: bool,
+    ) -> Result<F::Output, JoinError> {
         if leaked {
             return Err(JoinError::cancelled(CancelReason::RuntimeShutdown));
         }
+        // SAFETY: the caller's guarantee.
+        let this = unsafe { Self::from_header(header) };
         // SAFETY: rule T5, after `COMPLETE` with join interest only the handle touches `stage`,
         // and this `with_mut` access is the handle's.
         let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
-        match self.stage.with_mut(take) {
+        match this.stage.with_mut(take) {
             Stage::Finished(result) => result,
             Stage::Running(_) | Stage::Consumed => {
                 panic!("a JoinHandle was polled again after it returned its output")
@@ -217,17 +320,19 @@ where
             StartOutcome::Stale => RunOutcome::Stale,
             StartOutcome::Cancelled => {
                 let _ = this.cancel(this.cancel_reason());
-                RunOutcome::Finished(task, Finish::Cancelled)
+                RunOutcome::Finished {
+                    entry: Some(task),
+                    registered: None,
+                    finish: Finish::Cancelled,
+                }
             }
             StartOutcome::Poll => {
                 let waker = task.borrowed_waker();
                 let mut cx = Context::from_waker(&waker);
                 match this.poll_future(&mut cx) {
-                    Ok(Poll::Ready(output)) => {
-                        let dropped = this.drop_future();
-                        this.finish(Ok(output), dropped);
-                        RunOutcome::Finished(task, Finish::Completed)
-                    }
+                    // `this` is not used after this: `complete_run` may release the last
+                    // references but the handle's.
+                    Ok(Poll::Ready(output)) => this.complete_run(task, output),
                     Ok(Poll::Pending) => match this.header.state.idle() {
                         IdleOutcome::Parked(left) => {
                             // Rule T3: `idle` released the queue entry's reference already.
@@ -242,13 +347,21 @@ where
                         IdleOutcome::Requeue => RunOutcome::Requeue(task),
                         IdleOutcome::Cancel => {
                             let _ = this.cancel(this.cancel_reason());
-                            RunOutcome::Finished(task, Finish::Cancelled)
+                            RunOutcome::Finished {
+                                entry: Some(task),
+                                registered: None,
+                                finish: Finish::Cancelled,
+                            }
                         }
                     },
                     Err(payload) => {
                         let dropped = this.drop_future();
                         this.finish(Err(JoinError::panic(payload)), dropped);
-                        RunOutcome::Finished(task, Finish::Panicked)
+                        RunOutcome::Finished {
+                            entry: Some(task),
+                            registered: None,
+                            finish: Finish::Panicked,
+                        }
                     }
                 }
             }
@@ -291,64 +404,20 @@ where
         }
     }
 
-    /// The `JoinHandle`'s poll (T6).
+    /// Vtable `drop_output`: a detaching `JoinHandle` drops the output it owns (T6).
     ///
     /// # Safety
     ///
-    /// `header` is the header of a live `Task<F, S>` and the caller is its `JoinHandle`.
-    unsafe fn poll_join(
-        header: NonNull<Header<S>>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<F::Output, JoinError>> {
+    /// `header` is the header of a live `Task<F, S>`, and the caller is its `JoinHandle`, which
+    /// saw `COMPLETE` while it still had join interest and did not take the output.
+    unsafe fn drop_output(header: NonNull<Header<S>>) {
         // SAFETY: the caller's guarantee.
         let this = unsafe { Self::from_header(header) };
-        let snapshot = this.header.state.load();
-        if snapshot.is_complete() {
-            return Poll::Ready(this.take_output(snapshot.is_leaked()));
-        }
-        let same = sync::lock(&this.header.join_waker)
-            .as_ref()
-            .is_some_and(|stored| stored.will_wake(cx.waker()));
-        if !same {
-            // Clone and drop user wakers outside the lock.
-            let fresh = cx.waker().clone();
-            let old = sync::lock(&this.header.join_waker).replace(fresh);
-            drop(old);
-        }
-        match this.header.state.set_join_waker() {
-            JoinWakerOutcome::Registered => Poll::Pending,
-            JoinWakerOutcome::Complete => {
-                // Rule T6: the completer did not see our registration, so the waker is ours to
-                // release; a finished handle keeps no waker alive.
-                this.header.release_join_waker();
-                Poll::Ready(this.take_output(this.header.state.load().is_leaked()))
-            }
-        }
-    }
-
-    /// Vtable `detach`: the `JoinHandle` is dropped (T6). Its reference is released by the
-    /// caller afterwards.
-    ///
-    /// # Safety
-    ///
-    /// `header` is the header of a live `Task<F, S>` and the caller is its `JoinHandle`.
-    unsafe fn detach(header: NonNull<Header<S>>) {
-        // SAFETY: the caller's guarantee.
-        let this = unsafe { Self::from_header(header) };
-        let outcome = this.header.state.detach();
-        // Rule T6: `detach` cleared `JOIN_WAKER`, so no completer takes the waker after this; it
-        // is ours to release (a completer that saw the bit first may have taken it already).
-        this.header.release_join_waker();
-        match outcome {
-            DetachOutcome::Detached => {}
-            DetachOutcome::OutputIsOurs => {
-                if !this.header.state.load().is_leaked() {
-                    // SAFETY: rule T6, the task completed while we held join interest, so the
-                    // stored output is ours alone: this `with_mut` access is the only one.
-                    let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
-                    drop_contained(this.stage.with_mut(take));
-                }
-            }
+        if !this.header.state.load().is_leaked() {
+            // SAFETY: rule T6, the task completed while the handle held join interest, so the
+            // stored output is the handle's alone: this `with_mut` access is the only one.
+            let take = |stage| unsafe { std::ptr::replace(stage, Stage::Consumed) };
+            drop_contained(this.stage.with_mut(take));
         }
     }
 
@@ -358,15 +427,15 @@ where
     ///
     /// `header` is the header of a `Task<F, S>` whose last reference the caller released.
     unsafe fn dealloc(header: NonNull<Header<S>>) {
-        // SAFETY: rule T1, the allocation is a leaked `Box<Task<F, S>>` and nobody else can reach
-        // it any more.
-        let Task { header, stage } =
-            *unsafe { Box::from_raw(header.cast::<Task<F, S>>().as_ptr()) };
+        let block = header.cast::<Task<F, S>>();
+        // SAFETY: rule T1, the allocation holds a `Task<F, S>` and nobody else can reach it any
+        // more: we move it out, after which the block is plain memory of this type's layout.
+        let Task { header, stage } = unsafe { block.as_ptr().read() };
         // Rules T5–T7: the last reference only goes after the task finished (the registry holds
         // one until then, and a leaked task keeps one forever) and after the completer or the
         // handle took the result, so the stage is empty and no `!Send` value is dropped on this
         // thread, whichever it is. It goes through `drop_contained` all the same; the header
-        // (its `Arc<S>`, a join waker contained by its own `Drop`) is freed normally, also
+        // (its scheduler unit, a join waker contained by its own `Drop`) is freed normally, also
         // while this thread unwinds.
         let stage = stage.into_inner();
         debug_assert!(
@@ -374,6 +443,15 @@ where
             "rules T5-T7: a task is freed only after its result was taken"
         );
         drop_contained(stage);
+        let layout = Layout::new::<Task<F, S>>();
+        // SAFETY: the block came from the global allocator with this layout (a `Box` or a
+        // recycled block, `allocate`) and no task lives in it any more. The header's unit
+        // keeps the scheduler alive during the call.
+        let kept = unsafe { header.scheduler().recycle_block(layout, block.cast()) };
+        if let Err(block) = kept {
+            // SAFETY: as above; the scheduler handed the block back, so it is ours to free.
+            unsafe { std::alloc::dealloc(block.as_ptr(), layout) };
+        }
         drop(header);
     }
 }

@@ -4,10 +4,15 @@
 mod support;
 
 // Each of these modules is `#![cfg(not(loom))]`.
+mod blocks;
 mod containment;
 mod raw;
 mod state;
 mod task;
 
 #[cfg(loom)]
+mod loom_join;
+#[cfg(loom)]
 mod loom_models;
+#[cfg(loom)]
+mod loom_units;

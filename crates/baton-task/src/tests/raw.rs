@@ -167,3 +167,27 @@ fn task_whose_last_reference_goes_while_unwinding_is_freed() {
     assert!(unwound.is_err());
     assert_eq!(scheduler.state_refs(), base, "freed during the unwinding");
 }
+
+/// Rule T1 (units): hundreds of tasks spawned and freed on the claim holder's thread move
+/// units through its spares (refilled and given back in batches); once the claim is released
+/// every unit is uncounted and only the scheduler's own count of its state is left.
+#[test]
+fn units_of_tasks_freed_on_the_claim_holder_are_all_given_back() {
+    let (scheduler, base) = scheduler_and_base();
+    let guard = scheduler.enter();
+    let mut handles: Vec<_> = (0..300_u32)
+        .map(|i| scheduler.spawn(async move { i }))
+        .collect();
+    run_all(&scheduler);
+    for (i, handle) in (0..).zip(handles.iter_mut()) {
+        let output = poll_once(handle);
+        assert!(matches!(output, Poll::Ready(Ok(value)) if value == i));
+    }
+    drop(handles);
+    assert!(
+        scheduler.state_refs() > base,
+        "the guard still holds spares"
+    );
+    drop(guard);
+    assert_eq!(scheduler.state_refs(), base);
+}

@@ -4,8 +4,8 @@
 #![cfg(not(loom))]
 
 use crate::state::{
-    DetachOutcome, IdleOutcome, JoinWakerOutcome, RefsLeft, ShutdownClaim, StartOutcome, State,
-    WakeByValue, WakeOutcome,
+    DetachOutcome, IdleOutcome, JoinWakerOutcome, ReclaimOutcome, RefsLeft, ShutdownClaim,
+    StartOutcome, State, WakeByValue, WakeOutcome,
 };
 
 #[test]
@@ -83,6 +83,33 @@ fn complete_then_join_waker_reads_the_output() {
     assert_eq!(state.start(), StartOutcome::Poll);
     let _ = state.complete(false);
     assert_eq!(state.set_join_waker(), JoinWakerOutcome::Complete);
+}
+
+#[test]
+fn reclaimed_join_waker_is_not_reported_to_the_completer() {
+    let state = State::new(2);
+    assert_eq!(state.set_join_waker(), JoinWakerOutcome::Registered);
+    assert_eq!(state.reclaim_join_waker(), ReclaimOutcome::Reclaimed);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert!(!state.complete(false).join_waker);
+}
+
+#[test]
+fn reclaim_after_completion_leaves_the_slot_to_the_completer() {
+    let state = State::new(2);
+    assert_eq!(state.set_join_waker(), JoinWakerOutcome::Registered);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert!(state.complete(false).join_waker);
+    assert_eq!(state.reclaim_join_waker(), ReclaimOutcome::Complete);
+}
+
+#[test]
+fn two_references_go_in_one_release() {
+    let state = State::new(3);
+    assert_eq!(state.ref_dec_twice(), RefsLeft::Others);
+    assert_eq!(state.load().refs(), 1);
+    state.ref_inc();
+    assert_eq!(state.ref_dec_twice(), RefsLeft::Zero);
 }
 
 #[test]
@@ -210,5 +237,6 @@ fn releasing_references_reports_only_the_last() {
     assert_eq!(state.ref_dec(), RefsLeft::Others);
     assert_eq!(state.ref_dec(), RefsLeft::Others);
     assert_eq!(state.ref_dec(), RefsLeft::Zero);
-    assert_eq!(state.load().refs(), 0);
+    // The sole holder frees without writing the word: nobody can reach it any more.
+    assert_eq!(state.load().refs(), 1);
 }

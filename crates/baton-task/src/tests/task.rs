@@ -35,7 +35,7 @@ impl Schedule for Recorder {
     const WAKER_VTABLE: &'static RawWakerVTable = &RECORDER_WAKERS;
 
     fn schedule(task: TaskRef<Recorder>) {
-        let recorder = Arc::clone(task.scheduler());
+        let recorder = task.header().scheduler_arc();
         sync::lock(&recorder.queued).push_back(task);
     }
 
@@ -68,7 +68,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (queued, join) = Task::spawn(future, None, Arc::clone(recorder));
+    let (queued, join) = Task::spawn(future, None, recorder);
     let registered = queued.clone();
     Spawned {
         queued,
@@ -208,8 +208,8 @@ fn assert_cancelled_then_freed<T>(
 /// (as the real scheduler's retire does); returns how it finished.
 fn run_to_finish(entry: TaskRef<Recorder>, registered: TaskRef<Recorder>) -> Finish {
     match entry.run() {
-        RunOutcome::Finished(task, finish) => {
-            drop((task, registered));
+        RunOutcome::Finished { entry, finish, .. } => {
+            drop((entry, registered));
             finish
         }
         other => panic!("expected the task to finish, got {other:?}"),

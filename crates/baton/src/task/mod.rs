@@ -93,8 +93,8 @@ where
 {
     // Workers rule Q2: the scheduler entered here (this worker's thread) first; else the facade's current runtime
     // (a `block_on` polling in place); else there is no runtime.
-    if let Ok(spawner) = baton_task::try_current() {
-        return spawner.spawn(crate::trace::task(future));
+    if baton_task::is_entered() {
+        return baton_task::spawn(crate::trace::task(future));
     }
     match context::current() {
         Some(handle) => handle.spawn(future),
