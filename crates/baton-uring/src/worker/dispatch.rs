@@ -92,6 +92,9 @@ pub(crate) struct WorkerLocal {
     pub(crate) sender: Arc<InboxSender>,
     pub(crate) turning: Cell<bool>,
     pub(crate) counts: Cell<RouteCounts>,
+    /// The emptied waker list of the last inbox settle, kept so a settle does not allocate
+    /// one; taken (left empty) while a settle fills it, so a re-entrant settle never shares it.
+    pub(crate) spare_wakers: RefCell<Vec<Waker>>,
 }
 
 /// How long after a quarantine bound's deadline the worker checks it (a bound is exceeded only
@@ -215,7 +218,7 @@ impl Worker {
     /// [`WakerPanics`](crate::WakerPanics) policy after every waker ran.
     pub(crate) fn settle_inbox(&self, report: &mut WorkerTurn, limit: usize) {
         let local = &*self.local;
-        let mut wakers: Vec<Waker> = Vec::new();
+        let mut wakers = local.spare_wakers.take();
         {
             let Ok(mut waits) = local.waits.try_borrow_mut() else {
                 // Only reachable while user code holds the table further up the stack; the
@@ -269,16 +272,18 @@ impl Worker {
             local.counts.set(counts);
         }
         // Worker rule W2: the driver's waker-panic policy decides (contained by default).
-        if let Some(payload) = wake_all(wakers) {
+        let panicked = wake_all(&mut wakers);
+        local.spare_wakers.replace(wakers);
+        if let Some(payload) = panicked {
             self.driver().waker_panicked(payload);
         }
     }
 }
 
-/// Wakes every waker, catching panics; returns the first payload.
-fn wake_all(wakers: Vec<Waker>) -> Option<Box<dyn Any + Send>> {
+/// Wakes (and removes) every waker, catching panics; returns the first payload.
+fn wake_all(wakers: &mut Vec<Waker>) -> Option<Box<dyn Any + Send>> {
     let mut first = None;
-    for waker in wakers {
+    for waker in wakers.drain(..) {
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
             first.get_or_insert(payload);
         }

@@ -336,6 +336,7 @@ impl Worker {
             sender,
             turning: Cell::new(false),
             counts: Cell::new(RouteCounts::default()),
+            spare_wakers: RefCell::new(Vec::new()),
         });
         Ok(Worker {
             scheduler,
