@@ -22,6 +22,19 @@ async fn read_ready(stream: &TcpStream, dst: &mut [u8]) -> io::Result<usize> {
     }
 }
 
+/// 4 MiB of bytes counting up modulo `modulus`, so a shifted or dropped byte shows.
+fn patterned(modulus: usize) -> Vec<u8> {
+    (0..(4 << 20)).map(|i| (i % modulus) as u8).collect()
+}
+
+/// A task reading `stream` to its end.
+fn read_all(stream: baton::net::UnixStream) -> baton::task::JoinHandle<io::Result<Vec<u8>>> {
+    baton::spawn(async move {
+        let (res, got) = baton::io::AsyncReadExt::read_to_end(&mut &stream, Vec::new()).await;
+        res.map(|_| got)
+    })
+}
+
 /// Owned-buffer reads cut short by timeouts of 1–40 µs (whose bytes the stash keeps when the
 /// kernel delivered them late) alternate with `PollIo` reads, against a peer thread sending
 /// single bytes: every byte arrives once and in order, so a `PollIo` read takes what the stash
@@ -59,11 +72,8 @@ fn poll_io_writes_wait_for_room_and_deliver_in_order() -> io::Result<()> {
     let rt = baton::Runtime::new()?;
     rt.block_on(async {
         let (a, b) = baton::net::UnixStream::pair()?;
-        let body: Vec<u8> = (0..(4 << 20)).map(|i| (i % 253) as u8).collect();
-        let reader = baton::spawn(async move {
-            let (res, got) = baton::io::AsyncReadExt::read_to_end(&mut &b, Vec::new()).await;
-            res.map(|_| got)
-        });
+        let body = patterned(253);
+        let reader = read_all(b);
         let (head, tail) = body.split_at(1000);
         let mut sent = 0;
         while sent < body.len() {
@@ -121,11 +131,8 @@ fn owned_write_all_sends_everything_across_short_sends() -> io::Result<()> {
     let rt = baton::Runtime::new()?;
     rt.block_on(async {
         let (a, b) = baton::net::UnixStream::pair()?;
-        let body: Vec<u8> = (0..(4 << 20)).map(|i| (i % 251) as u8).collect();
-        let reader = baton::spawn(async move {
-            let (res, got) = baton::io::AsyncReadExt::read_to_end(&mut &b, Vec::new()).await;
-            res.map(|_| got)
-        });
+        let body = patterned(251);
+        let reader = read_all(b);
         let (result, back) = a.write_all_owned(body.clone()).await;
         result?;
         assert_eq!(back.len(), body.len(), "the buffer comes back");
