@@ -345,7 +345,7 @@ impl Lanes {
             lane_state.idle += 1;
             // Rule P7: while other threads run jobs, one idle thread looks at the queue every
             // `SENTINEL_TICK`, so a job queued behind them without a wake waits that long at
-            // most; it leaves the role once the lane has nothing running or queued.
+            // most; it leaves the role at a tick that finds no job running.
             let sentinel = !lane_state.sentinel && lane_state.running > 0;
             lane_state.sentinel |= sentinel;
             let elastic = lane_state.threads > lane_state.limits.min_threads;
