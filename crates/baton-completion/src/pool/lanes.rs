@@ -220,6 +220,7 @@ impl Lanes {
             lane_state.queued -= 1;
         }
         let recovery = lane_state.recover(closed, failed == FailedSpawn::ForReservation);
+        self.queue_len[lane as usize].store(lane_state.queue.len(), Ordering::Relaxed);
         drop(state);
         self.progress.notify_all();
         recovery
@@ -238,6 +239,7 @@ impl Lanes {
         let lane_state = &mut state.lanes[lane as usize];
         lane_state.threads -= 1;
         let recovery = lane_state.recover(closed, true);
+        self.queue_len[lane as usize].store(lane_state.queue.len(), Ordering::Relaxed);
         // Rule P7: jobs queued without a wake relied on this thread coming back for them.
         let wake = !lane_state.queue.is_empty() && lane_state.idle > lane_state.notified;
         if wake {
@@ -313,6 +315,8 @@ impl Lanes {
             }
         }
         let mut spun = false;
+        // When this thread last found nothing to do, for the keep-alive of a sentinel (P4).
+        let mut idle_since: Option<Instant> = None;
         loop {
             let lane_state = &mut state.lanes[index];
             if let Some(dispatch) = lane_state.queue.pop_front() {
@@ -343,6 +347,7 @@ impl Lanes {
                 continue;
             }
             lane_state.idle += 1;
+            let idle_since = *idle_since.get_or_insert_with(Instant::now);
             // Rule P7: while other threads run jobs, one idle thread looks at the queue every
             // `SENTINEL_TICK`, so a job queued behind them without a wake waits that long at
             // most; it leaves the role at a tick that finds no job running.
@@ -356,8 +361,9 @@ impl Lanes {
                     .expect("pool lock is never poisoned");
                 state = guard;
                 state.lanes[index].sentinel = false;
-                // A tick is not idleness: the keep-alive counts only plain waits.
-                false
+                // Rule P4: the keep-alive counts from when this thread went idle, ticks
+                // included, so a sentinel leaves like any idle elastic thread.
+                elastic && idle_since.elapsed() >= keep_alive
             } else if elastic {
                 let (guard, result) = self.work[index]
                     .wait_timeout(state, keep_alive)
@@ -405,6 +411,9 @@ impl Lanes {
             .zip([LaneId::Interruptible, LaneId::Quarantine])
         {
             taken.extend(lane.queue.drain(..).map(|dispatch| (id, dispatch)));
+        }
+        for queue_len in &self.queue_len {
+            queue_len.store(0, Ordering::Relaxed);
         }
         drop(state);
         for work in &self.work {

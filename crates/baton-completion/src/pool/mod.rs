@@ -42,7 +42,7 @@
 //!    every thread re-checks the queue under the lock after it spins, wakes or finishes a job,
 //!    so a job always has a thread that will find it; a job queued behind long-running jobs
 //!    waits at most about a sentinel tick, and a stream of short jobs costs no futex call per
-//!    job.
+//!    job. A sentinel's ticks count toward its keep-alive (P4).
 //!
 mod builder;
 mod lanes;

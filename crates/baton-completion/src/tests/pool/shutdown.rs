@@ -111,3 +111,22 @@ fn dropping_the_pool_cancels_queued_work_and_stops_its_threads() {
     let rejected = lease.submit(late).expect_err("a dropped pool is closed");
     assert_eq!(rejected.reason, RejectReason::ShuttingDown);
 }
+
+#[test]
+fn idle_elastic_thread_leaves_after_keep_alive_while_another_job_runs() {
+    // Rule P4 with P7's sentinel: the spare thread's ticks count toward its keep-alive.
+    let f = fixture(
+        BlockingPool::builder().interruptible_threads(InterruptibleThreads::Elastic {
+            max: 2,
+            keep_alive: Duration::from_millis(20),
+        }),
+    );
+    let (long, started, gate) = f.gated(false);
+    f.lease.submit(long).expect("accepted");
+    started.recv().expect("the long job starts");
+    f.lease.submit(f.blocking(|| 1_u8)).expect("accepted");
+    assert_eq!(f.wait_for_completions(1).len(), 1);
+    wait_until(|| f.pool.thread_counts().0 == 1);
+    gate.send(()).expect("the long job waits");
+    assert_eq!(f.wait_for_completions(1).len(), 1);
+}
