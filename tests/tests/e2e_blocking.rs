@@ -293,3 +293,46 @@ fn metrics_count_tasks_io_and_blocking_jobs() -> io::Result<()> {
     assert_eq!(metrics.active_block_ons, 0, "{metrics:?}");
     Ok(())
 }
+
+/// An output whose destructor panics.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("the output's destructor panics");
+    }
+}
+
+/// A job whose handle is dropped while it runs leaves its output to nobody; the output is dropped
+/// contained wherever its job cell is let go (here: by the pool's start token on the lane
+/// thread), so the job counts as completed and no lane thread unwinds.
+#[test]
+fn an_unclaimed_output_with_a_panicking_destructor_is_contained() -> io::Result<()> {
+    let rt = baton::Builder::new().blocking_threads(1).build()?;
+    let (release, gate) = mpsc::channel::<()>();
+    rt.block_on(async {
+        let job = rt.spawn_blocking(move || {
+            let _ = gate.recv();
+            PanicsOnDrop
+        });
+        while rt.metrics().blocking.running_interruptible == 0 {
+            baton::time::sleep(Duration::from_millis(1)).await;
+        }
+        // Running: dropping the handle discards the wait; the body runs on.
+        drop(job);
+    });
+    release
+        .send(())
+        .map_err(|_| io::Error::other("the job's body is gone"))?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let settled = loop {
+        let blocking = rt.metrics().blocking;
+        if blocking.completed + blocking.panicked > 0 || Instant::now() > deadline {
+            break blocking;
+        }
+        thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(settled.completed, 1, "{settled:?}");
+    assert_eq!(settled.panicked, 0, "a lane thread unwound: {settled:?}");
+    Ok(())
+}

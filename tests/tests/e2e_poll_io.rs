@@ -142,3 +142,47 @@ fn owned_write_all_sends_everything_across_short_sends() -> io::Result<()> {
         Ok(())
     })
 }
+
+/// An owned read made while an earlier one is in flight decides at its first poll, not when it
+/// is made, whether bytes wait in the stash: the earlier read, dropped late, leaves "abc" there,
+/// and the later read returns it before "def" (stash rule S4).
+#[test]
+fn an_owned_read_made_before_an_earlier_one_is_dropped_takes_the_stash_first() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    rt.block_on(async {
+        let (a, b) = baton::net::UnixStream::pair()?;
+        let mut first = a.read_owned(Vec::with_capacity(16));
+        poll_fn(|cx| {
+            assert!(std::pin::Pin::new(&mut first).poll(cx).is_pending());
+            std::task::Poll::Ready(())
+        })
+        .await;
+        let second = a.read_owned(Vec::with_capacity(16));
+        let (sent, _) = baton::io::AsyncWriteExt::write_all(&mut &b, b"abc".to_vec()).await;
+        sent?;
+        // Let the first receive's completion arrive before it is dropped, so it lands late.
+        baton::time::sleep(Duration::from_millis(20)).await;
+        drop(first);
+        let (sent, _) = baton::io::AsyncWriteExt::write_all(&mut &b, b"def".to_vec()).await;
+        sent?;
+        let (read, got) = baton::time::timeout(Duration::from_secs(20), second)
+            .await
+            .map_err(|_| io::Error::other("the second read never finished"))?;
+        read?;
+        assert_eq!(&got[..], b"abc", "the stashed bytes were skipped");
+        Ok(())
+    })
+}
+
+/// `write_all_owned` of nothing completes with `Ok`, as `write_all` does, and returns the buffer.
+#[test]
+fn an_empty_owned_write_all_is_ok() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    rt.block_on(async {
+        let (a, _b) = baton::net::UnixStream::pair()?;
+        let (written, buf) = a.write_all_owned(Vec::with_capacity(8)).await;
+        written?;
+        assert_eq!(buf.capacity(), 8);
+        Ok(())
+    })
+}

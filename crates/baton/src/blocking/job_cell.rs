@@ -24,7 +24,8 @@
 //! J3. *finished* is set after the closure returned or unwound, on the pool thread; from then
 //!    on the result is on its way to the worker's inbox (awaiting takes it promptly). A
 //!    returning closure's output is in the cell's slot before *finished* is set and before the
-//!    completion is delivered, so a handle whose wait settled as completed finds it there.
+//!    completion is delivered, so a handle whose wait settled as completed finds it there. An
+//!    output nobody took is dropped, contained, when the last holder lets the cell go.
 //!
 //! ```text
 //!   queued ──cancel (any thread)──> cancelled
@@ -36,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use baton_cancel::{
-    CancelBeforeStart, CancelHandle, QueueCell, QueueHost, QueueState, StartToken,
+    CancelBeforeStart, CancelHandle, ContainedDrop, QueueCell, QueueHost, QueueState, StartToken,
     hosted_queue_control,
 };
 
@@ -111,6 +112,22 @@ impl<T> JobCell<T> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
+    }
+}
+
+/// An output nobody took (the handle was dropped while the job ran) is dropped contained: the
+/// last reference may be the pool's start token on a lane thread, where a panicking destructor
+/// must not unwind the thread (SPEC's containment of hostile user code).
+impl<T> Drop for JobCell<T> {
+    fn drop(&mut self) {
+        let output = self
+            .output
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(output) = output {
+            let _ = ContainedDrop::drop_value(output);
+        }
     }
 }
 

@@ -150,13 +150,13 @@ enum ReadState {
 }
 
 impl ReadOwned {
+    /// Starts in `Stashed`: whether bytes wait in the stash is decided at the first poll, not
+    /// here, because an earlier receive still in flight now may be dropped late (leaving its
+    /// bytes in the stash) before this one is first polled (stash rule S4).
     pub(crate) fn new(start: RingStart, buf: Vec<u8>) -> ReadOwned {
-        let state = if start.stash.is_idle() {
-            ReadState::Receiving(start.receive(buf))
-        } else {
-            ReadState::Stashed { buf, start }
-        };
-        ReadOwned { state }
+        ReadOwned {
+            state: ReadState::Stashed { buf, start },
+        }
     }
 }
 
@@ -174,7 +174,13 @@ impl Future for ReadOwned {
         loop {
             match &mut this.state {
                 ReadState::Stashed { buf, start } => {
-                    match ready!(start.stash.poll_take_bytes(cx, buf)) {
+                    // The idle check is the lock-free fast path of the take.
+                    let taken = if start.stash.is_idle() {
+                        None
+                    } else {
+                        ready!(start.stash.poll_take_bytes(cx, buf))
+                    };
+                    match taken {
                         Some(taken) => {
                             let ReadState::Stashed { buf, .. } =
                                 std::mem::replace(&mut this.state, ReadState::Done)
@@ -213,6 +219,8 @@ pub struct WriteAllOwned {
 }
 
 enum WriteState {
+    /// An empty buffer: nothing to send, the write is complete at its first poll.
+    Empty(Vec<u8>),
     Sending(Op<(io::Result<usize>, Slice<Vec<u8>>)>),
     Done,
 }
@@ -220,7 +228,12 @@ enum WriteState {
 impl WriteAllOwned {
     pub(crate) fn new(start: RingStart, buf: Vec<u8>) -> WriteAllOwned {
         let total = buf.len();
-        let state = WriteState::Sending(start.send(buf.slice(0..total)));
+        // A send of zero bytes is refused by the socket layer; `write_all` of nothing is `Ok`.
+        let state = if total == 0 {
+            WriteState::Empty(buf)
+        } else {
+            WriteState::Sending(start.send(buf.slice(0..total)))
+        };
         WriteAllOwned {
             start,
             written: 0,
@@ -245,8 +258,17 @@ impl Future for WriteAllOwned {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         loop {
-            let WriteState::Sending(op) = &mut this.state else {
-                panic!("a WriteAllOwned was polled after it completed");
+            let op = match &mut this.state {
+                WriteState::Sending(op) => op,
+                WriteState::Empty(_) => {
+                    let WriteState::Empty(buf) =
+                        std::mem::replace(&mut this.state, WriteState::Done)
+                    else {
+                        unreachable!("matched Empty just above")
+                    };
+                    return Poll::Ready((Ok(()), buf));
+                }
+                WriteState::Done => panic!("a WriteAllOwned was polled after it completed"),
             };
             let (result, slice) = ready!(Pin::new(op).poll(cx));
             this.state = WriteState::Done;
