@@ -103,9 +103,14 @@
 //!
 //! L14. The root waker sets its flag, then (if the flag was clear) unparks the worker and
 //!     signals the thread; `block_on` clears the flag right before polling, so no wake is lost.
+//!     A root that borrowed the worker through the slot uses the loan's one waker, re-armed
+//!     for it (only one such root exists at a time, L1); a nested root takes a waker of its
+//!     own. A clone of the loan's waker kept from an earlier root can only cause a spare poll.
 //!
 //! L15. The root is a task for accounting: [`LoanWorker::root_started`] runs before its first
-//!     poll and [`LoanWorker::root_finished`] after it was dropped, on every exit path.
+//!     poll and [`LoanWorker::root_finished`] after it was dropped, on every exit path. The
+//!     thread holding the worker is the only one counting driven roots, so the count needs no
+//!     read-modify-write.
 //!
 //! # How it is tested
 //!

@@ -121,11 +121,24 @@ pub struct ShutdownReport {
 /// `Loan` is `Send + Sync`: any thread may call [`block_on`](Self::block_on); at most one
 /// thread (plus its nested frames) drives the worker at a time, the others fall back to polling
 /// their futures directly (L11). Dropping a `Loan` shuts it down.
+///
+/// Invariants: `driven_roots` is written only by the thread that holds the worker (a root is
+/// counted there, rule L15, and the slot hands the worker over with release/acquire ordering),
+/// so a load and a store update it; `fallback_roots` is written by any thread. `root` is used
+/// only by the frame that borrowed the worker through the slot, of which there is at most one
+/// (L1); nested frames take a waker of their own (L14).
 #[derive(Debug)]
 pub struct Loan {
     slot: Arc<Slot>,
     unpark: Arc<dyn Unpark>,
-    active_roots: AtomicUsize,
+    /// Roots polled with the worker borrowed (rule L15), on the thread that holds it.
+    driven_roots: AtomicUsize,
+    /// Roots that could not borrow the worker and are polled directly (L11).
+    fallback_roots: AtomicUsize,
+    /// The waker of the root that borrowed the worker through the slot, made once: re-armed
+    /// for each such root instead of being allocated, reset or reference-counted per call.
+    root: Arc<RootWake>,
+    root_waker: Waker,
     drain_turns: usize,
     background: Mutex<Option<thread::JoinHandle<()>>>,
 }
@@ -161,10 +174,15 @@ impl Loan {
                 name: config.thread_name,
                 source,
             })?;
+        let root = Arc::new(RootWake::new(Arc::clone(&unpark)));
+        let root_waker = Waker::from(Arc::clone(&root));
         Ok(Self {
             slot,
             unpark,
-            active_roots: AtomicUsize::new(0),
+            driven_roots: AtomicUsize::new(0),
+            fallback_roots: AtomicUsize::new(0),
+            root,
+            root_waker,
             drain_turns: config.drain_turns,
             background: Mutex::new(Some(handle)),
         })
@@ -183,7 +201,7 @@ impl Loan {
     /// How many `block_on` roots of this runtime are running (on any thread, including those
     /// that fell back). The runtime is not quiescent while this is non-zero.
     pub fn active_roots(&self) -> usize {
-        self.active_roots.load(Ordering::Acquire)
+        self.driven_roots.load(Ordering::Acquire) + self.fallback_roots.load(Ordering::Acquire)
     }
 
     /// Whether the protocol is closed (shutdown, the worker retired, or a background panic).
@@ -219,10 +237,12 @@ impl Loan {
     /// it never deadlocks on the slot, but a future that waits for *this* runtime's tasks cannot
     /// make progress there, because the worker is busy running the very task that called it.
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        let _root = RootCount::new(&self.active_roots);
         match self.borrow() {
             Ok((origin, worker)) => self.drive(origin, worker, future),
-            Err(_) => poll_in_place(future),
+            Err(_) => {
+                let _root = FallbackCount::new(&self.fallback_roots);
+                poll_in_place(future)
+            }
         }
     }
 
@@ -275,13 +295,31 @@ impl Loan {
         worker: Box<dyn LoanWorker>,
         future: F,
     ) -> F::Output {
-        let wake = RootWake::acquire(Arc::clone(&self.unpark));
-        let waker = Waker::from(Arc::clone(&wake));
-        let mut cx = Context::from_waker(&waker);
+        // Rule L14: a root that borrowed through the slot is the only one using the loan's
+        // waker (L1); a stale clone of it from an earlier root can only cause a spare poll.
+        let spare = match origin {
+            Origin::Slot => None,
+            Origin::Outer(_) => {
+                let wake = RootWake::acquire(Arc::clone(&self.unpark));
+                let waker = Waker::from(Arc::clone(&wake));
+                Some((wake, waker))
+            }
+        };
+        let (wake, waker) = match &spare {
+            Some((wake, waker)) => (&**wake, waker),
+            None => {
+                self.root.rearm();
+                (&*self.root, &self.root_waker)
+            }
+        };
+        let mut cx = Context::from_waker(waker);
         // Rule L13: a panicking `enter` unwinds from here; the frame still returns the worker.
         let mut frame = Frame::new(&self.slot, self.key(), origin, worker);
-        // Rule L15: the root counts as a task of the worker until it is dropped.
+        // Rule L15: the root counts as a task of the worker until it is dropped; only the
+        // thread holding the worker writes the count (type invariant).
         frame.worker().root_started();
+        let driven = self.driven_roots.load(Ordering::Relaxed);
+        self.driven_roots.store(driven + 1, Ordering::Release);
         let mut root = pin!(Some(future));
         // Rule L13: a worker turn may panic too (a wake or drop that fails the runner). That
         // unwind is caught here, so the root is still dropped in place with its context below
@@ -326,13 +364,17 @@ impl Loan {
         let outcome: Result<F::Output, Box<dyn Any + Send>> = ended.unwrap_or_else(Err);
         // Rule L12: drop the root in place, context installed, worker available for nesting.
         let dropped = frame.with_root(|| panic::catch_unwind(AssertUnwindSafe(|| root.set(None))));
+        let driven = self.driven_roots.load(Ordering::Relaxed);
+        self.driven_roots.store(driven - 1, Ordering::Release);
         frame.worker().root_finished();
         if outcome.is_ok() && dropped.is_ok() {
             self.drain(&mut frame);
         }
         drop(frame);
-        drop(waker);
-        RootWake::recycle(wake);
+        if let Some((wake, waker)) = spare {
+            drop(waker);
+            RootWake::recycle(wake);
+        }
         // Rule L13: the poll's (or turn's) payload wins over the destructor's.
         match (outcome, dropped) {
             (Err(payload), dropped) => {
@@ -426,19 +468,19 @@ impl Drop for Loan {
     }
 }
 
-/// Counts a running root for accounting; the count drops on every exit path.
-struct RootCount<'a> {
+/// Counts a root polled without the worker (L11); the count drops on every exit path.
+struct FallbackCount<'a> {
     count: &'a AtomicUsize,
 }
 
-impl<'a> RootCount<'a> {
+impl<'a> FallbackCount<'a> {
     fn new(count: &'a AtomicUsize) -> Self {
         count.fetch_add(1, Ordering::AcqRel);
         Self { count }
     }
 }
 
-impl Drop for RootCount<'_> {
+impl Drop for FallbackCount<'_> {
     fn drop(&mut self) {
         self.count.fetch_sub(1, Ordering::AcqRel);
     }

@@ -102,7 +102,7 @@ impl std::fmt::Debug for RootWake {
 
 impl RootWake {
     /// A root waker that starts woken, so the root is polled first.
-    fn new(unpark: Arc<dyn Unpark>) -> Self {
+    pub(crate) fn new(unpark: Arc<dyn Unpark>) -> Self {
         Self {
             woken: AtomicBool::new(true),
             unpark: Some(unpark),
@@ -134,6 +134,13 @@ impl RootWake {
             // During thread teardown the slot is gone: the waker is simply freed.
             let _ = SPARE_ROOT.try_with(|spare| spare.set(Some(wake)));
         }
+    }
+
+    /// Readies a reused waker for its next root (the loan's own, L14): woken, so the root is
+    /// polled first. A token a stale wake left in the signal only ends one wait early, and
+    /// [`wait`](Self::wait) looks at the flag again.
+    pub(crate) fn rearm(&self) {
+        self.woken.store(true, Ordering::Release);
     }
 
     /// Consumes a pending wake: true if the root must be polled now.

@@ -140,6 +140,11 @@ impl ClaimGuard {
         })
     }
 
+    /// The state this guard holds the claim of, and keeps alive.
+    pub(crate) fn state(&self) -> &Arc<SchedulerState> {
+        &self.state
+    }
+
     pub(crate) fn queues(&self) -> &RunQueues {
         self.state
             .claim()

@@ -3,6 +3,8 @@
 use std::cell::RefCell;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::claim::ClaimGuard;
@@ -39,43 +41,41 @@ pub enum ContextError {
 }
 
 thread_local! {
-    static CONTEXT: RefCell<Option<Arc<SchedulerState>>> = const { RefCell::new(None) };
+    /// The schedulers installed on this thread, innermost last: one entry per live
+    /// [`EnterGuard`] that installed its scheduler (a nested enter of the innermost one adds
+    /// none). Invariant: every entry is the state of a live guard on this thread, which owns an
+    /// `Arc` of it (its claim); a guard removes its own entry when it drops, in whatever order
+    /// guards drop, and a leaked guard leaks its `Arc` along with its entry. So an entry always
+    /// points to a live state, and no reference count is taken to install one.
+    static CONTEXT: RefCell<Vec<NonNull<SchedulerState>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Keeps a scheduler installed as the current thread's; dropping it restores the previous one.
 ///
 /// Not `Send`: it must be dropped on the thread that created it. Guards should be dropped in
-/// reverse order of creation; leaking one (`mem::forget`) keeps the scheduler claimed by this
-/// thread, after which other threads cannot enter it (they get
-/// [`ContextError::EnteredElsewhere`]) — never undefined behaviour.
+/// reverse order of creation (one dropped early uninstalls only its own scheduler); leaking one
+/// (`mem::forget`) keeps the scheduler claimed by this thread, after which other threads cannot
+/// enter it (they get [`ContextError::EnteredElsewhere`]) — never undefined behaviour.
 #[derive(Debug)]
 pub struct EnterGuard {
-    restore: Restore,
+    /// Whether this guard added an entry to the context (not a nested enter of the innermost
+    /// scheduler), which it removes on drop.
+    installed: bool,
     claim: ClaimGuard,
     _not_send: PhantomData<*const ()>,
-}
-
-/// What dropping an [`EnterGuard`] puts back into the thread's context.
-#[derive(Debug)]
-enum Restore {
-    /// The guard installed its scheduler over this previous context (maybe none).
-    Previous(Option<Arc<SchedulerState>>),
-    /// The scheduler was the current context already (a nested enter): nothing to put back.
-    Unchanged,
 }
 
 impl EnterGuard {
     pub(crate) fn new(state: &Arc<SchedulerState>) -> Result<EnterGuard, ContextError> {
         let claim = ClaimGuard::take(state)?;
-        // A nested enter of the current scheduler leaves the context as it is: no reference
-        // count traffic, and the outer guard restores it.
-        let restore = if is_current(state) {
-            Restore::Unchanged
-        } else {
-            Restore::Previous(CONTEXT.with(|context| context.replace(Some(Arc::clone(state)))))
-        };
+        // A nested enter of the current scheduler leaves the context as it is; the outer
+        // guard's entry stands for both.
+        let installed = !is_current(state);
+        if installed {
+            CONTEXT.with(|context| context.borrow_mut().push(NonNull::from(&**claim.state())));
+        }
         Ok(EnterGuard {
-            restore,
+            installed,
             claim,
             _not_send: PhantomData,
         })
@@ -88,25 +88,28 @@ impl EnterGuard {
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
-        let Restore::Previous(previous) = std::mem::replace(&mut self.restore, Restore::Unchanged)
-        else {
+        if !self.installed {
             return;
-        };
-        // During thread-local destruction the context is gone already: nothing to restore.
-        let ours = CONTEXT.try_with(|context| context.replace(previous));
-        drop(ours);
+        }
+        let ours = NonNull::from(&**self.claim.state());
+        // The innermost entry naming our state: ours, or (when guards of one scheduler drop
+        // out of order) another live guard's for the same state, which is as good. During
+        // thread-local destruction the context is gone already: nothing to remove.
+        let _ = CONTEXT.try_with(|context| {
+            let mut context = context.borrow_mut();
+            if let Some(at) = context.iter().rposition(|entry| *entry == ours) {
+                context.remove(at);
+            }
+        });
+        // The claim (and its `Arc`) drops next, after the entry is gone.
     }
 }
 
 /// Whether `state`'s scheduler is the one installed on this thread (by a live guard).
 pub(crate) fn is_current(state: &Arc<SchedulerState>) -> bool {
+    let state = NonNull::from(&**state);
     CONTEXT
-        .try_with(|context| {
-            context
-                .borrow()
-                .as_ref()
-                .is_some_and(|current| Arc::ptr_eq(current, state))
-        })
+        .try_with(|context| context.borrow().last() == Some(&state))
         .unwrap_or(false)
 }
 
@@ -115,16 +118,23 @@ pub(crate) fn is_current(state: &Arc<SchedulerState>) -> bool {
 /// code: the context is borrowed meanwhile.
 fn with_current<R>(make: impl FnOnce(&Arc<SchedulerState>) -> R) -> Option<R> {
     CONTEXT
-        .try_with(|context| context.borrow().as_ref().map(make))
+        .try_with(|context| {
+            let context = context.borrow();
+            let innermost = *context.last()?;
+            // SAFETY: context invariant — the entry is the state of a live guard on this
+            // thread, which owns an `Arc` of it; the guard cannot drop while `make` runs (it
+            // runs no user code, and the context stays borrowed). `ManuallyDrop` keeps this
+            // view of that `Arc` from releasing a count it never took.
+            let state =
+                ManuallyDrop::new(unsafe { Arc::from_raw(innermost.as_ptr().cast_const()) });
+            Some(make(&state))
+        })
         .ok()
         .flatten()
 }
 
 fn current_state() -> Option<Arc<SchedulerState>> {
-    CONTEXT
-        .try_with(|context| context.borrow().clone())
-        .ok()
-        .flatten()
+    with_current(Arc::clone)
 }
 
 /// Spawns a `Send` task on the current thread's scheduler.
@@ -190,7 +200,7 @@ where
 /// no count of the scheduler's state) is made.
 pub fn is_entered() -> bool {
     CONTEXT
-        .try_with(|context| context.borrow().is_some())
+        .try_with(|context| !context.borrow().is_empty())
         .unwrap_or(false)
 }
 

@@ -265,6 +265,29 @@ fn nested_enter_of_the_current_scheduler_keeps_the_context_until_the_outer_guard
 }
 
 #[test]
+fn a_guard_dropped_out_of_order_uninstalls_only_its_own_scheduler() {
+    let (first, _) = scheduler();
+    let (second, _) = scheduler();
+    let first_guard = first.enter();
+    let second_guard = second.enter();
+    // The outer guard goes first: the inner scheduler stays current, and the outer one is
+    // not left behind in the context once its guard is gone.
+    drop(first_guard);
+    assert!(
+        baton_task::try_current()
+            .unwrap()
+            .same_scheduler(&second.spawner())
+    );
+    // With its guard and handle gone, the first scheduler's state must not be reachable from
+    // the context any more (a stale entry would be a use after free here).
+    drop(first);
+    let handle = baton_task::spawn(async { 7 });
+    drop(second_guard);
+    assert!(baton_task::try_current().is_err());
+    assert_eq!(drive(&second, handle).unwrap(), 7);
+}
+
+#[test]
 fn enter_guard_restores_context_during_a_panic() {
     let (scheduler, _) = scheduler();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -46,7 +46,7 @@
 //!    worker for a fresh copy and sums them, reading the worker the calling thread holds
 //!    directly.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 
 use baton_completion::{ExecutorLease, Registrar, RuntimeId};
@@ -79,6 +79,10 @@ pub(crate) struct RuntimeWorker {
     metrics: MetricsCell,
     /// The CPU the worker's own thread was pinned to, once it pinned itself.
     pinned: OnceLock<usize>,
+    /// `block_on` roots being driven on this worker right now (worker adapter rule A5). Only
+    /// the thread holding the worker writes it, and the worker changes hands with
+    /// release/acquire ordering, so a load and a store update it.
+    roots_active: AtomicUsize,
 }
 
 impl RuntimeWorker {
@@ -98,7 +102,26 @@ impl RuntimeWorker {
             closed_on_loan: AtomicBool::new(false),
             metrics: MetricsCell::default(),
             pinned: OnceLock::new(),
+            roots_active: AtomicUsize::new(0),
         }
+    }
+
+    /// Worker adapter rule A5: a `block_on` root starts being driven on this worker. Called
+    /// only by the thread holding the worker (type invariant).
+    pub(crate) fn root_started(&self) {
+        let roots = self.roots_active.load(Ordering::Relaxed);
+        self.roots_active.store(roots + 1, Ordering::Release);
+    }
+
+    /// Worker adapter rule A5: that root was dropped.
+    pub(crate) fn root_finished(&self) {
+        let roots = self.roots_active.load(Ordering::Relaxed);
+        self.roots_active.store(roots - 1, Ordering::Release);
+    }
+
+    /// `block_on` roots driven on this worker right now.
+    pub(crate) fn roots_active(&self) -> usize {
+        self.roots_active.load(Ordering::Acquire)
     }
 
     /// The worker's index in its runtime (0 is the one `block_on` borrows).

@@ -32,8 +32,6 @@ pub(crate) struct Shared {
     state: AtomicU8,
     /// Until when the workers' shutdown may wait for the kernel; set before the loans close.
     shutdown_deadline: Mutex<Option<Instant>>,
-    /// `block_on` roots being driven on worker 0 right now (worker adapter rule A5).
-    roots_active: AtomicUsize,
     /// Resolves host names for `net` (on the blocking pool).
     resolver: Resolver,
     /// Where this runtime's signal listeners are woken, made by the first one.
@@ -62,7 +60,6 @@ impl Shared {
             owns_executor,
             state: AtomicU8::new(RUNNING),
             shutdown_deadline: Mutex::new(None),
-            roots_active: AtomicUsize::new(0),
             resolver,
             signal_hub: Mutex::new(None),
         }
@@ -123,19 +120,9 @@ impl Shared {
             .expect("a runtime has at least one worker")
     }
 
-    /// Worker adapter rule A5: a `block_on` root starts being driven on the worker.
-    pub(crate) fn root_started(&self) {
-        self.roots_active.fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// Worker adapter rule A5: that root was dropped.
-    pub(crate) fn root_finished(&self) {
-        self.roots_active.fetch_sub(1, Ordering::AcqRel);
-    }
-
-    /// `block_on` roots driven on the worker right now.
+    /// `block_on` roots driven on the workers right now (worker adapter rule A5).
     pub(crate) fn roots_active(&self) -> usize {
-        self.roots_active.load(Ordering::Acquire)
+        self.workers.iter().map(RuntimeWorker::roots_active).sum()
     }
 
     /// Shutdown step 1: the executor refuses new jobs and cancels the queued ones at once (a

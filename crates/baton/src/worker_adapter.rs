@@ -188,13 +188,13 @@ impl LoanWorker for WorkerAdapter {
     }
 
     fn root_started(&mut self) {
-        // Rule A5.
-        self.handle.shared.root_started();
+        // Rule A5: the loan driver calls this on the thread holding the worker.
+        self.handle.home().root_started();
     }
 
     fn root_finished(&mut self) {
         // Rule A5.
-        self.handle.shared.root_finished();
+        self.handle.home().root_finished();
     }
 
     fn close_on_loan(&mut self) {

@@ -168,3 +168,44 @@ fn drain_until_stops_at_deadline() {
 fn default_drain_turns_is_small() {
     assert!((1..=64).contains(&DEFAULT_DRAIN_TURNS));
 }
+
+#[test]
+fn a_waker_kept_from_an_earlier_root_only_causes_a_spare_poll() {
+    let (loan, _handle) = runtime();
+    // Rule L14: roots that borrow through the slot share the loan's one waker.
+    let stale = loan.block_on(std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(cx.waker().clone())
+    }));
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let polls = Cell::new(0);
+    let setter = {
+        let done = Arc::clone(&done);
+        let stale = stale.clone();
+        thread::spawn(move || {
+            // A wake through the earlier root's waker, while the next root waits.
+            stale.wake_by_ref();
+            thread::sleep(Duration::from_millis(20));
+            done.store(true, std::sync::atomic::Ordering::Release);
+            stale.wake();
+        })
+    };
+    let same_waker = loan.block_on(std::future::poll_fn(|cx| {
+        polls.set(polls.get() + 1);
+        if done.load(std::sync::atomic::Ordering::Acquire) {
+            std::task::Poll::Ready(cx.waker().will_wake(&stale))
+        } else {
+            std::task::Poll::Pending
+        }
+    }));
+    setter.join().expect("setter thread");
+    assert!(same_waker, "rule L14: the loan's waker is re-armed, not remade");
+    assert!(polls.get() >= 2, "the root was polled again after its wake");
+    // A nested root has a waker of its own: waking it does not wake the outer one.
+    let distinct = loan.block_on(std::future::poll_fn(|outer| {
+        let inner = loan.block_on(std::future::poll_fn(|inner| {
+            std::task::Poll::Ready(inner.waker().clone())
+        }));
+        std::task::Poll::Ready(!inner.will_wake(outer.waker()))
+    }));
+    assert!(distinct, "rule L14: nested roots never share the outer root's waker");
+}

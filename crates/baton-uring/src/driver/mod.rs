@@ -208,7 +208,10 @@ impl Driver {
         }
         self.entered_thread
             .store(context::thread_token(), Ordering::Release);
-        self.depth.fetch_add(1, Ordering::AcqRel);
+        // Only the thread holding the driver changes `depth` (type invariant: `Send`, not
+        // `Sync`), so a load and a store count the level.
+        let depth = self.depth.load(Ordering::Relaxed);
+        self.depth.store(depth + 1, Ordering::Release);
         let previous = context::replace(Some(Entered::new(self.id, &self.inner)));
         DriverGuard {
             driver: self,
@@ -492,7 +495,10 @@ impl Drop for DriverGuard<'_> {
             return;
         };
         context::replace(previous);
-        if self.driver.depth.fetch_sub(1, Ordering::AcqRel) == 1 {
+        // The guard's thread holds the driver (type invariant): no other writer of `depth`.
+        let depth = self.driver.depth.load(Ordering::Relaxed) - 1;
+        self.driver.depth.store(depth, Ordering::Release);
+        if depth == 0 {
             self.driver.entered_thread.store(0, Ordering::Release);
         }
     }
