@@ -1,6 +1,7 @@
 //! End to end: blocking jobs through the facade — registrar, pool, the worker's inbox — with
 //! cancel before start, drop before start, panics, a full queue, quarantined jobs, jobs
-//! started and awaited off the worker, and the metrics that count them.
+//! started and awaited off the worker, the metrics that count them, and jobs the runtime's
+//! shutdown withdrew or abandoned (queued or running, relayed or started on the worker).
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,7 +14,8 @@ use std::time::{Duration, Instant};
 use baton::BlockingError;
 use baton::blocking::QuarantineBound;
 use baton::blocking::RejectReason;
-use baton::blocking::{BlockingCancel, spawn_blocking, spawn_quarantined};
+use baton::blocking::{BlockingCancel, BlockingHandle, spawn_blocking, spawn_quarantined};
+use baton_completion::IoExecutor as _;
 use baton_tests::{on_runtime, poll_here};
 
 /// A job that blocks its pool thread until `release` is sent, and says when it started.
@@ -334,5 +336,183 @@ fn an_unclaimed_output_with_a_panicking_destructor_is_contained() -> io::Result<
     };
     assert_eq!(settled.completed, 1, "{settled:?}");
     assert_eq!(settled.panicked, 0, "a lane thread unwound: {settled:?}");
+    Ok(())
+}
+
+/// The deadline of the shutdowns below. Their gates hold past it, so a gated job's result can
+/// only arrive after the worker closed.
+const SHUTDOWN: Duration = Duration::from_secs(2);
+
+/// Waits until `done` holds, for at most 30 s; `false` if it never did.
+fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+    true
+}
+
+/// A job started on the worker (inside `block_on`) and handed out unawaited.
+fn started_on_worker<T: Send + 'static>(
+    rt: &baton::Runtime,
+    body: impl FnOnce() -> T + Send + 'static,
+) -> io::Result<BlockingHandle<T>> {
+    let mut body = Some(body);
+    rt.block_on(std::future::poll_fn(|_| {
+        Poll::Ready(body.take().map(spawn_blocking))
+    }))
+    .ok_or_else(|| io::Error::other("polled twice"))
+}
+
+/// What a handle of a shut-down runtime reports, in this order: `is_finished`, `cancel`, and
+/// awaiting it on another runtime (bounded, so a handle that never resolves fails the test),
+/// the value of an `Ok` dropped.
+fn after_shutdown<T: Send + 'static>(
+    job: BlockingHandle<T>,
+) -> io::Result<(bool, BlockingCancel, Result<(), BlockingError>)> {
+    let finished = job.is_finished();
+    let cancelled = job.cancel();
+    let other = baton::Runtime::new()?;
+    let awaited = other
+        .block_on(baton::time::timeout(Duration::from_secs(30), job))
+        .map_err(|_| io::Error::other("the handle of a shut-down runtime never resolved"))?;
+    Ok((finished, cancelled, awaited.map(drop)))
+}
+
+/// What every job the shutdown gave up reports: finished, `Closed` from `cancel`, and
+/// `Err(Closed)` from awaiting it.
+const GIVEN_UP: (bool, BlockingCancel, Result<(), BlockingError>) =
+    (true, BlockingCancel::Closed, Err(BlockingError::Closed));
+
+#[test]
+fn a_relayed_job_queued_at_shutdown_resolves_closed() -> io::Result<()> {
+    let rt = one_thread_runtime_with_queue(2)?;
+    let ran = Ran::default();
+    let (release, started, job) = gate();
+    let _busy = rt.spawn_blocking(job);
+    started.recv().map_err(io::Error::other)?;
+    // Started from this thread (not running the worker): a relay task submits it.
+    let queued = rt.spawn_blocking(ran.job());
+    assert!(
+        eventually(|| rt.metrics().blocking.queued == 1),
+        "the relay queued the job behind the busy one"
+    );
+    let _report = rt.shutdown_timeout(SHUTDOWN);
+    release.send(()).map_err(io::Error::other)?;
+    assert_eq!(after_shutdown(queued)?, GIVEN_UP);
+    ran.assert_never();
+    Ok(())
+}
+
+#[test]
+fn a_job_started_on_the_worker_and_queued_at_shutdown_resolves_closed() -> io::Result<()> {
+    let rt = one_thread_runtime_with_queue(2)?;
+    let ran = Ran::default();
+    let (release, started, job) = gate();
+    let _busy = rt.spawn_blocking(job);
+    started.recv().map_err(io::Error::other)?;
+    let queued = started_on_worker(&rt, ran.job())?;
+    let _report = rt.shutdown_timeout(SHUTDOWN);
+    release.send(()).map_err(io::Error::other)?;
+    assert_eq!(after_shutdown(queued)?, GIVEN_UP);
+    ran.assert_never();
+    Ok(())
+}
+
+#[test]
+fn a_relayed_job_whose_result_arrives_after_the_worker_closed_resolves_closed() -> io::Result<()> {
+    let rt = one_thread_runtime()?;
+    let (release, started, job) = gate();
+    let running = rt.spawn_blocking(move || {
+        job();
+        7_u8
+    });
+    started.recv().map_err(io::Error::other)?;
+    // The deadline passes while the gate holds: the result arrives after the worker closed.
+    let _report = rt.shutdown_timeout(SHUTDOWN);
+    release.send(()).map_err(io::Error::other)?;
+    assert!(eventually(|| running.is_finished()), "the body returned");
+    assert_eq!(after_shutdown(running)?, GIVEN_UP);
+    Ok(())
+}
+
+#[test]
+fn a_job_started_on_the_worker_whose_result_arrives_after_it_closed_resolves_closed()
+-> io::Result<()> {
+    let rt = one_thread_runtime()?;
+    let (release, started, job) = gate();
+    let running = started_on_worker(&rt, move || {
+        job();
+        7_u8
+    })?;
+    started.recv().map_err(io::Error::other)?;
+    let _report = rt.shutdown_timeout(SHUTDOWN);
+    release.send(()).map_err(io::Error::other)?;
+    assert!(eventually(|| running.is_finished()), "the body returned");
+    // Polled off the worker, on another runtime: the wait it had is gone with the worker.
+    assert_eq!(after_shutdown(running)?, GIVEN_UP);
+    Ok(())
+}
+
+#[test]
+fn a_relayed_job_refused_by_a_shutting_down_runtime_resolves_closed() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let (refused_tx, refused) = mpsc::channel();
+    let _task = handle.clone().spawn(async move {
+        // From inside, shutdown refuses every spawn at once and returns; the worker closes when
+        // this task returns. A job started from another thread meanwhile needs a relay task,
+        // which the runtime refuses.
+        let _report = rt.shutdown_timeout(SHUTDOWN);
+        let job = thread::spawn(move || handle.spawn_blocking(|| ()))
+            .join()
+            .map_err(|_| io::Error::other("the starting thread panicked"));
+        let _ = refused_tx.send(job);
+    });
+    let job = refused
+        .recv_timeout(Duration::from_secs(30))
+        .map_err(io::Error::other)??;
+    assert_eq!(after_shutdown(job)?, GIVEN_UP);
+    Ok(())
+}
+
+/// A runtime on a blocking pool it shares (`Builder::blocking_executor`), with one thread.
+fn on_a_shared_pool() -> io::Result<(baton::Runtime, Arc<baton_completion::BlockingPool>)> {
+    let pool = baton_completion::BlockingPool::builder()
+        .interruptible_threads(baton_completion::InterruptibleThreads::Fixed(1))
+        .build()
+        .map_err(io::Error::other)?;
+    let pool = Arc::new(pool);
+    let rt = baton::Builder::new()
+        .blocking_executor(Arc::clone(&pool) as Arc<dyn baton_completion::IoExecutor>)
+        .build()?;
+    Ok((rt, pool))
+}
+
+/// A shared pool keeps a runtime's queued jobs when it shuts down; the relay the worker drops
+/// then withdraws its job rather than cancelling the cell it shares with the handle.
+#[test]
+fn a_relayed_job_queued_on_a_shared_pool_at_shutdown_resolves_closed() -> io::Result<()> {
+    let (rt, pool) = on_a_shared_pool()?;
+    let ran = Ran::default();
+    let (release, started, job) = gate();
+    let _busy = rt.spawn_blocking(job);
+    started.recv().map_err(io::Error::other)?;
+    let queued = rt.spawn_blocking(ran.job());
+    assert!(
+        eventually(|| rt.metrics().blocking.queued == 1),
+        "the relay queued the job behind the busy one"
+    );
+    let _report = rt.shutdown_timeout(SHUTDOWN);
+    release.send(()).map_err(io::Error::other)?;
+    assert_eq!(after_shutdown(queued)?, GIVEN_UP);
+    assert!(
+        eventually(|| pool.snapshot().outstanding() == 0),
+        "the shared pool reached the withdrawn job"
+    );
+    ran.assert_never();
     Ok(())
 }

@@ -1,11 +1,16 @@
-//! Queue control: the shared three-state cell that decides whether queued work is cancelled or
-//! started (crate rules C1–C3).
+//! Queue control: the shared cell that decides whether queued work is cancelled, withdrawn or
+//! started (crate rules C1–C3 and C7).
 //!
 //! ```text
 //!            cancel_before_start                claim_for_run
 //!  CANCELLED <------------------- QUEUED -------------------> RUNNING
-//!     |  cancel: AlreadyCancelled                  cancel: AlreadyRunning |
-//!     |  claim:  CompleteCancelled                 claim:  Run            |
+//!     |  cancel:   AlreadyCancelled  |              cancel:   AlreadyRunning |
+//!     |  claim:    CompleteCancelled |              claim:    Run            |
+//!     |  withdraw: AlreadyCancelled  |              withdraw: AlreadyRunning |
+//!                                    | withdraw_before_start (the executor)
+//!                                    v
+//!                                WITHDRAWN  cancel: AlreadyWithdrawn, claim: CompleteCancelled,
+//!                                           withdraw: AlreadyWithdrawn
 //! ```
 
 use crate::sync::{Arc, AtomicU8, Ordering};
@@ -14,6 +19,7 @@ use std::fmt;
 const QUEUED: u8 = 0;
 const CANCELLED: u8 = 1;
 const RUNNING: u8 = 2;
+const WITHDRAWN: u8 = 3;
 
 /// The observable state of a queue cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -24,6 +30,9 @@ pub enum QueueState {
     Cancelled,
     /// The executor claimed the work; cancelling now depends on the resource class.
     Running,
+    /// The executor gave the work up before starting it (C7), as its shutdown does: the body
+    /// never runs, though nobody cancelled it.
+    Withdrawn,
 }
 
 impl QueueState {
@@ -32,7 +41,8 @@ impl QueueState {
             QUEUED => Self::Queued,
             CANCELLED => Self::Cancelled,
             RUNNING => Self::Running,
-            other => unreachable!("queue cell holds only the three states, found {other}"),
+            WITHDRAWN => Self::Withdrawn,
+            other => unreachable!("queue cell holds only the four states, found {other}"),
         }
     }
 }
@@ -47,6 +57,22 @@ pub enum CancelBeforeStart {
     AlreadyCancelled,
     /// The executor claimed the work first; cancel it through its resource class instead.
     AlreadyRunning,
+    /// The executor withdrew the work first (C7): the body never runs, and nobody cancelled it.
+    AlreadyWithdrawn,
+}
+
+/// What [`StartToken::withdraw_before_start`] achieved (C7).
+#[must_use = "the outcome says whether the withdrawal won or a cancel or claim came first"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WithdrawBeforeStart {
+    /// The withdrawal won: queued → withdrawn. The body will never run.
+    Withdrawn,
+    /// A cancel won first: the work stays cancelled.
+    AlreadyCancelled,
+    /// An earlier withdrawal already won.
+    AlreadyWithdrawn,
+    /// The work was claimed first; it runs (or ran) to its end.
+    AlreadyRunning,
 }
 
 /// What [`StartToken::claim_for_run`] decided (C3).
@@ -55,13 +81,14 @@ pub enum CancelBeforeStart {
 pub enum ClaimForRun {
     /// Run the body (queued → running, or it was already running).
     Run,
-    /// The cancel won: complete the operation as cancelled without running the body.
+    /// The cancel or a withdrawal won: complete the operation as cancelled without running the
+    /// body.
     CompleteCancelled,
 }
 
-/// The three-state cell itself. Invariant: `state` only ever holds `QUEUED`, `CANCELLED` or
-/// `RUNNING`, and leaves `QUEUED` at most once (C1), always through a compare-exchange so the
-/// cancel and the claim cannot both win.
+/// The cell itself. Invariant: `state` only ever holds `QUEUED`, `CANCELLED`, `RUNNING` or
+/// `WITHDRAWN`, and leaves `QUEUED` at most once (C1), always through a compare-exchange so
+/// no two of the cancel, the claim and the withdrawal can both win.
 ///
 /// [`queue_control`] puts one in its own allocation; a value that is shared anyway (a job's
 /// state, say) can embed one instead and hand out both sides with [`hosted_queue_control`],
@@ -78,16 +105,21 @@ impl QueueCell {
         }
     }
 
+    /// Moves the cell out of *queued* to `to`; on failure, the terminal state it already holds.
+    fn leave_queued(&self, to: u8) -> Result<(), u8> {
+        // Rule C1: the only way out of QUEUED is a compare-exchange; AcqRel pairs the exchanges
+        // of the cancel, the claim and the withdrawal so every side agrees on the one winner.
+        self.state
+            .compare_exchange(QUEUED, to, Ordering::AcqRel, Ordering::Acquire)
+            .map(drop)
+    }
+
     /// Tries to cancel the work before it starts (C2); what [`CancelHandle`] does.
     pub fn cancel_before_start(&self) -> CancelBeforeStart {
-        // Rule C1: the only way out of QUEUED is a compare-exchange; AcqRel pairs with the
-        // claim's exchange so both sides agree on the single winner.
-        match self
-            .state
-            .compare_exchange(QUEUED, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => CancelBeforeStart::CancelledQueued,
+        match self.leave_queued(CANCELLED) {
+            Ok(()) => CancelBeforeStart::CancelledQueued,
             Err(CANCELLED) => CancelBeforeStart::AlreadyCancelled,
+            Err(WITHDRAWN) => CancelBeforeStart::AlreadyWithdrawn,
             Err(_) => CancelBeforeStart::AlreadyRunning,
         }
     }
@@ -95,12 +127,21 @@ impl QueueCell {
     /// Claims the work for running (C3); what [`StartToken`] does. Claiming twice is `Run`
     /// both times.
     pub fn claim_for_run(&self) -> ClaimForRun {
-        match self
-            .state
-            .compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) | Err(RUNNING) => ClaimForRun::Run,
+        match self.leave_queued(RUNNING) {
+            Ok(()) | Err(RUNNING) => ClaimForRun::Run,
             Err(_) => ClaimForRun::CompleteCancelled,
+        }
+    }
+
+    /// Gives the work up before it starts, without anyone having cancelled it (C7); what
+    /// [`StartToken::withdraw_before_start`] does, and what a host does for a runtime that is
+    /// shutting down.
+    pub fn withdraw_before_start(&self) -> WithdrawBeforeStart {
+        match self.leave_queued(WITHDRAWN) {
+            Ok(()) => WithdrawBeforeStart::Withdrawn,
+            Err(CANCELLED) => WithdrawBeforeStart::AlreadyCancelled,
+            Err(WITHDRAWN) => WithdrawBeforeStart::AlreadyWithdrawn,
+            Err(_) => WithdrawBeforeStart::AlreadyRunning,
         }
     }
 
@@ -180,7 +221,8 @@ pub struct CancelHandle {
     cell: CellRef,
 }
 
-/// The executor's side of a queue cell: claims work before running its body.
+/// The executor's side of a queue cell: claims work before running its body, or withdraws
+/// work it gives up without running (its shutdown).
 pub struct StartToken {
     cell: CellRef,
 }
@@ -201,6 +243,12 @@ impl StartToken {
     /// Claims the work for running (C3). Claiming twice is `Run` both times.
     pub fn claim_for_run(&self) -> ClaimForRun {
         self.cell.cell().claim_for_run()
+    }
+
+    /// Gives queued work up without running it (C7): what an executor's shutdown does with
+    /// the work it still holds, so the requester can tell that from a cancel of its own.
+    pub fn withdraw_before_start(&self) -> WithdrawBeforeStart {
+        self.cell.cell().withdraw_before_start()
     }
 
     /// The cell's current state (a snapshot; it may change right after).

@@ -50,9 +50,12 @@
 //!    nothing; rolling back destroys the job.
 //!
 //! E6. An armed [`Dispatch`] delivers exactly once: the result; `Cancelled` if the cancel won
-//!    before start (the blocking body never runs, the async future is never constructed) or if
-//!    the dispatch or in-flight future is dropped; `WorkerPanic` if the job, the future's
-//!    construction or a poll panics.
+//!    before start (the blocking body never runs, the async future is never constructed), if
+//!    the executor discards it ([`Dispatch::cancel`]) or withdraws it on shutdown
+//!    ([`Dispatch::withdraw`], which first marks its queue cell withdrawn, `baton-cancel` rule
+//!    C7, so the requester can tell that from a cancel of its own), or if the dispatch or
+//!    in-flight future is dropped; `WorkerPanic` if the job, the future's construction or a
+//!    poll panics.
 //!
 //! E7. The result is delivered before the job's or future's destructor runs; destructors of
 //!    jobs, futures, decoders and hooks are contained (caught, or leaked during an unwind).
@@ -73,8 +76,9 @@
 //! E11. The wait table never wakes a waker itself; it returns it.
 //!
 //! E12. `WaitTable::cancel` runs the cancel state machine: cancel before start settles the wait
-//!     as cancelled; a started interruptible job gets its hook called once; a quarantined job
-//!     reports its bound. `WaitTable::discard` does the same for a pending wait and hands a
+//!     as cancelled (as does finding the job already cancelled or withdrawn: it never runs); a
+//!     started interruptible job gets its hook called once; a quarantined job reports its
+//!     bound. `WaitTable::discard` does the same for a pending wait and hands a
 //!     started interruptible job back as an [`InterruptedJob`] to reap.
 //!
 //! E13. A quarantined wait still pending after its deadline bound is settled with

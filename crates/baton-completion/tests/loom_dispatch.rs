@@ -1,11 +1,11 @@
-//! Loom models of exactly-once dispatch (crate rule E6): a run, a drop of the armed dispatch
-//! and a cancel racing from the runtime thread always deliver exactly one completion, and the
-//! completion agrees with whoever won the cancel/claim race.
+//! Loom models of exactly-once dispatch (crate rule E6): a run, a drop or a withdrawal of the
+//! armed dispatch and a cancel racing from the runtime thread always deliver exactly one
+//! completion, and the completion agrees with whoever won the cancel/claim race.
 #![cfg(loom)]
 
 mod support;
 
-use baton_cancel::CancelBeforeStart;
+use baton_cancel::{CancelBeforeStart, QueueState};
 use baton_completion::{
     CompletionFailure, Decoder, Dispatch, PreparedOperation, RuntimeHalf, Submission,
     TerminalClass, from_fn,
@@ -61,7 +61,9 @@ fn loom_dispatch_run_vs_cancel_delivers_once() {
                 assert!(ran.load(Ordering::SeqCst));
                 assert!(completion.result.is_ok());
             }
-            CancelBeforeStart::AlreadyCancelled => panic!("one cancel only"),
+            CancelBeforeStart::AlreadyCancelled | CancelBeforeStart::AlreadyWithdrawn => {
+                panic!("one cancel only, and no withdrawal")
+            }
         }
     });
 }
@@ -85,6 +87,40 @@ fn loom_dispatch_drop_vs_cancel_delivers_once() {
             sink.only().result,
             Err(CompletionFailure::Cancelled)
         ));
+    });
+}
+
+/// Proves rule E6 with `baton-cancel` rule C7: an executor withdrawing a queued blocking
+/// dispatch (its shutdown) while the runtime cancels it delivers exactly one `Cancelled`, the
+/// body never runs, and the queue cell names the one winner — cancelled when the runtime's
+/// cancel won, withdrawn (the cancel seeing `AlreadyWithdrawn`) when the withdrawal did.
+#[test]
+fn loom_dispatch_withdraw_vs_cancel_delivers_once() {
+    loom::model(|| {
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&ran);
+        let (half, submission, sink) = bind_split(PreparedOperation::interruptible_blocking(
+            kind(1),
+            from_fn(move || flag.store(true, Ordering::SeqCst)),
+            Decoder::identity(),
+            quiet_hook(),
+        ));
+        let dispatch = submission.arm();
+        let executor = loom::thread::spawn(move || dispatch.withdraw().class);
+        let cancel = half.cancel_handle().cancel_before_start();
+        let class = executor.join().expect("executor does not panic");
+        assert_eq!(class, TerminalClass::Cancelled);
+        assert!(!ran.load(Ordering::SeqCst), "the body never runs");
+        assert!(matches!(
+            sink.only().result,
+            Err(CompletionFailure::Cancelled)
+        ));
+        let state = half.cancel_handle().state();
+        match cancel {
+            CancelBeforeStart::CancelledQueued => assert_eq!(state, QueueState::Cancelled),
+            CancelBeforeStart::AlreadyWithdrawn => assert_eq!(state, QueueState::Withdrawn),
+            other => panic!("nothing claimed the job, yet the cancel saw {other:?}"),
+        }
     });
 }
 
@@ -137,7 +173,9 @@ fn loom_async_dispatch_poll_drop_vs_cancel_delivers_once() {
                 assert_eq!(polled, Poll::Pending);
                 assert!(constructed.load(Ordering::SeqCst));
             }
-            CancelBeforeStart::AlreadyCancelled => panic!("one cancel only"),
+            CancelBeforeStart::AlreadyCancelled | CancelBeforeStart::AlreadyWithdrawn => {
+                panic!("one cancel only, and no withdrawal")
+            }
         }
     });
 }

@@ -130,8 +130,11 @@ pub(crate) fn convert<T>(result: io::Result<T>) -> io::Result<T> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BlockingError {
-    /// The job was cancelled before it started (its body never ran), or the pool shut down
-    /// before running it.
+    /// The job was cancelled before it started (its body never ran): through its handle, by a
+    /// pool that could not keep it (a lane left without threads), or, for a job started on the
+    /// worker of a runtime with a shared executor and still queued there, by that worker's
+    /// closure at shutdown. A job the runtime's own pool withdrew at shutdown is
+    /// [`Closed`](BlockingError::Closed) instead.
     #[error("the blocking job was cancelled before it started")]
     Cancelled,
     /// The job panicked; the panic was caught on the pool thread.
@@ -155,7 +158,10 @@ pub enum BlockingError {
     /// The runtime ran out of completion identities for new jobs.
     #[error("the blocking job could not get a completion identity: {0}")]
     Identities(#[from] IdentityError),
-    /// The runtime shut down before the job's result could be delivered.
+    /// The runtime shut down before the job's result could be delivered: its shutdown withdrew
+    /// the job before it started (its body never ran), or the worker closed before the result
+    /// reached the handle (the body ran, or runs on, and its result is dropped), or the job was
+    /// started on a runtime already shut down.
     #[error(
         "the Baton runtime shut down before the blocking job's result was delivered; keep the \
          runtime alive until its blocking jobs finish"

@@ -242,8 +242,9 @@ impl Runtime {
 
     /// Shuts the runtime down, waiting at most `timeout`:
     ///
-    /// 1. the blocking executor stops accepting jobs and cancels the queued ones (a shared
-    ///    executor is only detached from);
+    /// 1. the blocking executor stops accepting jobs and withdraws the queued ones: their
+    ///    bodies never run (a shared executor is only detached from; a job queued there is
+    ///    given up in step 2);
     /// 2. the worker's inbox closes, every task is cancelled (its future dropped), and
     ///    in-flight I/O is cancelled — except writes and syncs, which are finished. The worker
     ///    is first brought to the calling thread when it can be, so the local tasks this thread
@@ -251,7 +252,8 @@ impl Runtime {
     ///    the wrong thread, and counted in [`ShutdownReport::tasks_leaked`]);
     /// 3. the worker waits for the kernel's last completions until the deadline;
     /// 4. running blocking jobs get what is left of the deadline (a job still running then
-    ///    finishes on its own; its result is dropped).
+    ///    finishes on its own; its result is dropped, as is any result that arrives after the
+    ///    worker closed).
     ///
     /// When a `block_on` on another thread has the worker on loan, step 2 happens there, at
     /// that call's next dispatch boundary: its tasks are cancelled and its pending I/O fails
@@ -274,7 +276,15 @@ impl Runtime {
     /// Handles used afterwards get clear errors: spawned tasks resolve cancelled, I/O fails
     /// with [`Error::Closed`](crate::Error::Closed), timeouts with
     /// [`TimeoutError::Closed`](crate::time::TimeoutError::Closed), blocking jobs with
-    /// [`BlockingError::Closed`](crate::BlockingError::Closed).
+    /// [`BlockingError::Closed`](crate::BlockingError::Closed): those withdrawn in step 1, and
+    /// those whose result had not reached their handle when the worker closed, whether started
+    /// on the worker or relayed from another thread. Their
+    /// [`BlockingHandle::cancel`](crate::blocking::BlockingHandle::cancel) reports
+    /// [`BlockingCancel::Closed`](crate::blocking::BlockingCancel::Closed) and
+    /// [`is_finished`](crate::blocking::BlockingHandle::is_finished) turns true once nothing
+    /// runs their body any more. A job cancelled through its handle before stays
+    /// [`BlockingError::Cancelled`](crate::BlockingError::Cancelled), as does one started on
+    /// the worker and still queued on a shared executor, which the worker's closure cancels.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -310,9 +320,9 @@ fn shutdown(handle: &Handle, timeout: Duration) -> ShutdownReport {
     for worker in shared.workers() {
         let _refused: RefuseSpawns = worker.handle().spawner().refuse_spawns();
     }
-    // Step 1: the executor refuses new jobs and cancels the queued ones at once; their
-    // `Cancelled` completions reach the still-open inboxes. Running jobs are waited for in step
-    // 4, so a long job cannot eat the time the kernel needs to finish writes.
+    // Step 1: the executor refuses new jobs and withdraws the queued ones at once (pool rule
+    // P5); their `Cancelled` completions reach the still-open inboxes. Running jobs are waited
+    // for in step 4, so a long job cannot eat the time the kernel needs to finish writes.
     let cancelled_queued = shared.stop_executor();
     // Steps 2 and 3 run where each worker is dropped (the worker adapter's `Drop`); from inside,
     // when the caller's turn or root returns (loan rule L8: the background thread or the

@@ -34,7 +34,7 @@
 //!
 //! Q6. Shutdown order: (1) every worker refuses spawns (baton-task rule T8), so a cross-worker
 //!    spawn racing shutdown is either accepted — and cancelled by step 3 — or refused, never
-//!    lost; (2) the blocking executor refuses jobs and cancels the queued ones; (3) each
+//!    lost; (2) the blocking executor refuses jobs and withdraws the queued ones; (3) each
 //!    worker's loan closes, in index order, and each worker shuts down with the one deadline
 //!    (writes and syncs finished, tasks cancelled, the kernel drained) wherever it is — on the
 //!    calling thread, on its own thread, or in the `block_on` that has worker 0 on loan;

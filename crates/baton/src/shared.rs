@@ -125,8 +125,8 @@ impl Shared {
         self.workers.iter().map(RuntimeWorker::roots_active).sum()
     }
 
-    /// Shutdown step 1: the executor refuses new jobs and cancels the queued ones at once (a
-    /// shared executor is only detached from); `None` for a shared one.
+    /// Shutdown step 1: the executor refuses new jobs and withdraws the queued ones at once
+    /// (pool rule P5; a shared executor is only detached from); `None` for a shared one.
     pub(crate) fn stop_executor(&self) -> Option<ExecutorShutdown> {
         if self.owns_executor {
             Some(self.executor.shutdown(Instant::now()))

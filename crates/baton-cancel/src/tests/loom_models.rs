@@ -1,9 +1,10 @@
-//! The loom model of queue control (crate rules C1–C3).
+//! The loom models of queue control (crate rules C1–C3 and C7).
 
 use super::support::assert_one_winner;
 use crate::sync::thread;
 use crate::{
-    CancelBeforeStart, QueueCell, QueueHost, QueueState, hosted_queue_control, queue_control,
+    CancelBeforeStart, ClaimForRun, QueueCell, QueueHost, QueueState, WithdrawBeforeStart,
+    hosted_queue_control, queue_control,
 };
 
 /// Proves rules C1–C3 under every interleaving: when a cancel and a claim race on a queued
@@ -58,5 +59,45 @@ fn loom_hosted_cancel_vs_claim_vs_host_cancel() {
             claimed,
         );
         assert_ne!(host.0.state(), QueueState::Queued);
+    });
+}
+
+/// Proves rules C1–C3 and C7 under every interleaving: when a cancel, a claim and an
+/// executor's withdrawal race on a queued cell, exactly one wins, every loser names the winner
+/// (the claim sees `CompleteCancelled` unless it won; the cancel and the withdrawal see
+/// `AlreadyRunning`, `AlreadyCancelled` or `AlreadyWithdrawn`), and the cell ends in the
+/// winner's state.
+#[test]
+fn loom_cancel_vs_claim_vs_withdraw() {
+    loom::model(|| {
+        let host = std::sync::Arc::new(Host(QueueCell::new()));
+        let (cancel, start) = hosted_queue_control(host.clone());
+        let claimer = thread::spawn(move || start.claim_for_run());
+        // A second start token on the same cell: the executor side that withdraws, as a pool's
+        // shutdown does with the work its queue still holds.
+        let (_, executor) = hosted_queue_control(host.clone());
+        let withdrawer = thread::spawn(move || executor.withdraw_before_start());
+        let cancelled = cancel.cancel_before_start();
+        let claimed = claimer.join().expect("claim thread does not panic");
+        let withdrawn = withdrawer.join().expect("withdraw thread does not panic");
+        let winner = match (cancelled, claimed, withdrawn) {
+            (
+                CancelBeforeStart::CancelledQueued,
+                ClaimForRun::CompleteCancelled,
+                WithdrawBeforeStart::AlreadyCancelled,
+            ) => QueueState::Cancelled,
+            (
+                CancelBeforeStart::AlreadyRunning,
+                ClaimForRun::Run,
+                WithdrawBeforeStart::AlreadyRunning,
+            ) => QueueState::Running,
+            (
+                CancelBeforeStart::AlreadyWithdrawn,
+                ClaimForRun::CompleteCancelled,
+                WithdrawBeforeStart::Withdrawn,
+            ) => QueueState::Withdrawn,
+            other => panic!("the sides disagree on the winner: {other:?}"),
+        };
+        assert_eq!(host.0.state(), winner);
     });
 }

@@ -1,14 +1,14 @@
-//! Unit and property tests of queue control (crate rules C1–C3).
+//! Unit and property tests of queue control (crate rules C1–C3 and C7).
 
 #![cfg(not(loom))]
 
 use super::support::assert_one_winner;
 use crate::sync::thread;
 use crate::{
-    CancelBeforeStart, ClaimForRun, QueueCell, QueueHost, QueueState, hosted_queue_control,
-    queue_control,
+    CancelBeforeStart, ClaimForRun, QueueCell, QueueHost, QueueState, WithdrawBeforeStart,
+    hosted_queue_control, queue_control,
 };
-use CancelBeforeStart::{AlreadyCancelled, AlreadyRunning, CancelledQueued};
+use CancelBeforeStart::{AlreadyCancelled, AlreadyRunning, AlreadyWithdrawn, CancelledQueued};
 use proptest::prelude::*;
 
 #[test]
@@ -24,6 +24,44 @@ fn claim_then_cancel() {
     let (cancel, start) = queue_control();
     assert_eq!(start.claim_for_run(), ClaimForRun::Run);
     assert_eq!(cancel.cancel_before_start(), AlreadyRunning);
+    assert_eq!(cancel.state(), QueueState::Running);
+}
+
+#[test]
+fn withdraw_then_claim_then_cancel() {
+    let (cancel, start) = queue_control();
+    assert_eq!(
+        start.withdraw_before_start(),
+        WithdrawBeforeStart::Withdrawn
+    );
+    assert_eq!(start.claim_for_run(), ClaimForRun::CompleteCancelled);
+    assert_eq!(cancel.cancel_before_start(), AlreadyWithdrawn);
+    assert_eq!(
+        start.withdraw_before_start(),
+        WithdrawBeforeStart::AlreadyWithdrawn
+    );
+    assert_eq!(cancel.state(), QueueState::Withdrawn);
+}
+
+#[test]
+fn cancel_then_withdraw_stays_cancelled() {
+    let (cancel, start) = queue_control();
+    assert_eq!(cancel.cancel_before_start(), CancelledQueued);
+    assert_eq!(
+        start.withdraw_before_start(),
+        WithdrawBeforeStart::AlreadyCancelled
+    );
+    assert_eq!(start.state(), QueueState::Cancelled);
+}
+
+#[test]
+fn claim_then_withdraw_keeps_running() {
+    let (cancel, start) = queue_control();
+    assert_eq!(start.claim_for_run(), ClaimForRun::Run);
+    assert_eq!(
+        start.withdraw_before_start(),
+        WithdrawBeforeStart::AlreadyRunning
+    );
     assert_eq!(cancel.state(), QueueState::Running);
 }
 
@@ -84,29 +122,46 @@ fn racing_threads_agree_on_one_winner() {
     }
 }
 
+/// One step of the property test's operation sequences.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Cancel,
+    Claim,
+    Withdraw,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![Just(Op::Cancel), Just(Op::Claim), Just(Op::Withdraw)]
+}
+
 proptest! {
-    /// Any sequence of cancels and claims matches the three-state model of rules C1–C3.
+    /// Any sequence of cancels, claims and withdrawals matches the four-state model of rules
+    /// C1–C3 and C7.
     #[test]
-    fn prop_queue_control_matches_model(ops in proptest::collection::vec(any::<bool>(), 0..16)) {
+    fn prop_queue_control_matches_model(ops in proptest::collection::vec(op(), 0..16)) {
         let (cancel, start) = queue_control();
         let mut model = QueueState::Queued;
-        for is_cancel in ops {
-            if is_cancel {
-                let expected = match model {
-                    QueueState::Queued => CancelBeforeStart::CancelledQueued,
-                    QueueState::Cancelled => CancelBeforeStart::AlreadyCancelled,
-                    QueueState::Running => CancelBeforeStart::AlreadyRunning,
-                };
-                prop_assert_eq!(cancel.cancel_before_start(), expected);
-                if model == QueueState::Queued { model = QueueState::Cancelled; }
-            } else {
-                let expected = match model {
-                    QueueState::Cancelled => ClaimForRun::CompleteCancelled,
-                    _ => ClaimForRun::Run,
-                };
-                prop_assert_eq!(start.claim_for_run(), expected);
-                if model == QueueState::Queued { model = QueueState::Running; }
-            }
+        for op in ops {
+            let (next, outcome) = match op {
+                Op::Cancel => {
+                    (QueueState::Cancelled, format!("{:?}", cancel.cancel_before_start()))
+                }
+                Op::Claim => (QueueState::Running, format!("{:?}", start.claim_for_run())),
+                Op::Withdraw => {
+                    (QueueState::Withdrawn, format!("{:?}", start.withdraw_before_start()))
+                }
+            };
+            let expected = match (op, model) {
+                (Op::Cancel, QueueState::Queued) => "CancelledQueued",
+                (Op::Claim, QueueState::Queued | QueueState::Running) => "Run",
+                (Op::Claim, _) => "CompleteCancelled",
+                (Op::Withdraw, QueueState::Queued) => "Withdrawn",
+                (_, QueueState::Cancelled) => "AlreadyCancelled",
+                (_, QueueState::Running) => "AlreadyRunning",
+                (_, QueueState::Withdrawn) => "AlreadyWithdrawn",
+            };
+            prop_assert_eq!(outcome, expected);
+            if model == QueueState::Queued { model = next; }
             prop_assert_eq!(cancel.state(), model);
         }
     }

@@ -3,8 +3,8 @@
 //! ```text
 //!  Submission --arm--> Dispatch --run/poll--> delivered once (result | Cancelled | WorkerPanic)
 //!      |                   |
-//!   dropped or         dropped before or while running
-//!   rolled back            |
+//!   dropped or         dropped before or while running, cancelled, or withdrawn
+//!   rolled back            |                    (the queue cell marked withdrawn first)
 //!      v                   v
 //!  nothing delivered    Cancelled delivered
 //! ```
@@ -165,6 +165,21 @@ impl Dispatch {
             Self::Blocking(mut dispatch) => dispatch.finish(Err(CompletionFailure::Cancelled)),
             Self::Async(mut dispatch) => dispatch.finish(Err(CompletionFailure::Cancelled)),
         }
+    }
+
+    /// What an executor's shutdown does with a dispatch it still holds (E6): withdraws its
+    /// queue cell first (`baton-cancel` rule C7), so the requester can tell the executor gave
+    /// the job up rather than a cancel of its own, then discards it like
+    /// [`cancel`](Self::cancel), delivering `Cancelled` without running it. A cell that a
+    /// cancel already won stays cancelled.
+    pub fn withdraw(self) -> RunReport {
+        let start = match &self {
+            Self::Blocking(dispatch) => &dispatch.start,
+            Self::Async(dispatch) => &dispatch.start,
+        };
+        // Whatever won first, the body does not run here: the outcome changes nothing below.
+        let _withdrawn = start.withdraw_before_start();
+        self.cancel()
     }
 }
 

@@ -23,10 +23,12 @@
 //!    accounted the same way (its job counts as `WorkerPanic`). An idle elastic thread leaves
 //!    after its keep-alive only if the remaining free threads cover every reserved job.
 //!
-//! P5. `shutdown` closes the pool (new submissions and attaches are refused), cancels every
-//!    queued job (each delivers `Cancelled`), then waits for running jobs until the deadline
-//!    and reports `Drained` or `DeadlineExceeded`. A reservation that finds the pool closed at
-//!    enqueue time is cancelled by its submitter and counted the same way.
+//! P5. `shutdown` closes the pool (new submissions and attaches are refused), withdraws every
+//!    queued job ([`Dispatch::withdraw`](crate::Dispatch::withdraw): its queue cell is marked
+//!    withdrawn, `baton-cancel` rule C7, then it delivers `Cancelled`), then waits for running
+//!    jobs until the deadline and reports `Drained` or `DeadlineExceeded`. A reservation that
+//!    finds the pool closed at enqueue time is withdrawn by its submitter and counted the same
+//!    way.
 //!
 //! P6. The counters add up at every instant ([`ExecutorSnapshot::adds_up`]) and never go
 //!    down: `accepted` counts a job once, when it is accepted for good; every rejection
@@ -184,9 +186,9 @@ impl IoExecutor for BlockingPool {
     }
 
     fn shutdown(&self, deadline: Instant) -> ShutdownReport {
-        // Rule P5: close, cancel what is queued, then wait for what runs.
+        // Rule P5: close, withdraw what is queued, then wait for what runs.
         for (lane, dispatch) in self.shared.lanes.close() {
-            let report = dispatch.cancel();
+            let report = dispatch.withdraw();
             self.shared.lanes.cancelled_queued(lane, report);
         }
         self.shared.lanes.wait_drained(deadline)
@@ -268,15 +270,14 @@ impl ExecutorLease for PoolLease {
                 return reject(RejectReason::SpawnFailed { message }, submission);
             }
         }
-        match lanes.enqueue(lane, submission.arm()) {
-            Enqueue::Queued => {}
-            // Rule P5: accepted before the close, so it delivers `Cancelled`; rule P4: a lane
-            // left without threads cancels it rather than orphaning it.
-            Enqueue::Closed(dispatch) | Enqueue::Stranded(dispatch) => {
-                let report = dispatch.cancel();
-                lanes.cancelled_queued(lane, report);
-            }
-        }
+        let report = match lanes.enqueue(lane, submission.arm()) {
+            Enqueue::Queued => return Ok(()),
+            // Rule P5: accepted before the close, so it is withdrawn like the queued jobs.
+            Enqueue::Closed(dispatch) => dispatch.withdraw(),
+            // Rule P4: a lane left without threads cancels it rather than orphaning it.
+            Enqueue::Stranded(dispatch) => dispatch.cancel(),
+        };
+        lanes.cancelled_queued(lane, report);
         Ok(())
     }
 

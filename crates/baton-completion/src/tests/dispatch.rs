@@ -11,7 +11,7 @@ use crate::dispatch::{
 use crate::prepared::{BlockingJob, Decoder, PreparedOperation, WorkClass};
 use crate::registrar::RuntimeHalf;
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering};
-use baton_cancel::{CancelBeforeStart, ContainedDrop};
+use baton_cancel::{CancelBeforeStart, ContainedDrop, QueueState};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -99,6 +99,32 @@ fn dispatch_cancel_delivers_cancelled_without_running() {
     let report = submission.arm().cancel();
     assert_eq!(report.class, TerminalClass::Cancelled);
     assert_only_cancelled::<u8>(&sink);
+}
+
+#[test]
+fn withdraw_marks_the_cell_withdrawn_and_delivers_cancelled_without_running() {
+    let (half, submission, sink) = blocking(|| -> u8 { panic!("must not run") });
+    let report = submission.arm().withdraw();
+    assert_eq!(report.class, TerminalClass::Cancelled);
+    assert_eq!(report.delivery, DeliveryOutcome::Delivered);
+    assert_only_cancelled::<u8>(&sink);
+    assert_eq!(half.cancel_handle().state(), QueueState::Withdrawn);
+    assert_eq!(
+        half.cancel_handle().cancel_before_start(),
+        CancelBeforeStart::AlreadyWithdrawn
+    );
+}
+
+#[test]
+fn withdraw_after_a_cancel_leaves_the_cell_cancelled() {
+    let (half, submission, sink) = async_job(|| async { 1_u8 });
+    assert_eq!(
+        half.cancel_handle().cancel_before_start(),
+        CancelBeforeStart::CancelledQueued
+    );
+    assert_eq!(submission.arm().withdraw().class, TerminalClass::Cancelled);
+    assert_only_cancelled::<u8>(&sink);
+    assert_eq!(half.cancel_handle().state(), QueueState::Cancelled);
 }
 
 #[test]

@@ -17,9 +17,10 @@ pub enum CancelOutcome {
         waker: Option<Waker>,
     },
     /// An earlier cancel already won: through another side of a shared queue cell
-    /// (`Registrar::bind_with_control`), since a cancel through this table settles the wait.
-    /// The job will never run, so a wait still pending is settled as cancelled now and its
-    /// waker handed back to wake (E11).
+    /// (`Registrar::bind_with_control`), since a cancel through this table settles the wait;
+    /// or the executor withdrew the job on its shutdown (`baton-cancel` rule C7). The job will
+    /// never run, so a wait still pending is settled as cancelled now and its waker handed
+    /// back to wake (E11).
     AlreadyCancelled {
         /// The waiting task's waker, if a task waits.
         waker: Option<Waker>,
@@ -123,9 +124,11 @@ impl WaitTable {
             CancelBeforeStart::CancelledQueued => CancelOutcome::CancelledQueued {
                 waker: entry.settle(Err(WaitError::Cancelled)),
             },
-            CancelBeforeStart::AlreadyCancelled => CancelOutcome::AlreadyCancelled {
-                waker: entry.settle(Err(WaitError::Cancelled)),
-            },
+            CancelBeforeStart::AlreadyCancelled | CancelBeforeStart::AlreadyWithdrawn => {
+                CancelOutcome::AlreadyCancelled {
+                    waker: entry.settle(Err(WaitError::Cancelled)),
+                }
+            }
             CancelBeforeStart::AlreadyRunning => match entry.resource.as_mut() {
                 Some(ResourceClass::Quarantined(bound)) => {
                     CancelOutcome::Quarantined { bound: *bound }

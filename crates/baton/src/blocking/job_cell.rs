@@ -9,17 +9,22 @@
 //! the *finished* flag and the slot the body leaves its output in, so the completion the pool
 //! delivers carries nothing that needs an allocation.
 //!
-//! # Rules (cited as "job-cell rule J1" ... J3)
+//! # Rules (cited as "job-cell rule J1" ... J5)
 //!
 //! J1. The queue cell starts *queued* and leaves it once: to *cancelled* (the handle's cancel or
-//!    drop from any thread, or the wait table's cancel on the worker) or to *running* (the
-//!    pool's dispatch claiming it on a pool thread). The two cannot both win, so a body never
-//!    runs after a cancel reported `CancelledBeforeStart`.
+//!    drop from any thread, or the wait table's cancel on the worker), to *withdrawn* (the
+//!    runtime's shutdown gave the job up: the pool withdrew it from its queue, pool rule P5, or
+//!    the runtime refused or dropped the relay task carrying it) or to *running* (the pool's
+//!    dispatch claiming it on a pool thread). No two can win, so a body never runs after a
+//!    cancel reported `CancelledBeforeStart`. A relay shares the cell with the handle, whose
+//!    cancel and drop are the only ones that mean "the user cancelled": a relay dropped before
+//!    its job's result withdraws the cell and never cancels it (the handle, when it aborts a
+//!    relay, has cancelled the cell first, so that withdrawal then changes nothing).
 //!
-//! J2. A dispatch whose claim finds the cell cancelled delivers `Cancelled` without running the
-//!    body (completion rule E6); the job's wait then settles as cancelled. A job cancelled
-//!    before it was even bound (a relayed one) is bound with its cell already cancelled, with
-//!    the same outcome.
+//! J2. A dispatch whose claim finds the cell cancelled or withdrawn delivers `Cancelled`
+//!    without running the body (completion rule E6); the job's wait then settles as cancelled.
+//!    A job cancelled before it was even bound (a relayed one) is bound with its cell already
+//!    cancelled, with the same outcome.
 //!
 //! J3. *finished* is set after the closure returned or unwound, on the pool thread; from then
 //!    on the result is on its way to the worker's inbox (awaiting takes it promptly). A
@@ -27,8 +32,24 @@
 //!    completion is delivered, so a handle whose wait settled as completed finds it there. An
 //!    output nobody took is dropped, contained, when the last holder lets the cell go.
 //!
+//! J4. What a handle that gets no value resolves to is decided here, in one place
+//!    ([`JobCell::no_value`]): `Cancelled` when a cancel won (J1) — or when the wait settled
+//!    cancelled with the cell still queued, a pool that gave the job up without shutting down
+//!    (pool rule P4); `Closed` otherwise: the shutdown withdrew the job, or the worker's
+//!    closure lost its wait (discarded it, dropped or refused its relay) before a result
+//!    reached the handle — a result arriving later is dropped.
+//!    [`BlockingHandle::cancel`](super::BlockingHandle::cancel) agrees: `Closed` for a
+//!    withdrawn cell, and for a started job whose worker closed before its wait was taken
+//!    (J5), since its result can then never reach the handle.
+//!
+//! J5. *taken* is set on the worker when the handle or its relay takes the job's settled wait,
+//!    before the relay returns. The worker closes its inbox before it discards its waits and
+//!    polls no task afterwards, so once the inbox is seen closed, *taken* no longer changes:
+//!    a cell not taken by then is one whose result is lost (J4).
+//!
 //! ```text
 //!   queued ──cancel (any thread)──> cancelled
+//!     │ ──shutdown gives it up──> withdrawn
 //!     │
 //!     └──dispatch claims──> running ──closure returned / panicked──> running + finished
 //! ```
@@ -38,20 +59,34 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use baton_cancel::{
     CancelBeforeStart, CancelHandle, ContainedDrop, QueueCell, QueueHost, QueueState, StartToken,
-    hosted_queue_control,
+    WithdrawBeforeStart, hosted_queue_control,
 };
 
 use super::BlockingCancel;
+use crate::error::BlockingError;
 
 /// One job's state (see the module rules). Invariants: `finished` is only set by the body,
 /// which runs only once the dispatch won the claim (J1, J3), so it implies the cell is
 /// *running*; `output` is filled once, by a body whose closure returned, before its
-/// completion is delivered (J3), and taken once, by the handle that saw that completion.
+/// completion is delivered (J3), and taken once, by the handle that saw that completion;
+/// `taken` is only set on the worker, before its inbox closes (J5).
 #[derive(Debug)]
 pub(super) struct JobCell<T> {
     queue: QueueCell,
     finished: AtomicBool,
+    taken: AtomicBool,
     output: Mutex<Option<T>>,
+}
+
+/// How a handle's wait ended without a value (rule J4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NoValue {
+    /// The wait settled as cancelled: the dispatch delivered `Cancelled` (J2), or a cancel
+    /// went through the wait table.
+    SettledCancelled,
+    /// The wait never settled for the handle: the worker's closure discarded it or dropped or
+    /// refused its relay, or the handle's own cancel aborted the relay.
+    Lost,
 }
 
 impl<T: Send + 'static> QueueHost for JobCell<T> {
@@ -66,6 +101,7 @@ impl<T: Send + 'static> JobCell<T> {
         Arc::new(JobCell {
             queue: QueueCell::new(),
             finished: AtomicBool::new(false),
+            taken: AtomicBool::new(false),
             output: Mutex::new(None),
         })
     }
@@ -77,11 +113,12 @@ impl<T: Send + 'static> JobCell<T> {
 }
 
 impl<T> JobCell<T> {
-    /// Rule J1, the handle's side.
+    /// Rule J1, the handle's side; a withdrawn job reports `Closed` (J4).
     pub(super) fn cancel(&self) -> BlockingCancel {
         match self.queue.cancel_before_start() {
             CancelBeforeStart::CancelledQueued => BlockingCancel::CancelledBeforeStart,
             CancelBeforeStart::AlreadyCancelled => BlockingCancel::AlreadyCancelled,
+            CancelBeforeStart::AlreadyWithdrawn => BlockingCancel::Closed,
             CancelBeforeStart::AlreadyRunning if self.finished.load(Ordering::Acquire) => {
                 BlockingCancel::AlreadyFinished
             }
@@ -89,9 +126,40 @@ impl<T> JobCell<T> {
         }
     }
 
-    /// Whether the closure ran to its end (J3) or a cancel won (J1).
+    /// Rule J1, a relay's side: the runtime dropped or refused it before the job's result.
+    pub(super) fn withdraw(&self) -> WithdrawBeforeStart {
+        self.queue.withdraw_before_start()
+    }
+
+    /// Whether the closure ran to its end (J3), or a cancel or the shutdown made sure it never
+    /// starts (J1).
     pub(super) fn is_finished(&self) -> bool {
-        self.finished.load(Ordering::Acquire) || self.queue.state() == QueueState::Cancelled
+        self.finished.load(Ordering::Acquire)
+            || matches!(
+                self.queue.state(),
+                QueueState::Cancelled | QueueState::Withdrawn
+            )
+    }
+
+    /// Rule J4: what a handle whose wait ended `why` resolves to.
+    pub(super) fn no_value(&self, why: NoValue) -> BlockingError {
+        match (self.queue.state(), why) {
+            (QueueState::Cancelled, _) | (QueueState::Queued, NoValue::SettledCancelled) => {
+                BlockingError::Cancelled
+            }
+            (QueueState::Withdrawn | QueueState::Running, _)
+            | (QueueState::Queued, NoValue::Lost) => BlockingError::Closed,
+        }
+    }
+
+    /// Rule J5, on the worker: a handle or its relay took the job's settled wait.
+    pub(super) fn mark_taken(&self) {
+        self.taken.store(true, Ordering::Release);
+    }
+
+    /// Rule J5: whether a handle or its relay took the job's settled wait.
+    pub(super) fn is_taken(&self) -> bool {
+        self.taken.load(Ordering::Acquire)
     }
 
     /// Rule J3: marks the job finished when the returned guard drops, also on unwinding.
@@ -142,8 +210,9 @@ impl<T> Drop for FinishOnDrop<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{BlockingCancel, JobCell};
-    use baton_cancel::ClaimForRun;
+    use super::{BlockingCancel, JobCell, NoValue};
+    use crate::error::BlockingError;
+    use baton_cancel::{ClaimForRun, WithdrawBeforeStart};
 
     #[test]
     fn cancel_then_claim() {
@@ -172,5 +241,49 @@ mod tests {
         assert!(cell.is_finished());
         assert_eq!(cell.take_output(), Some(7));
         assert_eq!(cell.take_output(), None, "taken once");
+    }
+
+    #[test]
+    fn withdraw_then_claim_then_cancel_reports_closed() {
+        let cell = JobCell::<()>::new();
+        let (_cancel, start) = cell.control();
+        assert!(!cell.is_finished());
+        assert_eq!(
+            start.withdraw_before_start(),
+            WithdrawBeforeStart::Withdrawn
+        );
+        assert!(cell.is_finished(), "a withdrawn job never starts");
+        assert_eq!(start.claim_for_run(), ClaimForRun::CompleteCancelled);
+        assert_eq!(cell.cancel(), BlockingCancel::Closed);
+        assert_eq!(cell.cancel(), BlockingCancel::Closed);
+        for why in [NoValue::SettledCancelled, NoValue::Lost] {
+            assert_eq!(cell.no_value(why), BlockingError::Closed);
+        }
+    }
+
+    #[test]
+    fn a_relay_withdrawal_after_the_handle_cancelled_changes_nothing() {
+        let cell = JobCell::<()>::new();
+        assert_eq!(cell.cancel(), BlockingCancel::CancelledBeforeStart);
+        assert_eq!(cell.withdraw(), WithdrawBeforeStart::AlreadyCancelled);
+        assert_eq!(cell.cancel(), BlockingCancel::AlreadyCancelled);
+        for why in [NoValue::SettledCancelled, NoValue::Lost] {
+            assert_eq!(cell.no_value(why), BlockingError::Cancelled);
+        }
+    }
+
+    #[test]
+    fn no_value_of_a_queued_or_running_job() {
+        let cell = JobCell::<()>::new();
+        // Settled cancelled with nobody cancelling: a pool that gave it up (pool rule P4).
+        assert_eq!(
+            cell.no_value(NoValue::SettledCancelled),
+            BlockingError::Cancelled
+        );
+        assert_eq!(cell.no_value(NoValue::Lost), BlockingError::Closed);
+        let (_cancel, start) = cell.control();
+        assert_eq!(start.claim_for_run(), ClaimForRun::Run);
+        assert_eq!(cell.withdraw(), WithdrawBeforeStart::AlreadyRunning);
+        assert_eq!(cell.no_value(NoValue::Lost), BlockingError::Closed);
     }
 }

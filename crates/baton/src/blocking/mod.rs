@@ -159,19 +159,30 @@ pub enum BlockingCancel {
     /// The job had not started: it never will, and the handle resolves to
     /// [`BlockingError::Cancelled`].
     CancelledBeforeStart,
-    /// An earlier cancel already won.
+    /// An earlier cancel already won; the handle resolves to [`BlockingError::Cancelled`].
     AlreadyCancelled,
-    /// A pool thread already runs the job; it finishes and the handle resolves to its result.
+    /// A pool thread already runs the job; it finishes and the handle resolves to its result,
+    /// unless the runtime shuts down before that result reaches the handle (then `Closed`).
     AlreadyStarted,
-    /// The job already finished (or failed to start); the handle resolves to that result.
+    /// The job already finished (or failed to start); the handle resolves to that result,
+    /// unless the runtime shuts down before it reaches the handle (then `Closed`).
     AlreadyFinished,
+    /// The runtime's shutdown got there first: it withdrew the job before it started (its body
+    /// never runs), or its worker closed before the job's result reached the handle (a body
+    /// still running finishes on its own and its result is dropped). The handle resolves to
+    /// [`BlockingError::Closed`].
+    Closed,
 }
 
 /// A blocking job's result, to await: `Ok(value)`, or a [`BlockingError`] saying why there is
-/// none (cancelled before start, panicked, refused by the pool, ...).
+/// none (cancelled before start, panicked, refused by the pool, given up by the runtime's
+/// shutdown, ...).
 ///
 /// Dropping the handle cancels a job that has not started; a started job runs to completion and
-/// its result is dropped. `Send` when the result is.
+/// its result is dropped. A job the runtime's shutdown withdrew before it started, or whose
+/// result had not reached the handle when the runtime's worker closed, resolves to
+/// [`BlockingError::Closed`], whether it was started on the worker or relayed from another
+/// thread. `Send` when the result is.
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
@@ -199,8 +210,11 @@ enum State<T> {
     Deferred(Mutex<Option<Deferred<T>>>),
     /// The wait is registered in the migratable wait table of `handle`'s worker.
     Waiting { key: WaitKey, handle: Handle },
-    /// A relay task on the worker starts and awaits the job.
-    Relayed(JoinHandle<Result<T, BlockingError>>),
+    /// A relay task on `handle`'s home worker starts and awaits the job.
+    Relayed {
+        join: JoinHandle<Result<T, BlockingError>>,
+        handle: Handle,
+    },
     /// The job could not start (or the result was taken); `None` once reported.
     Failed(Option<BlockingError>),
 }
@@ -210,7 +224,7 @@ impl<T> fmt::Debug for BlockingHandle<T> {
         let state = match &self.state {
             State::Deferred(_) => "deferred",
             State::Waiting { .. } => "waiting",
-            State::Relayed(_) => "relayed",
+            State::Relayed { .. } => "relayed",
             State::Failed(_) => "finished",
         };
         f.debug_struct("BlockingHandle")
@@ -242,9 +256,12 @@ impl<T> BlockingHandle<T> {
     ///
     /// The outcome is decided at once through the job's own cell (job-cell rule J1), also off
     /// the worker: `CancelledBeforeStart` the first time it wins, `AlreadyCancelled` on every
-    /// later call, `AlreadyStarted` / `AlreadyFinished` when the body got there first. The
-    /// worker is told too, so a waiting handle resolves to [`BlockingError::Cancelled`] without
-    /// waiting for the pool to reach the job.
+    /// later call, `AlreadyStarted` / `AlreadyFinished` when the body got there first, and
+    /// [`Closed`](BlockingCancel::Closed) once the runtime's shutdown gave the job up (it
+    /// withdrew the job, or its worker closed before the job's result reached this handle:
+    /// job-cell rule J4) — each outcome saying what awaiting the handle then gives. After a
+    /// winning cancel the worker is told too, so a waiting handle resolves to
+    /// [`BlockingError::Cancelled`] without waiting for the pool to reach the job.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -279,18 +296,35 @@ impl<T> BlockingHandle<T> {
             (_, Some(cell)) => cell.cancel(),
             (_, None) => BlockingCancel::AlreadyFinished,
         };
-        if decided == BlockingCancel::CancelledBeforeStart {
-            self.tell_worker_cancelled();
+        match decided {
+            BlockingCancel::CancelledBeforeStart => self.tell_worker_cancelled(),
+            // Job-cell rule J4: started, but its result can no longer reach this handle.
+            BlockingCancel::AlreadyStarted | BlockingCancel::AlreadyFinished
+                if self.result_lost() =>
+            {
+                return BlockingCancel::Closed;
+            }
+            _ => {}
         }
         decided
+    }
+
+    /// Job-cell rules J4 and J5: whether the job's home worker closed before the handle or its
+    /// relay took the job's wait. The inbox is read first: once it is closed, *taken* is final.
+    fn result_lost(&self) -> bool {
+        let (State::Waiting { handle, .. } | State::Relayed { handle, .. }) = &self.state else {
+            return false;
+        };
+        handle.home().handle().is_closed() && self.cell.as_ref().is_some_and(|c| !c.is_taken())
     }
 
     /// Settles the wait of a job whose cell was just cancelled, so the handle need not wait for
     /// the pool thread to reach it (job-cell rule J2 would settle it then).
     fn tell_worker_cancelled(&self) {
         match &self.state {
-            // The relay's wait is discarded, which cancels the queued job in the table.
-            State::Relayed(join) => join.abort(),
+            // Aborting the relay discards its wait; the cell already says cancelled (job-cell
+            // rule J1), so the relay's withdrawal on the way changes nothing.
+            State::Relayed { join, .. } => join.abort(),
             State::Waiting { key, handle } => {
                 let key = *key;
                 if let Some(outcome) = on_worker(handle, |waits| waits.cancel(key)) {
@@ -308,9 +342,11 @@ impl<T> BlockingHandle<T> {
     }
 
     /// Whether the job is over: its body returned or panicked (the result is on its way to the
-    /// worker; awaiting takes it promptly), a cancel won before it started, or it could not
-    /// start. Answers from any thread. A job that the runtime's shutdown cancelled before it
-    /// started is not reported here; awaiting its handle resolves to an error.
+    /// worker; awaiting takes it promptly, or resolves to [`BlockingError::Closed`] if the
+    /// runtime shut down first), a cancel won before it started (awaiting resolves to
+    /// [`BlockingError::Cancelled`]), the runtime's shutdown withdrew it before it started
+    /// (awaiting resolves to [`BlockingError::Closed`]), or it could not start. Answers from
+    /// any thread, and once true stays true.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -357,7 +393,15 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
             State::Failed(err) => Poll::Ready(Err(err
                 .take()
                 .expect("a BlockingHandle was polled after it completed"))),
-            State::Relayed(join) => Pin::new(join).poll(cx).map(flatten_relay),
+            State::Relayed { join, .. } => {
+                let cell = this
+                    .cell
+                    .as_ref()
+                    .expect("a relayed handle holds its job's cell");
+                Pin::new(join)
+                    .poll(cx)
+                    .map(|joined| flatten_relay(joined, cell))
+            }
             State::Waiting { key, handle } => {
                 let key = *key;
                 let cell = this
@@ -368,9 +412,12 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
                     Some(polled) => polled.map(|result| from_body(result, cell)),
                     None => {
                         // Not on the worker: a relay task there takes the wait over.
-                        let mut relay = handle.spawn_home(WaitFor::new(key, Arc::clone(cell)));
-                        let polled = Pin::new(&mut relay).poll(cx).map(flatten_relay);
-                        self.state = State::Relayed(relay);
+                        let handle = handle.clone();
+                        let mut join = handle.spawn_home(WaitFor::new(key, Arc::clone(cell)));
+                        let polled = Pin::new(&mut join)
+                            .poll(cx)
+                            .map(|joined| flatten_relay(joined, cell));
+                        self.state = State::Relayed { join, handle };
                         polled
                     }
                 }
@@ -400,7 +447,7 @@ impl<T> Drop for BlockingHandle<T> {
                 }
             }
             State::Deferred(_) | State::Failed(_) => {}
-            State::Relayed(join) => join.abort(),
+            State::Relayed { join, .. } => join.abort(),
         }
     }
 }

@@ -12,7 +12,7 @@ use baton_completion::{
 use baton_uring::with_current_waits;
 
 use super::job_cell::JobCell;
-use super::wait::on_worker;
+use super::wait::{WaitFor, on_worker};
 use super::{BlockingHandle, State};
 use crate::error::BlockingError;
 use crate::handle::Handle;
@@ -65,32 +65,12 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    start_with(handle, bound, f, JobCell::new())
-}
-
-/// [`start`] with the job's cell made by the caller (a relay shares it with the outer handle).
-fn start_with<F, T>(
-    handle: &Handle,
-    bound: Option<QuarantineBound>,
-    f: F,
-    cell: Arc<JobCell<T>>,
-) -> BlockingHandle<T>
-where
-    F: FnOnce() -> T + Send + 'static,
-    T: Send + 'static,
-{
     if handle.home().handle().is_closed() {
         return BlockingHandle::failed(BlockingError::Closed);
     }
+    let cell = JobCell::new();
     if on_worker(handle, |_| ()).is_some() {
-        let body_cell = Arc::clone(&cell);
-        // Job-cell rules J1 and J2: the dispatch runs this only once it claimed the cell.
-        let body = move || {
-            // Job-cell rule J3: finished after the closure returned or unwound.
-            let _finish = body_cell.finish_on_drop();
-            body_cell.put_output(f());
-        };
-        let state = match submit(handle, prepare(bound, body), cell.control()) {
+        let state = match submit_job(handle, bound, f, &cell) {
             Ok(key) => State::Waiting {
                 key,
                 handle: handle.clone(),
@@ -104,18 +84,69 @@ where
         };
     }
     let relay_handle = handle.clone();
-    let relay_cell = Arc::clone(&cell);
-    let relay = handle.spawn_home(async move {
+    let unsubmitted = Unsubmitted(Some(Arc::clone(&cell)));
+    let join = handle.spawn_home(async move {
+        // Spawned on the home worker, the relay runs on its thread; were it to run elsewhere,
+        // it could not submit, and the hold, dropped on return, withdraws the job.
         if on_worker(&relay_handle, |_| ()).is_none() {
             return Err(BlockingError::Closed);
         }
-        start_with(&relay_handle, bound, f, relay_cell).await
+        let cell = unsubmitted.into_cell();
+        let key = submit_job(&relay_handle, bound, f, &cell)?;
+        WaitFor::new(key, cell).await
     });
     BlockingHandle {
-        state: State::Relayed(relay),
+        state: State::Relayed {
+            join,
+            handle: handle.clone(),
+        },
         cell: Some(cell),
         _result: PhantomData,
     }
+}
+
+/// A relay's hold on the job it has not submitted yet. The runtime drops a relay before it ran
+/// only when its shutdown refuses or drops the task (the handle's abort comes after its cancel
+/// won), so dropping the hold withdraws the job (job-cell rule J1).
+struct Unsubmitted<T>(Option<Arc<JobCell<T>>>);
+
+impl<T> Unsubmitted<T> {
+    /// The relay runs: the job is its to submit.
+    fn into_cell(mut self) -> Arc<JobCell<T>> {
+        self.0
+            .take()
+            .expect("the hold keeps its cell until it is given up or dropped")
+    }
+}
+
+impl<T> Drop for Unsubmitted<T> {
+    fn drop(&mut self) {
+        if let Some(cell) = self.0.take() {
+            let _withdrawn = cell.withdraw();
+        }
+    }
+}
+
+/// Binds and submits the job on the thread running `handle`'s home worker, its body wrapped
+/// to keep the job-cell rules.
+fn submit_job<F, T>(
+    handle: &Handle,
+    bound: Option<QuarantineBound>,
+    f: F,
+    cell: &Arc<JobCell<T>>,
+) -> Result<WaitKey, BlockingError>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let body_cell = Arc::clone(cell);
+    // Job-cell rules J1 and J2: the dispatch runs this only once it claimed the cell.
+    let body = move || {
+        // Job-cell rule J3: finished after the closure returned or unwound.
+        let _finish = body_cell.finish_on_drop();
+        body_cell.put_output(f());
+    };
+    submit(handle, prepare(bound, body), cell.control())
 }
 
 /// Steps 1 and 2 of the module docs, on the thread running the worker; `control` is the job

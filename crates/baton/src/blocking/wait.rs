@@ -10,10 +10,10 @@ use baton_completion::{CancelOutcome, WaitError, WaitKey};
 use baton_uring::{Waits, with_current_waits};
 
 use super::BlockingCancel;
-use super::job_cell::JobCell;
+use super::job_cell::{JobCell, NoValue};
 use crate::error::BlockingError;
 use crate::handle::Handle;
-use crate::task::{CancelReason, JoinError};
+use crate::task::JoinError;
 
 /// Runs `f` on the wait table when this thread runs `handle`'s home worker (whose registrar
 /// issues the handle's jobs, so their waits live there); `None` elsewhere.
@@ -48,7 +48,9 @@ pub(super) fn cancel_outcome(outcome: CancelOutcome) -> BlockingCancel {
 }
 
 /// The relay's future: takes over a registered wait and awaits it on the worker. Dropping it
-/// before the result arrived discards the wait (cancelling a job that has not started).
+/// before the result arrived withdraws a job that has not started (job-cell rule J1: the
+/// runtime's shutdown dropped the relay, or the handle cancelled the cell before aborting it)
+/// and discards the wait.
 pub(super) struct WaitFor<T> {
     key: WaitKey,
     cell: Arc<JobCell<T>>,
@@ -78,7 +80,7 @@ impl<T: Send + 'static> Future for WaitFor<T> {
             Ok(Poll::Pending) => Poll::Pending,
             Err(_) => {
                 self.done = true;
-                Poll::Ready(Err(BlockingError::Closed))
+                Poll::Ready(Err(self.cell.no_value(NoValue::Lost)))
             }
         }
     }
@@ -87,48 +89,56 @@ impl<T: Send + 'static> Future for WaitFor<T> {
 impl<T> Drop for WaitFor<T> {
     fn drop(&mut self) {
         if !self.done {
+            // Job-cell rule J1: withdrawn before the discard, which would cancel it instead.
+            let _withdrawn = self.cell.withdraw();
             let key = self.key;
             let _ = with_current_waits(|waits| waits.discard(key));
         }
     }
 }
 
-/// A settled wait's value: the body's output from the job's cell (job-cell rule J3), or
-/// `Cancelled` when a cancel won before the body ran (J2).
+/// A polled wait's value: the body's output from the job's cell (job-cell rule J3), or why
+/// there is none (J4). A wait that settled is marked taken (J5); one the worker's shutdown
+/// discarded is not.
 pub(super) fn from_body<T: Send + 'static>(
     result: Result<(), WaitError>,
     cell: &JobCell<T>,
 ) -> Result<T, BlockingError> {
-    result.map_err(from_wait_error)?;
-    Ok(cell
-        .take_output()
-        .expect("job-cell rule J3: a completed job left its output before it was delivered"))
-}
-
-fn from_wait_error(err: WaitError) -> BlockingError {
-    match err {
-        WaitError::Cancelled => BlockingError::Cancelled,
+    let err = match result {
+        Ok(()) => {
+            cell.mark_taken();
+            return Ok(cell.take_output().expect(
+                "job-cell rule J3: a completed job left its output before it was delivered",
+            ));
+        }
+        Err(WaitError::UnknownWait { .. }) => return Err(cell.no_value(NoValue::Lost)),
+        Err(err) => err,
+    };
+    cell.mark_taken();
+    Err(match err {
+        WaitError::Cancelled => cell.no_value(NoValue::SettledCancelled),
         WaitError::WorkerPanic { message } => BlockingError::Panicked { message },
         WaitError::BoundExceeded { bound } => {
             crate::trace::bound_exceeded(&bound);
             BlockingError::BoundExceeded { bound }
         }
-        // The wait was discarded by the worker's shutdown.
-        WaitError::UnknownWait { .. } => BlockingError::Closed,
         other => BlockingError::Panicked {
             message: other.to_string(),
         },
-    }
+    })
 }
 
+/// A relay task's outcome as the handle's: its result, or, for a relay that never returned
+/// one (aborted by the handle's cancel, dropped or refused by the runtime's shutdown), what
+/// the job's cell says (job-cell rule J4).
 pub(super) fn flatten_relay<T>(
     joined: Result<Result<T, BlockingError>, JoinError>,
+    cell: &JobCell<T>,
 ) -> Result<T, BlockingError> {
     match joined {
         Ok(result) => result,
         Err(err) => match err.cancel_reason() {
-            Some(CancelReason::Aborted) => Err(BlockingError::Cancelled),
-            Some(_) => Err(BlockingError::Closed),
+            Some(_) => Err(cell.no_value(NoValue::Lost)),
             None => Err(BlockingError::Panicked {
                 message: err.to_string(),
             }),

@@ -1,4 +1,4 @@
-//! Shutting down (pool rule P5): queued work is cancelled, running work waited for, idle
+//! Shutting down (pool rule P5): queued work is withdrawn, running work waited for, idle
 //! elastic threads leave, and dropping the pool closes it.
 
 use super::{Fixture, fixture, later};
@@ -7,17 +7,22 @@ use crate::executor::{IoExecutor, RejectReason, ShutdownReport};
 use crate::pool::{BlockingPool, InterruptibleThreads, OsThreadSpawner, ThreadSpawner};
 use crate::sync::{Arc, AtomicUsize, Ordering};
 use crate::tests::support::{bind_split, blocking_op, payload, wait_until};
+use baton_cancel::QueueState;
 use std::time::Duration;
 
 #[test]
-fn shutdown_cancels_queued_work_and_reports_drained() {
+fn shutdown_withdraws_queued_work_and_reports_drained() {
     let f = fixture(BlockingPool::builder().interruptible_threads(InterruptibleThreads::Fixed(1)));
     let (blocker, started, gate) = f.gated(false);
     f.lease.submit(blocker).expect("accepted");
     started.recv().expect("blocker starts");
-    for value in 0..3_u8 {
-        f.lease.submit(f.blocking(move || value)).expect("queued");
-    }
+    let halves: Vec<_> = (0..3_u8)
+        .map(|value| {
+            let (half, submission) = bind_split(&f.registrar, blocking_op(move || value));
+            f.lease.submit(submission).expect("queued");
+            half
+        })
+        .collect();
     let releaser = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(50));
         gate.send(()).expect("blocker waits");
@@ -36,6 +41,10 @@ fn shutdown_cancels_queued_work_and_reports_drained() {
         .filter(|c| matches!(c.result, Err(CompletionFailure::Cancelled)))
         .count();
     assert_eq!(cancelled, 3);
+    // Rule P5: withdrawn (baton-cancel rule C7), so their requesters see nobody cancelled them.
+    for half in &halves {
+        assert_eq!(half.cancel_handle().state(), QueueState::Withdrawn);
+    }
 }
 
 #[test]

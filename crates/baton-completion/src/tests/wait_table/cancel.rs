@@ -31,6 +31,24 @@ fn cancel_before_start_settles_cancelled_and_the_late_completion_is_stale() {
 }
 
 #[test]
+fn cancel_of_a_withdrawn_job_settles_cancelled_before_its_completion_arrives() {
+    let mut f = fixture();
+    let (key, submission) = f.blocking_u32(1);
+    // The executor's shutdown withdrew it (baton-cancel rule C7); its `Cancelled` is still on
+    // its way when the runtime cancels.
+    let _report = submission.arm().withdraw();
+    let CancelOutcome::AlreadyCancelled { waker: None } = f.table.cancel(key) else {
+        panic!("a withdrawn job never runs: its wait settles cancelled")
+    };
+    assert_eq!(f.table.queue_state(key), Some(QueueState::Withdrawn));
+    assert!(matches!(f.table.settle(f.sink.only()), SettleOutcome::Stale));
+    assert_eq!(
+        f.poll_now::<String>(key),
+        Poll::Ready(Err(WaitError::Cancelled))
+    );
+}
+
+#[test]
 fn started_interruptible_job_gets_its_hook_once_then_reaps() {
     let mut f = fixture();
     let (key, dispatch, calls) = f.running_socket_job(3);
