@@ -7,7 +7,8 @@
 //!    inbox lock only while the inbox is open; closing takes the channel's only sender under the
 //!    same lock. So every completion reported `Delivered` is in the channel before closure
 //!    completes, and the worker's final drain sees it; every later one is refused with
-//!    `InboxClosed` and dropped by the sender (outside the lock, contained).
+//!    `InboxClosed` and dropped by the sender (outside the lock, contained). Closing also sets
+//!    a flag under that lock, so [`InboxSender::is_closed`] answers without taking it.
 //!
 //! I2. **Wake after pushing.** An accepted completion unparks the worker after the push, so a
 //!    worker that checked the inbox and then parked is woken (the driver's unpark is a token).
@@ -22,7 +23,7 @@ use baton_completion::{CompletionSender, DeliveryOutcome, ExternalCompletion};
 
 use self::queue::{Receiver, Sender, TryRecvError};
 use crate::handle::Unparker;
-use crate::sync::{AtomicU64, Mutex, Ordering, lock};
+use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering, lock};
 
 /// The channel: crossbeam's unbounded MPSC queue normally; under `cfg(loom)` a loom-visible
 /// stand-in with the same (linearizable, disconnect-on-last-sender) semantics, so the models
@@ -108,9 +109,13 @@ mod queue {
 }
 
 /// The executors' side of a worker's inbox: a [`CompletionSender`] (`Send + Sync`).
+///
+/// Invariant: `closed` is set under the `tx` lock when the sender is taken, and never cleared,
+/// so it mirrors `tx.is_none()` without the lock that every delivery takes.
 pub struct InboxSender {
     /// `Some` while the inbox is open (inbox rule I1).
     tx: Mutex<Option<Sender<ExternalCompletion>>>,
+    closed: AtomicBool,
     unparker: Unparker,
     accepted: AtomicU64,
     refused: AtomicU64,
@@ -147,6 +152,7 @@ pub(crate) fn inbox(unparker: Unparker) -> (Arc<InboxSender>, InboxReceiver) {
     let (tx, rx) = queue::unbounded();
     let sender = Arc::new(InboxSender {
         tx: Mutex::new(Some(tx)),
+        closed: AtomicBool::new(false),
         unparker,
         accepted: AtomicU64::new(0),
         refused: AtomicU64::new(0),
@@ -158,13 +164,18 @@ impl InboxSender {
     /// Inbox rule I1: refuses every later delivery. Completions accepted before stay in the
     /// channel for the worker's final drain. Idempotent.
     pub(crate) fn close(&self) {
-        let tx = lock(&self.tx).take();
+        let tx = {
+            let mut open = lock(&self.tx);
+            self.closed.store(true, Ordering::Release);
+            open.take()
+        };
         drop(tx);
     }
 
-    /// Whether the inbox refuses deliveries.
+    /// Whether the inbox refuses deliveries. Lock-free: a submitter asks this for every job,
+    /// and the lock is the one the executors' deliveries take.
     pub fn is_closed(&self) -> bool {
-        lock(&self.tx).is_none()
+        self.closed.load(Ordering::Acquire)
     }
 
     /// The counts of accepted and refused deliveries.

@@ -158,7 +158,7 @@ impl WaitTable {
         }
         let mut entry = self
             .entries
-            .remove(&key.wait_id)
+            .remove(key.wait_id)
             .expect("the entry was found just above");
         let cancel = match (&entry.state, &entry.cancel) {
             (WaitState::Pending, Some(cancel)) => Some(cancel.cancel_before_start()),

@@ -24,12 +24,12 @@ use baton_cancel::{
     CancelHandle, ContainedDrop, QuarantineBound, ResourceClass, TraceOutcome, TraceVisitor,
 };
 use std::any::Any;
-use std::collections::HashMap;
 use std::fmt;
 use std::task::{Context, Poll, Waker};
 
 mod bounds;
 mod cancel;
+mod entries;
 mod internal;
 mod routing;
 
@@ -151,7 +151,7 @@ impl WaitEntry {
 /// The runtime-side table of waits (see the module documentation).
 pub struct WaitTable {
     allocator: StdArc<IdentityAllocator>,
-    entries: HashMap<WaitId, WaitEntry>,
+    entries: entries::Entries,
     counters: WaitCounters,
 }
 
@@ -161,7 +161,7 @@ impl WaitTable {
     pub fn new(allocator: StdArc<IdentityAllocator>) -> Self {
         Self {
             allocator,
-            entries: HashMap::new(),
+            entries: entries::Entries::default(),
             counters: WaitCounters::default(),
         }
     }
@@ -220,7 +220,7 @@ impl WaitTable {
             return None;
         }
         self.entries
-            .get_mut(&key.wait_id)
+            .get_mut(key.wait_id)
             .filter(|entry| entry.generation == key.generation)
     }
 
@@ -244,7 +244,7 @@ impl WaitTable {
         }
         let mut entry = self
             .entries
-            .remove(&key.wait_id)
+            .remove(key.wait_id)
             .expect("the entry was found just above");
         let state = std::mem::replace(&mut entry.state, WaitState::Pending);
         let _ = ContainedDrop::drop_value(entry);
@@ -301,14 +301,14 @@ impl WaitTable {
     /// Test hook: the queue state of an external wait's job; `None` for an internal or unknown
     /// wait.
     pub(crate) fn queue_state(&self, key: WaitKey) -> Option<baton_cancel::QueueState> {
-        let entry = self.entries.get(&key.wait_id)?;
+        let entry = self.entries.get(key.wait_id)?;
         entry.cancel.as_ref().map(CancelHandle::state)
     }
 }
 
 impl Drop for WaitTable {
     fn drop(&mut self) {
-        for (_, entry) in self.entries.drain() {
+        for entry in self.entries.drain() {
             let _ = ContainedDrop::drop_value(entry);
         }
     }

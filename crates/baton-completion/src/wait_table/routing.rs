@@ -31,7 +31,7 @@ impl WaitTable {
             return SettleOutcome::Foreign;
         }
         let identity = completion.identity();
-        let entry = self.entries.get_mut(&identity.wait_id).filter(|entry| {
+        let entry = self.entries.get_mut(identity.wait_id).filter(|entry| {
             entry.generation == identity.generation
                 && entry.operation == Some((identity.operation_id, identity.kind))
                 && matches!(entry.state, WaitState::Pending)

@@ -95,6 +95,7 @@ mod context;
 mod dispatch;
 mod handle;
 pub(crate) mod listener;
+pub(crate) mod routes;
 mod shutdown;
 mod waits;
 

@@ -10,32 +10,24 @@
 
 use std::any::Any;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::mem::ManuallyDrop;
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Waker};
 
 use baton_cancel::{ContainedDrop, HookResult};
 use baton_completion::{
-    BoundCheck, CancelOutcome, CompletionIdentity, CompletionKind, Discarded, ExternalCompletion,
-    IdentityAllocator, IdentityError, OperationId, RegisterError, RuntimeHalf, RuntimeId,
-    SendRuntimeHalf, SettleOutcome, WaitError, WaitGeneration, WaitId, WaitKey, WaitTable,
+    BoundCheck, CancelOutcome, CompletionIdentity, Discarded, ExternalCompletion,
+    IdentityAllocator, IdentityError, RegisterError, RuntimeHalf, RuntimeId, SendRuntimeHalf,
+    SettleOutcome, WaitError, WaitKey, WaitTable,
 };
 use web_time::Instant;
 
+use super::routes::{Route, Routes};
 use crate::context::thread_token;
 
 /// The route owner of migratable waits (thread tokens are never 0).
-const MIGRATABLE: u64 = 0;
-
-/// Where the completion of one registered external wait must go (worker rule W5).
-#[derive(Debug, Clone, Copy)]
-struct Route {
-    /// The owner thread's token, or [`MIGRATABLE`].
-    owner: u64,
-    operation_id: OperationId,
-    kind: CompletionKind,
-}
+pub(super) const MIGRATABLE: u64 = 0;
 
 /// One thread's wait table.
 ///
@@ -99,7 +91,7 @@ pub(crate) struct WaitTables {
     allocator: StdArc<IdentityAllocator>,
     tables: Vec<ThreadTable>,
     migratable: MigratableTable,
-    routes: HashMap<(WaitId, WaitGeneration), Route>,
+    routes: Routes,
     /// Deadlines of quarantined waits' bounds, with their table's owner (worker rule W9).
     bounds: Bounds,
     held: Vec<(u64, ExternalCompletion)>,
@@ -125,7 +117,7 @@ impl WaitTables {
             migratable: MigratableTable(WaitTable::new(StdArc::clone(&allocator))),
             allocator,
             tables: Vec::new(),
-            routes: HashMap::new(),
+            routes: Routes::default(),
             bounds: BinaryHeap::new(),
             held: Vec::new(),
         }
@@ -184,10 +176,12 @@ impl WaitTables {
             let _ = ContainedDrop::drop_value(completion);
             return Routed::Foreign;
         }
-        let key = (completion.wait_id, completion.generation);
-        let route = self.routes.get(&key).copied().filter(|route| {
-            route.operation_id == completion.operation_id && route.kind == completion.kind
-        });
+        let route = self
+            .routes
+            .get(completion.wait_id, completion.generation)
+            .filter(|route| {
+                route.operation_id == completion.operation_id && route.kind == completion.kind
+            });
         let Some(route) = route else {
             let _ = ContainedDrop::drop_value(completion);
             return Routed::Stale;
@@ -198,7 +192,8 @@ impl WaitTables {
             return Routed::Held;
         }
         // Exactly one completion carries this identity: the route is used up either way.
-        self.routes.remove(&key);
+        self.routes
+            .remove(completion.wait_id, completion.generation);
         let settled = if route.owner == MIGRATABLE {
             self.migratable.0.settle(completion)
         } else {
@@ -298,8 +293,8 @@ impl WaitTables {
         let mine: Vec<WaitKey> = self
             .routes
             .iter()
-            .filter(|(_, route)| route.owner == here || route.owner == MIGRATABLE)
-            .map(|(&(wait_id, generation), _)| WaitKey {
+            .filter(|(_, _, route)| route.owner == here || route.owner == MIGRATABLE)
+            .map(|(wait_id, generation, _)| WaitKey {
                 runtime_id: self.allocator.runtime_id(),
                 wait_id,
                 generation,
@@ -351,7 +346,7 @@ pub(crate) struct ClosedWaits {
 pub struct Waits<'a> {
     table: &'a mut WaitTable,
     migratable: &'a mut WaitTable,
-    routes: &'a mut HashMap<(WaitId, WaitGeneration), Route>,
+    routes: &'a mut Routes,
     bounds: &'a mut Bounds,
     owner: u64,
 }
@@ -399,7 +394,8 @@ impl Waits<'_> {
             self.bounds.push(Reverse((deadline, owner)));
         }
         self.routes.insert(
-            (identity.wait_id, identity.generation),
+            identity.wait_id,
+            identity.generation,
             Route {
                 owner,
                 operation_id: identity.operation_id,
@@ -452,7 +448,7 @@ impl Waits<'_> {
             removed => removed,
         };
         if let Discarded::Removed { .. } = discarded {
-            self.routes.remove(&(key.wait_id, key.generation));
+            self.routes.remove(key.wait_id, key.generation);
         }
         discarded
     }

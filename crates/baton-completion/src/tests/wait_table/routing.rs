@@ -239,3 +239,35 @@ fn trace_visits_decoder_references_and_stops_when_incomplete() {
     let outcome = f.table.trace(&mut collect);
     assert!(matches!(outcome, TraceOutcome::Incomplete { .. }));
 }
+
+/// The table stores its entries by slot number (dense, reused): a removed wait's place is
+/// taken by the next wait that reuses its slot, the old key stays unknown, and the count
+/// follows every insert and removal.
+#[test]
+fn a_reused_slot_holds_only_its_new_wait() {
+    let mut f = fixture();
+    let keys: Vec<crate::wait_table::WaitKey> = (0..3)
+        .map(|_| f.table.register_internal().expect("ids available"))
+        .collect();
+    assert_eq!(f.table.len(), 3);
+    let middle = keys[1];
+    let outcome = f.table.complete_internal(middle, Box::new(1_u8));
+    assert!(matches!(outcome, SettleOutcome::Settled { .. }));
+    assert!(matches!(f.poll_now::<u8>(middle), Poll::Ready(Ok(1))));
+    assert_eq!(f.table.len(), 2);
+    let reused = f.table.register_internal().expect("ids available");
+    assert_eq!(reused.wait_id, middle.wait_id, "the freed slot is handed out first");
+    assert_ne!(reused.generation, middle.generation);
+    assert!(matches!(
+        f.poll_now::<u8>(middle),
+        Poll::Ready(Err(WaitError::UnknownWait { .. }))
+    ));
+    let outcome = f.table.complete_internal(reused, Box::new(2_u8));
+    assert!(matches!(outcome, SettleOutcome::Settled { .. }));
+    assert!(matches!(f.poll_now::<u8>(reused), Poll::Ready(Ok(2))));
+    for key in [keys[0], keys[2]] {
+        let _ = f.table.complete_internal(key, Box::new(0_u8));
+        assert!(matches!(f.poll_now::<u8>(key), Poll::Ready(Ok(0))));
+    }
+    assert!(f.table.is_empty());
+}
