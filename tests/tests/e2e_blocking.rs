@@ -516,3 +516,56 @@ fn a_relayed_job_queued_on_a_shared_pool_at_shutdown_resolves_closed() -> io::Re
     ran.assert_never();
     Ok(())
 }
+
+/// A job the pool refused reports, whether started on the worker or relayed: finished,
+/// `AlreadyFinished` from `cancel` (it failed to start; the handle resolves to that failure),
+/// and `Rejected` from awaiting it. Before, `cancel` claimed to have cancelled it, and a
+/// relayed one never reported finished.
+#[test]
+fn a_rejected_job_reports_finished_and_cancel_agrees_with_its_result() -> io::Result<()> {
+    let rt = one_thread_runtime()?;
+    let (release, started, job) = gate();
+    let busy = rt.spawn_blocking(job);
+    started.recv().map_err(io::Error::other)?;
+    let queued = rt.spawn_blocking(|| 1);
+    assert!(
+        eventually(|| rt.metrics().blocking.queued == 1),
+        "the queue's one place is taken"
+    );
+    let on_worker = started_on_worker(&rt, || 2)?;
+    let relayed = rt.spawn_blocking(|| 3);
+    assert!(
+        eventually(|| relayed.is_finished()),
+        "a relayed job the pool refused reports finished"
+    );
+    for refused in [on_worker, relayed] {
+        assert!(refused.is_finished());
+        assert_eq!(refused.cancel(), BlockingCancel::AlreadyFinished);
+        let awaited = rt.block_on(refused);
+        assert!(
+            matches!(
+                awaited,
+                Err(BlockingError::Rejected {
+                    reason: RejectReason::Capacity { capacity: 1 }
+                })
+            ),
+            "{awaited:?}"
+        );
+    }
+    // A refused relayed job keeps answering so after the runtime shut down: it has no result
+    // that the shutdown could have lost.
+    let late = rt.spawn_blocking(|| 4);
+    assert!(eventually(|| late.is_finished()), "refused, so finished");
+    release.send(()).map_err(io::Error::other)?;
+    assert_eq!(rt.block_on(busy), Ok(()));
+    assert_eq!(rt.block_on(queued), Ok(1));
+    let _report = rt.shutdown_timeout(SHUTDOWN);
+    let (finished, cancelled, awaited) = after_shutdown(late)?;
+    assert!(finished);
+    assert_eq!(cancelled, BlockingCancel::AlreadyFinished);
+    assert!(
+        matches!(awaited, Err(BlockingError::Rejected { .. })),
+        "{awaited:?}"
+    );
+    Ok(())
+}

@@ -9,7 +9,7 @@
 //! the *finished* flag and the slot the body leaves its output in, so the completion the pool
 //! delivers carries nothing that needs an allocation.
 //!
-//! # Rules (cited as "job-cell rule J1" ... J5)
+//! # Rules (cited as "job-cell rule J1" ... J6)
 //!
 //! J1. The queue cell starts *queued* and leaves it once: to *cancelled* (the handle's cancel or
 //!    drop from any thread, or the wait table's cancel on the worker), to *withdrawn* (the
@@ -47,6 +47,13 @@
 //!    polls no task afterwards, so once the inbox is seen closed, *taken* no longer changes:
 //!    a cell not taken by then is one whose result is lost (J4).
 //!
+//! J6. *start failed* is set when the pool refused the job (or its identity could not be
+//!    issued), before the failure reaches the handle. The body never runs; the handle resolves
+//!    to that failure, so `cancel` reports `AlreadyFinished` ("failed to start") and
+//!    `is_finished` is true, whatever the queue cell says (refusing a submission discards its
+//!    wait, which cancels the cell). A job that could not be registered because the worker
+//!    closed is withdrawn instead (J1), and resolves `Closed`.
+//!
 //! ```text
 //!   queued ──cancel (any thread)──> cancelled
 //!     │ ──shutdown gives it up──> withdrawn
@@ -69,12 +76,14 @@ use crate::error::BlockingError;
 /// which runs only once the dispatch won the claim (J1, J3), so it implies the cell is
 /// *running*; `output` is filled once, by a body whose closure returned, before its
 /// completion is delivered (J3), and taken once, by the handle that saw that completion;
-/// `taken` is only set on the worker, before its inbox closes (J5).
+/// `taken` is only set on the worker, before its inbox closes (J5); `start_failed` is set
+/// once, before the handle learns of the failure, and never together with `finished` (J6).
 #[derive(Debug)]
 pub(super) struct JobCell<T> {
     queue: QueueCell,
     finished: AtomicBool,
     taken: AtomicBool,
+    start_failed: AtomicBool,
     output: Mutex<Option<T>>,
 }
 
@@ -102,6 +111,7 @@ impl<T: Send + 'static> JobCell<T> {
             queue: QueueCell::new(),
             finished: AtomicBool::new(false),
             taken: AtomicBool::new(false),
+            start_failed: AtomicBool::new(false),
             output: Mutex::new(None),
         })
     }
@@ -115,6 +125,10 @@ impl<T: Send + 'static> JobCell<T> {
 impl<T> JobCell<T> {
     /// Rule J1, the handle's side; a withdrawn job reports `Closed` (J4).
     pub(super) fn cancel(&self) -> BlockingCancel {
+        if self.start_failed() {
+            // Rule J6: the handle resolves to the failure to start.
+            return BlockingCancel::AlreadyFinished;
+        }
         match self.queue.cancel_before_start() {
             CancelBeforeStart::CancelledQueued => BlockingCancel::CancelledBeforeStart,
             CancelBeforeStart::AlreadyCancelled => BlockingCancel::AlreadyCancelled,
@@ -126,6 +140,16 @@ impl<T> JobCell<T> {
         }
     }
 
+    /// Rule J6: the job was refused before it could be queued; its body never runs.
+    pub(super) fn fail_start(&self) {
+        self.start_failed.store(true, Ordering::Release);
+    }
+
+    /// Rule J6: whether the job was refused before it could be queued.
+    pub(super) fn start_failed(&self) -> bool {
+        self.start_failed.load(Ordering::Acquire)
+    }
+
     /// Rule J1, a relay's side: the runtime dropped or refused it before the job's result.
     pub(super) fn withdraw(&self) -> WithdrawBeforeStart {
         self.queue.withdraw_before_start()
@@ -135,6 +159,7 @@ impl<T> JobCell<T> {
     /// starts (J1).
     pub(super) fn is_finished(&self) -> bool {
         self.finished.load(Ordering::Acquire)
+            || self.start_failed()
             || matches!(
                 self.queue.state(),
                 QueueState::Cancelled | QueueState::Withdrawn

@@ -311,11 +311,16 @@ impl<T> BlockingHandle<T> {
 
     /// Job-cell rules J4 and J5: whether the job's home worker closed before the handle or its
     /// relay took the job's wait. The inbox is read first: once it is closed, *taken* is final.
+    /// A job refused before it was queued has no result to lose (J6).
     fn result_lost(&self) -> bool {
         let (State::Waiting { handle, .. } | State::Relayed { handle, .. }) = &self.state else {
             return false;
         };
-        handle.home().handle().is_closed() && self.cell.as_ref().is_some_and(|c| !c.is_taken())
+        handle.home().handle().is_closed()
+            && self
+                .cell
+                .as_ref()
+                .is_some_and(|c| !c.is_taken() && !c.start_failed())
     }
 
     /// Settles the wait of a job whose cell was just cancelled, so the handle need not wait for

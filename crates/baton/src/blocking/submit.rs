@@ -146,7 +146,17 @@ where
         let _finish = body_cell.finish_on_drop();
         body_cell.put_output(f());
     };
-    submit(handle, prepare(bound, body), cell.control())
+    let submitted = submit(handle, prepare(bound, body), cell.control());
+    match &submitted {
+        Ok(_) => {}
+        // Job-cell rule J1: the worker closed before the job could be registered.
+        Err(BlockingError::Closed) => {
+            let _withdrawn = cell.withdraw();
+        }
+        // Job-cell rule J6: refused (or no identity left); the handle resolves to that.
+        Err(_) => cell.fail_start(),
+    }
+    submitted
 }
 
 /// Steps 1 and 2 of the module docs, on the thread running the worker; `control` is the job
