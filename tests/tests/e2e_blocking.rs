@@ -569,3 +569,33 @@ fn a_rejected_job_reports_finished_and_cancel_agrees_with_its_result() -> io::Re
     );
     Ok(())
 }
+
+/// A job started on a runtime whose worker already closed is given up like one the shutdown
+/// withdrew: `cancel` says `Closed`, as awaiting it does.
+#[test]
+fn a_job_started_after_the_worker_closed_resolves_closed() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let _report = rt.shutdown_timeout(SHUTDOWN);
+    assert_eq!(after_shutdown(handle.spawn_blocking(|| ()))?, GIVEN_UP);
+    Ok(())
+}
+
+/// A job started on the worker after shutdown began (its pool already closed, its worker not
+/// yet) is given up by the shutdown too, not refused as if the pool were merely full.
+#[test]
+fn a_job_refused_because_the_runtime_is_shutting_down_resolves_closed() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let handle = rt.handle();
+    let (sent, received) = mpsc::channel();
+    let _task = handle.spawn(async move {
+        // From inside a task: the pool stops at once, the worker only at this task's return.
+        let _report = rt.shutdown_timeout(SHUTDOWN);
+        let _ = sent.send(spawn_blocking(|| ()));
+    });
+    let job = received
+        .recv_timeout(Duration::from_secs(30))
+        .map_err(io::Error::other)?;
+    assert_eq!(after_shutdown(job)?, GIVEN_UP);
+    Ok(())
+}

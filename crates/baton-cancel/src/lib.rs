@@ -23,7 +23,8 @@
 //!
 //! C2. `cancel_before_start` on a *queued* cell wins (`CancelledQueued`); on a *cancelled* cell it
 //!    reports `AlreadyCancelled`; on a *running* cell `AlreadyRunning`; on a *withdrawn* cell
-//!    `AlreadyWithdrawn`.
+//!    `AlreadyWithdrawn`. The requester cancels through its [`CancelHandle`]; an executor that
+//!    discards queued work unstarted cancels through its [`StartToken`], the same transition.
 //!
 //! C3. `claim_for_run` on a *queued* or *running* cell reports `Run`; on a *cancelled* or
 //!    *withdrawn* cell `CompleteCancelled`, and the body must then never run.

@@ -245,6 +245,13 @@ impl StartToken {
         self.cell.cell().claim_for_run()
     }
 
+    /// Cancels work the executor discards unstarted (C2), the same transition as the
+    /// requester's [`CancelHandle::cancel_before_start`]: the cell then says cancelled, as the
+    /// `Cancelled` the executor delivers for it does.
+    pub fn cancel_before_start(&self) -> CancelBeforeStart {
+        self.cell.cell().cancel_before_start()
+    }
+
     /// Gives queued work up without running it (C7): what an executor's shutdown does with
     /// the work it still holds, so the requester can tell that from a cancel of its own.
     pub fn withdraw_before_start(&self) -> WithdrawBeforeStart {

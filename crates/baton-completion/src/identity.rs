@@ -14,6 +14,8 @@
 // `StdArc` on purpose: it is the public ownership handle other crates pass around; the
 // allocator's shared state goes through the shim's `Mutex` and atomics (see `crate::sync`).
 use crate::sync::{AtomicU64, Mutex, Ordering, StaticCounter, StdArc};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::fmt;
 use std::num::NonZeroU32;
 
@@ -137,10 +139,15 @@ impl fmt::Display for CompletionKind {
 /// Slot bookkeeping. Invariant: a slot index is either in `free` (with the generation it will
 /// be handed out on in `generations`) or in use by exactly one [`WaitSlot`]; retired slots
 /// (generation would overflow) are in neither.
+///
+/// The lowest free slot is handed out first, so the slot numbers in use stay below the number
+/// of waits alive at once even after a burst: the wait tables index their entries by slot
+/// number, and a table (one per thread that ran the worker) is then as long as the waits it
+/// saw at once, not as the highest slot ever handed out.
 #[derive(Debug)]
 struct WaitSlots {
     generations: Vec<u32>,
-    free: Vec<u32>,
+    free: BinaryHeap<Reverse<u32>>,
 }
 
 /// The per-runtime allocator of wait slots and operation ids, shared by the registrar (external
@@ -166,7 +173,7 @@ impl IdentityAllocator {
             runtime,
             slots: Mutex::new(WaitSlots {
                 generations: Vec::new(),
-                free: Vec::new(),
+                free: BinaryHeap::new(),
             }),
             slot_limit,
             next_operation: AtomicU64::new(first_op),
@@ -182,7 +189,7 @@ impl IdentityAllocator {
     pub fn allocate_wait(self: &StdArc<Self>) -> Result<WaitSlot, IdentityError> {
         let mut slots = self.slots.lock().expect("identity lock is never poisoned");
         let index = match slots.free.pop() {
-            Some(index) => index,
+            Some(Reverse(index)) => index,
             None => {
                 let next = u32::try_from(slots.generations.len())
                     .ok()
@@ -220,7 +227,7 @@ impl IdentityAllocator {
         // Rule: never wrap. A slot whose generation is exhausted is retired for good.
         if let Some(next) = generation.checked_add(1) {
             *generation = next;
-            slots.free.push(wait_id.0);
+            slots.free.push(Reverse(wait_id.0));
         }
     }
 }

@@ -51,7 +51,9 @@
 //!
 //! E6. An armed [`Dispatch`] delivers exactly once: the result; `Cancelled` if the cancel won
 //!    before start (the blocking body never runs, the async future is never constructed), if
-//!    the executor discards it ([`Dispatch::cancel`]) or withdraws it on shutdown
+//!    the executor discards it ([`Dispatch::cancel`], which first cancels a queue cell that
+//!    never started, as a dropped dispatch does, so the requester's cell agrees with the
+//!    delivery) or withdraws it on shutdown
 //!    ([`Dispatch::withdraw`], which first marks its queue cell withdrawn, `baton-cancel` rule
 //!    C7, so the requester can tell that from a cancel of its own), or if the dispatch or
 //!    in-flight future is dropped; `WorkerPanic` if the job, the future's construction or a

@@ -199,7 +199,8 @@ impl Loan {
     }
 
     /// How many `block_on` roots of this runtime are running (on any thread, including those
-    /// that fell back). The runtime is not quiescent while this is non-zero.
+    /// that fell back; a caller still waiting in the slot for the worker is not counted yet).
+    /// The runtime is not quiescent while this is non-zero.
     pub fn active_roots(&self) -> usize {
         self.driven_roots.load(Ordering::Acquire) + self.fallback_roots.load(Ordering::Acquire)
     }

@@ -2,7 +2,6 @@
 //! [`ClaimGuard`] that holds it.
 
 use std::cell::Cell;
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::context::ContextError;
@@ -159,7 +158,7 @@ impl Drop for ClaimGuard {
         if spare > 0 {
             // SAFETY: the spares were counted units of this state, now ours to give up; our
             // own `Arc` keeps the state alive whatever the units' count does.
-            unsafe { SchedulerState::sub_units(NonNull::from(&*self.state), spare) };
+            unsafe { SchedulerState::sub_units(sync::arc_address(&self.state), spare) };
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::run_queues::RunQueues;
 use crate::scheduler_state::SchedulerState;
 use crate::spawn::{new_local, new_send, place};
 use crate::spawner::Spawner;
-use crate::sync::thread_local;
+use crate::sync::{self, thread_local};
 
 /// Why a runtime-only function could not run here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -40,14 +40,34 @@ pub enum ContextError {
     EnteredElsewhere,
 }
 
+/// One installed scheduler: its state, and the id of the guard that installed it.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    state: NonNull<SchedulerState>,
+    guard: u64,
+}
+
+/// The schedulers installed on this thread, innermost last, and the next guard id.
+///
+/// Invariant: `entries` holds one entry per live [`EnterGuard`] that installed its scheduler (a
+/// nested enter of the innermost one adds none), each naming that guard's state, which the
+/// guard keeps alive through the `Arc` of its claim (the pointer carries that `Arc`'s
+/// provenance). A guard removes exactly its own entry when it drops, in whatever order guards
+/// drop, and a leaked guard leaks its `Arc` along with its entry. So every entry points to a
+/// live state, and no reference count is taken to install one.
+#[derive(Debug)]
+struct Installed {
+    entries: Vec<Entry>,
+    next_guard: u64,
+}
+
 thread_local! {
-    /// The schedulers installed on this thread, innermost last: one entry per live
-    /// [`EnterGuard`] that installed its scheduler (a nested enter of the innermost one adds
-    /// none). Invariant: every entry is the state of a live guard on this thread, which owns an
-    /// `Arc` of it (its claim); a guard removes its own entry when it drops, in whatever order
-    /// guards drop, and a leaked guard leaks its `Arc` along with its entry. So an entry always
-    /// points to a live state, and no reference count is taken to install one.
-    static CONTEXT: RefCell<Vec<NonNull<SchedulerState>>> = const { RefCell::new(Vec::new()) };
+    static CONTEXT: RefCell<Installed> = const {
+        RefCell::new(Installed {
+            entries: Vec::new(),
+            next_guard: 0,
+        })
+    };
 }
 
 /// Keeps a scheduler installed as the current thread's; dropping it restores the previous one.
@@ -58,9 +78,9 @@ thread_local! {
 /// enter it (they get [`ContextError::EnteredElsewhere`]) — never undefined behaviour.
 #[derive(Debug)]
 pub struct EnterGuard {
-    /// Whether this guard added an entry to the context (not a nested enter of the innermost
-    /// scheduler), which it removes on drop.
-    installed: bool,
+    /// The id of the entry this guard added to the context, if it added one (not a nested
+    /// enter of the innermost scheduler); it removes that entry on drop.
+    installed: Option<u64>,
     claim: ClaimGuard,
     _not_send: PhantomData<*const ()>,
 }
@@ -70,10 +90,18 @@ impl EnterGuard {
         let claim = ClaimGuard::take(state)?;
         // A nested enter of the current scheduler leaves the context as it is; the outer
         // guard's entry stands for both.
-        let installed = !is_current(state);
-        if installed {
-            CONTEXT.with(|context| context.borrow_mut().push(NonNull::from(&**claim.state())));
-        }
+        let installed = (!is_current(state)).then(|| {
+            CONTEXT.with(|context| {
+                let mut context = context.borrow_mut();
+                let guard = context.next_guard;
+                context.next_guard += 1;
+                context.entries.push(Entry {
+                    state: sync::arc_address(claim.state()),
+                    guard,
+                });
+                guard
+            })
+        });
         Ok(EnterGuard {
             installed,
             claim,
@@ -88,17 +116,18 @@ impl EnterGuard {
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
-        if !self.installed {
+        let Some(ours) = self.installed else {
             return;
-        }
-        let ours = NonNull::from(&**self.claim.state());
-        // The innermost entry naming our state: ours, or (when guards of one scheduler drop
-        // out of order) another live guard's for the same state, which is as good. During
-        // thread-local destruction the context is gone already: nothing to remove.
+        };
+        // During thread-local destruction the context is gone already: nothing to remove.
         let _ = CONTEXT.try_with(|context| {
             let mut context = context.borrow_mut();
-            if let Some(at) = context.iter().rposition(|entry| *entry == ours) {
-                context.remove(at);
+            if let Some(at) = context
+                .entries
+                .iter()
+                .rposition(|entry| entry.guard == ours)
+            {
+                context.entries.remove(at);
             }
         });
         // The claim (and its `Arc`) drops next, after the entry is gone.
@@ -107,9 +136,15 @@ impl Drop for EnterGuard {
 
 /// Whether `state`'s scheduler is the one installed on this thread (by a live guard).
 pub(crate) fn is_current(state: &Arc<SchedulerState>) -> bool {
-    let state = NonNull::from(&**state);
+    let state = sync::arc_address(state);
     CONTEXT
-        .try_with(|context| context.borrow().last() == Some(&state))
+        .try_with(|context| {
+            context
+                .borrow()
+                .entries
+                .last()
+                .is_some_and(|entry| entry.state == state)
+        })
         .unwrap_or(false)
 }
 
@@ -120,11 +155,12 @@ fn with_current<R>(make: impl FnOnce(&Arc<SchedulerState>) -> R) -> Option<R> {
     CONTEXT
         .try_with(|context| {
             let context = context.borrow();
-            let innermost = *context.last()?;
+            let innermost = context.entries.last()?.state;
             // SAFETY: context invariant — the entry is the state of a live guard on this
-            // thread, which owns an `Arc` of it; the guard cannot drop while `make` runs (it
-            // runs no user code, and the context stays borrowed). `ManuallyDrop` keeps this
-            // view of that `Arc` from releasing a count it never took.
+            // thread, which owns an `Arc` of it, and carries that `Arc`'s provenance; the guard
+            // cannot drop while `make` runs (it runs no user code, and the context stays
+            // borrowed). `ManuallyDrop` keeps this view of that `Arc` from releasing a count it
+            // never took.
             let state =
                 ManuallyDrop::new(unsafe { Arc::from_raw(innermost.as_ptr().cast_const()) });
             Some(make(&state))
@@ -184,9 +220,13 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
+    // The future stays out here when it is not spawned, so it is dropped after the context's
+    // borrow ends (its destructor is user code).
+    let mut future = Some(future);
     let made = with_current(|state| {
         let here = state.claim().here().is_some();
-        here.then(|| new_local(state, future))
+        here.then(|| future.take().map(|future| new_local(state, future)))
+            .flatten()
     });
     match made {
         Some(Some(new)) => Ok(place(new).0),
@@ -200,7 +240,7 @@ where
 /// no count of the scheduler's state) is made.
 pub fn is_entered() -> bool {
     CONTEXT
-        .try_with(|context| !context.borrow().is_empty())
+        .try_with(|context| !context.borrow().entries.is_empty())
         .unwrap_or(false)
 }
 

@@ -93,7 +93,7 @@ impl<S: Schedule> Header<S> {
             state: State::new(refs),
             vtable,
             owner,
-            scheduler: NonNull::from(&**scheduler),
+            scheduler: sync::arc_address(scheduler),
             slot: AtomicUsize::new(UNREGISTERED),
             join_waker: sync::UnsafeCell::new(None),
         }

@@ -114,3 +114,11 @@ pub(crate) fn thread_id() -> thread::ThreadId {
         .try_with(|id| *id)
         .unwrap_or_else(|_| thread::current().id())
 }
+
+/// The address of `arc`'s value with the provenance of the `Arc` itself, so the address may
+/// be turned back into an `Arc` (or have its counts changed) later, which a pointer made from a
+/// `&T` to the value may not.
+pub(crate) fn arc_address<T>(arc: &std::sync::Arc<T>) -> std::ptr::NonNull<T> {
+    // SAFETY: `Arc::as_ptr` points into the `Arc`'s live allocation, so it is never null.
+    unsafe { std::ptr::NonNull::new_unchecked(std::sync::Arc::as_ptr(arc).cast_mut()) }
+}

@@ -288,6 +288,29 @@ fn a_guard_dropped_out_of_order_uninstalls_only_its_own_scheduler() {
 }
 
 #[test]
+fn an_early_drop_removes_its_own_entry_even_when_its_scheduler_is_entered_again_later() {
+    let (a, _) = scheduler();
+    let (b, _) = scheduler();
+    let first_a = a.enter();
+    let _b = b.enter();
+    let second_a = a.enter();
+    // The first guard of `a` goes first: the innermost live guard is still `second_a`'s.
+    drop(first_a);
+    assert!(
+        baton_task::try_current()
+            .unwrap()
+            .same_scheduler(&a.spawner()),
+        "the entry of the guard that went, not the innermost one of its scheduler, is removed"
+    );
+    drop(second_a);
+    assert!(
+        baton_task::try_current()
+            .unwrap()
+            .same_scheduler(&b.spawner())
+    );
+}
+
+#[test]
 fn enter_guard_restores_context_during_a_panic() {
     let (scheduler, _) = scheduler();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -159,8 +159,14 @@ pub enum Dispatch {
 }
 
 impl Dispatch {
-    /// Discards the dispatch without running it, delivering `Cancelled`.
+    /// Discards the dispatch without running it, delivering `Cancelled`; its queue cell, if
+    /// still queued, is cancelled first (E6), so the requester's cell agrees.
     pub fn cancel(self) -> RunReport {
+        let start = match &self {
+            Self::Blocking(dispatch) => &dispatch.start,
+            Self::Async(dispatch) => &dispatch.start,
+        };
+        let _cancelled = start.cancel_before_start();
         match self {
             Self::Blocking(mut dispatch) => dispatch.finish(Err(CompletionFailure::Cancelled)),
             Self::Async(mut dispatch) => dispatch.finish(Err(CompletionFailure::Cancelled)),
@@ -220,7 +226,9 @@ impl BlockingDispatch {
 impl Drop for BlockingDispatch {
     fn drop(&mut self) {
         if let Some(delivery) = self.delivery.take() {
-            // Rule E6: an armed dispatch dropped unfinished delivers `Cancelled`.
+            // Rule E6: an armed dispatch dropped unfinished delivers `Cancelled`, its queue
+            // cell cancelled first if it never started.
+            let _cancelled = self.start.cancel_before_start();
             let _ = delivery.deliver(Err(CompletionFailure::Cancelled));
         }
         if let Some(job) = self.job.take() {
@@ -320,7 +328,8 @@ impl Drop for AsyncDispatch {
     fn drop(&mut self) {
         if let Some(delivery) = self.delivery.take() {
             // Rule E6: dropped before start or while in flight: `Cancelled`, before the future
-            // is destroyed (E7).
+            // is destroyed (E7); a queue cell that never started is cancelled first.
+            let _cancelled = self.start.cancel_before_start();
             let _ = delivery.deliver(Err(CompletionFailure::Cancelled));
         }
         self.drop_state();

@@ -86,19 +86,27 @@ fn cancel_before_start_never_runs_the_body() {
     assert_only_cancelled::<()>(&sink);
 }
 
+/// A dispatch dropped unstarted delivers `Cancelled` and leaves its queue cell cancelled, so
+/// the requester's cell agrees with the delivery (nothing is left looking queued forever).
 #[test]
 fn dropped_dispatch_delivers_cancelled() {
-    let (_half, submission, sink) = blocking(|| 1_u8);
+    let (half, submission, sink) = blocking(|| 1_u8);
     drop(blocking_dispatch(submission));
     assert_only_cancelled::<u8>(&sink);
+    assert_eq!(half.cancel_handle().state(), QueueState::Cancelled);
+    let (half, submission, sink) = async_job(|| async { 1_u8 });
+    drop(async_dispatch(submission));
+    assert_only_cancelled::<u8>(&sink);
+    assert_eq!(half.cancel_handle().state(), QueueState::Cancelled);
 }
 
 #[test]
 fn dispatch_cancel_delivers_cancelled_without_running() {
-    let (_half, submission, sink) = blocking(|| -> u8 { panic!("must not run") });
+    let (half, submission, sink) = blocking(|| -> u8 { panic!("must not run") });
     let report = submission.arm().cancel();
     assert_eq!(report.class, TerminalClass::Cancelled);
     assert_only_cancelled::<u8>(&sink);
+    assert_eq!(half.cancel_handle().state(), QueueState::Cancelled);
 }
 
 #[test]

@@ -104,3 +104,21 @@ proptest! {
         }
     }
 }
+
+/// The lowest free slot is handed out first, so after a burst the slots in use stay low (the
+/// wait tables are indexed by slot number and sized by the highest one they see).
+#[test]
+fn the_lowest_free_slot_is_handed_out_first() {
+    let allocator = IdentityAllocator::new(RuntimeId::allocate().expect("runtime id"));
+    let mut burst: Vec<_> = (0..8)
+        .map(|_| allocator.allocate_wait().expect("ids available"))
+        .collect();
+    // Free all but the highest, lowest first: a last-in-first-out list would now hand out 6.
+    let highest = burst.pop().expect("eight slots");
+    drop(burst);
+    let next = allocator.allocate_wait().expect("ids available");
+    assert_eq!(next.wait_id().get(), 0);
+    let after = allocator.allocate_wait().expect("ids available");
+    assert_eq!(after.wait_id().get(), 1);
+    assert_eq!(highest.wait_id().get(), 7);
+}

@@ -33,11 +33,14 @@
 //!    output nobody took is dropped, contained, when the last holder lets the cell go.
 //!
 //! J4. What a handle that gets no value resolves to is decided here, in one place
-//!    ([`JobCell::no_value`]): `Cancelled` when a cancel won (J1) — or when the wait settled
-//!    cancelled with the cell still queued, a pool that gave the job up without shutting down
-//!    (pool rule P4); `Closed` otherwise: the shutdown withdrew the job, or the worker's
+//!    ([`JobCell::no_value`]): `Cancelled` when a cancel won (J1) — the handle's, or the
+//!    pool's when it discarded the job unstarted without shutting down (pool rule P4, which
+//!    cancels the cell through its start token, completion rule E6) — or when the wait
+//!    settled cancelled with the cell still queued; `Closed` otherwise: the shutdown withdrew the job, or the worker's
 //!    closure lost its wait (discarded it, dropped or refused its relay) before a result
-//!    reached the handle — a result arriving later is dropped.
+//!    reached the handle — a result arriving later is dropped. (On a shared executor the
+//!    closure's discard of a job still queued there cancels the cell: that job resolves
+//!    `Cancelled`, and `cancel` says `AlreadyCancelled`.)
 //!    [`BlockingHandle::cancel`](super::BlockingHandle::cancel) agrees: `Closed` for a
 //!    withdrawn cell, and for a started job whose worker closed before its wait was taken
 //!    (J5), since its result can then never reach the handle.
@@ -47,12 +50,16 @@
 //!    polls no task afterwards, so once the inbox is seen closed, *taken* no longer changes:
 //!    a cell not taken by then is one whose result is lost (J4).
 //!
-//! J6. *start failed* is set when the pool refused the job (or its identity could not be
-//!    issued), before the failure reaches the handle. The body never runs; the handle resolves
-//!    to that failure, so `cancel` reports `AlreadyFinished` ("failed to start") and
-//!    `is_finished` is true, whatever the queue cell says (refusing a submission discards its
-//!    wait, which cancels the cell). A job that could not be registered because the worker
-//!    closed is withdrawn instead (J1), and resolves `Closed`.
+//! J6. A job that could not be submitted is given up before it was queued, before its wait
+//!    is discarded (whose cancel would otherwise look like the user's): its cell is withdrawn
+//!    (J1), and first marked *start failed* when the pool refused it (or no identity was left)
+//!    while the runtime is not shutting down. The body never runs; the handle resolves to the
+//!    refusal (`Rejected`), `cancel` reports `AlreadyFinished` ("failed to start") and
+//!    `is_finished` is true. A refusal because the runtime is shutting down (its pool closed,
+//!    its lease detached), a worker that closed before the job was registered, and a job
+//!    started on a closed worker are the shutdown's: withdrawn unmarked, they resolve `Closed`
+//!    and `cancel` says `Closed`. A cancel of the user's that won the cell first makes the job
+//!    resolve `Cancelled`.
 //!
 //! ```text
 //!   queued ──cancel (any thread)──> cancelled
@@ -125,13 +132,13 @@ impl<T: Send + 'static> JobCell<T> {
 impl<T> JobCell<T> {
     /// Rule J1, the handle's side; a withdrawn job reports `Closed` (J4).
     pub(super) fn cancel(&self) -> BlockingCancel {
-        if self.start_failed() {
-            // Rule J6: the handle resolves to the failure to start.
-            return BlockingCancel::AlreadyFinished;
-        }
         match self.queue.cancel_before_start() {
             CancelBeforeStart::CancelledQueued => BlockingCancel::CancelledBeforeStart,
             CancelBeforeStart::AlreadyCancelled => BlockingCancel::AlreadyCancelled,
+            // Rule J6: the handle resolves to the failure to start.
+            CancelBeforeStart::AlreadyWithdrawn if self.start_failed() => {
+                BlockingCancel::AlreadyFinished
+            }
             CancelBeforeStart::AlreadyWithdrawn => BlockingCancel::Closed,
             CancelBeforeStart::AlreadyRunning if self.finished.load(Ordering::Acquire) => {
                 BlockingCancel::AlreadyFinished

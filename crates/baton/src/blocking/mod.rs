@@ -234,14 +234,6 @@ impl<T> fmt::Debug for BlockingHandle<T> {
 }
 
 impl<T: Send + 'static> BlockingHandle<T> {
-    fn failed(err: BlockingError) -> BlockingHandle<T> {
-        BlockingHandle {
-            state: State::Failed(Some(err)),
-            cell: None,
-            _result: PhantomData,
-        }
-    }
-
     fn deferred(start: Deferred<T>) -> BlockingHandle<T> {
         BlockingHandle {
             state: State::Deferred(Mutex::new(Some(start))),

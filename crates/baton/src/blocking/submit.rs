@@ -5,9 +5,10 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use baton_cancel::{CancelHandle, HookOutcome, QuarantineBound, StartToken};
+use baton_cancel::{HookOutcome, QuarantineBound, WithdrawBeforeStart};
 use baton_completion::{
-    CompletionKind, SendDecoder, SendInterruptible, SendPreparedOperation, WaitKey, from_fn,
+    CompletionKind, RejectReason, SendDecoder, SendInterruptible, SendPreparedOperation, WaitKey,
+    from_fn,
 };
 use baton_uring::with_current_waits;
 
@@ -66,7 +67,15 @@ where
     T: Send + 'static,
 {
     if handle.home().handle().is_closed() {
-        return BlockingHandle::failed(BlockingError::Closed);
+        // Job-cell rule J1: given up before it was queued, as the shutdown gives up a queued
+        // job, so `cancel` says `Closed` too.
+        let cell = JobCell::new();
+        let _withdrawn = cell.withdraw();
+        return BlockingHandle {
+            state: State::Failed(Some(BlockingError::Closed)),
+            cell: Some(cell),
+            _result: PhantomData,
+        };
     }
     let cell = JobCell::new();
     if on_worker(handle, |_| ()).is_some() {
@@ -146,46 +155,67 @@ where
         let _finish = body_cell.finish_on_drop();
         body_cell.put_output(f());
     };
-    let submitted = submit(handle, prepare(bound, body), cell.control());
-    match &submitted {
-        Ok(_) => {}
-        // Job-cell rule J1: the worker closed before the job could be registered.
-        Err(BlockingError::Closed) => {
-            let _withdrawn = cell.withdraw();
-        }
-        // Job-cell rule J6: refused (or no identity left); the handle resolves to that.
-        Err(_) => cell.fail_start(),
-    }
-    submitted
+    submit(handle, prepare(bound, body), cell)
 }
 
-/// Steps 1 and 2 of the module docs, on the thread running the worker; `control` is the job
-/// cell's queue cell (job-cell rule J1).
-fn submit(
+/// Steps 1 and 2 of the module docs, on the thread running the worker, for the job of `cell`
+/// (its queue cell's control goes with the binding, job-cell rule J1). A job that cannot be
+/// submitted is given up through [`refuse`] before its wait is discarded.
+fn submit<T: Send + 'static>(
     handle: &Handle,
     prepared: SendPreparedOperation,
-    control: (CancelHandle, StartToken),
+    cell: &Arc<JobCell<T>>,
 ) -> Result<WaitKey, BlockingError> {
     let home = handle.home();
-    let identity = home.registrar().issue(prepared.kind())?;
+    let identity = match home.registrar().issue(prepared.kind()) {
+        Ok(identity) => identity,
+        Err(exhausted) => return Err(refuse(cell, exhausted.into())),
+    };
     let binding = home
         .registrar()
-        .bind_send_with_control(identity, prepared, control)
+        .bind_send_with_control(identity, prepared, cell.control())
         .expect("the identity was issued by this registrar for the prepared operation's kind");
     let (half, submission) = binding.split();
     let registered = with_current_waits(|waits| waits.register_migratable(half));
     let key = match registered {
         Ok(Ok(key)) => key,
         // The submission was never armed: dropping it delivers nothing.
-        Ok(Err(_)) | Err(_) => return Err(BlockingError::Closed),
+        Ok(Err(_)) | Err(_) => return Err(refuse(cell, BlockingError::Closed)),
     };
     match home.lease().submit(submission) {
         Ok(()) => Ok(key),
         Err(rejected) => {
-            let _ = with_current_waits(|waits| waits.discard(key));
             let reason = rejected.reason.clone();
+            // Refused because the runtime is shutting down (its pool closed, or its lease on a
+            // shared one detached): the shutdown gave the job up, as for one still queued.
+            let closing = handle.is_shutting_down()
+                && matches!(reason, RejectReason::ShuttingDown | RejectReason::Detached);
+            let failure = if closing {
+                BlockingError::Closed
+            } else {
+                BlockingError::Rejected { reason }
+            };
+            // Decided before the discard, whose cancel would otherwise look like the user's.
+            let decided = refuse(cell, failure);
+            let _ = with_current_waits(|waits| waits.discard(key));
             let _ = rejected.rollback();
-            Err(BlockingError::Rejected { reason })
+            Err(decided)
         }
+    }
+}
+
+/// Gives up a job that could not be submitted, before it was queued: withdrawn (job-cell rule
+/// J1), and marked as failed to start first unless the runtime closed (J6), so a `cancel` that
+/// finds the cell withdrawn reads the mark. A cancel of the user's that won the cell first
+/// makes the job resolve `Cancelled`, as that cancel said.
+fn refuse<T>(cell: &JobCell<T>, failure: BlockingError) -> BlockingError {
+    if failure != BlockingError::Closed {
+        cell.fail_start();
+    }
+    match cell.withdraw() {
+        WithdrawBeforeStart::AlreadyCancelled => BlockingError::Cancelled,
+        WithdrawBeforeStart::Withdrawn
+        | WithdrawBeforeStart::AlreadyWithdrawn
+        | WithdrawBeforeStart::AlreadyRunning => failure,
     }
 }
