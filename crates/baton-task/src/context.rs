@@ -40,34 +40,29 @@ pub enum ContextError {
     EnteredElsewhere,
 }
 
-/// One installed scheduler: its state, and the id of the guard that installed it.
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    state: NonNull<SchedulerState>,
-    guard: u64,
+/// The schedulers installed on this thread, innermost last, one place per guard that installed
+/// its scheduler; a place is emptied when its guard drops, and empty places at the end are
+/// removed at once.
+///
+/// Invariant: a full place holds the state of the live [`EnterGuard`] that filled it (a nested
+/// enter of the innermost scheduler fills none), which the guard keeps alive through the `Arc`
+/// of its claim (the pointer carries that `Arc`'s provenance). Places are only removed from the
+/// end, and only when empty, so a live guard's place keeps its index; the last place is full
+/// whenever there is one. A leaked guard leaks its `Arc` along with its place. So every full
+/// place points to a live state, and no reference count is taken to install one.
+struct Installed {
+    places: Vec<Option<NonNull<SchedulerState>>>,
 }
 
-/// The schedulers installed on this thread, innermost last, and the next guard id.
-///
-/// Invariant: `entries` holds one entry per live [`EnterGuard`] that installed its scheduler (a
-/// nested enter of the innermost one adds none), each naming that guard's state, which the
-/// guard keeps alive through the `Arc` of its claim (the pointer carries that `Arc`'s
-/// provenance). A guard removes exactly its own entry when it drops, in whatever order guards
-/// drop, and a leaked guard leaks its `Arc` along with its entry. So every entry points to a
-/// live state, and no reference count is taken to install one.
-#[derive(Debug)]
-struct Installed {
-    entries: Vec<Entry>,
-    next_guard: u64,
+impl Installed {
+    /// The innermost installed scheduler.
+    fn current(&self) -> Option<NonNull<SchedulerState>> {
+        self.places.last().copied().flatten()
+    }
 }
 
 thread_local! {
-    static CONTEXT: RefCell<Installed> = const {
-        RefCell::new(Installed {
-            entries: Vec::new(),
-            next_guard: 0,
-        })
-    };
+    static CONTEXT: RefCell<Installed> = const { RefCell::new(Installed { places: Vec::new() }) };
 }
 
 /// Keeps a scheduler installed as the current thread's; dropping it restores the previous one.
@@ -78,9 +73,9 @@ thread_local! {
 /// enter it (they get [`ContextError::EnteredElsewhere`]) — never undefined behaviour.
 #[derive(Debug)]
 pub struct EnterGuard {
-    /// The id of the entry this guard added to the context, if it added one (not a nested
-    /// enter of the innermost scheduler); it removes that entry on drop.
-    installed: Option<u64>,
+    /// The index of the place this guard filled in the context, if it filled one (not a
+    /// nested enter of the innermost scheduler); it empties that place on drop.
+    installed: Option<usize>,
     claim: ClaimGuard,
     _not_send: PhantomData<*const ()>,
 }
@@ -89,17 +84,12 @@ impl EnterGuard {
     pub(crate) fn new(state: &Arc<SchedulerState>) -> Result<EnterGuard, ContextError> {
         let claim = ClaimGuard::take(state)?;
         // A nested enter of the current scheduler leaves the context as it is; the outer
-        // guard's entry stands for both.
+        // guard's place stands for both.
         let installed = (!is_current(state)).then(|| {
             CONTEXT.with(|context| {
-                let mut context = context.borrow_mut();
-                let guard = context.next_guard;
-                context.next_guard += 1;
-                context.entries.push(Entry {
-                    state: sync::arc_address(claim.state()),
-                    guard,
-                });
-                guard
+                let places = &mut context.borrow_mut().places;
+                places.push(Some(sync::arc_address(claim.state())));
+                places.len() - 1
             })
         });
         Ok(EnterGuard {
@@ -119,18 +109,17 @@ impl Drop for EnterGuard {
         let Some(ours) = self.installed else {
             return;
         };
-        // During thread-local destruction the context is gone already: nothing to remove.
+        // During thread-local destruction the context is gone already: nothing to empty.
         let _ = CONTEXT.try_with(|context| {
-            let mut context = context.borrow_mut();
-            if let Some(at) = context
-                .entries
-                .iter()
-                .rposition(|entry| entry.guard == ours)
-            {
-                context.entries.remove(at);
+            let places = &mut context.borrow_mut().places;
+            if let Some(place) = places.get_mut(ours) {
+                *place = None;
+            }
+            while places.last().is_some_and(Option::is_none) {
+                places.pop();
             }
         });
-        // The claim (and its `Arc`) drops next, after the entry is gone.
+        // The claim (and its `Arc`) drops next, after the place is emptied.
     }
 }
 
@@ -138,13 +127,7 @@ impl Drop for EnterGuard {
 pub(crate) fn is_current(state: &Arc<SchedulerState>) -> bool {
     let state = sync::arc_address(state);
     CONTEXT
-        .try_with(|context| {
-            context
-                .borrow()
-                .entries
-                .last()
-                .is_some_and(|entry| entry.state == state)
-        })
+        .try_with(|context| context.borrow().current() == Some(state))
         .unwrap_or(false)
 }
 
@@ -155,8 +138,8 @@ fn with_current<R>(make: impl FnOnce(&Arc<SchedulerState>) -> R) -> Option<R> {
     CONTEXT
         .try_with(|context| {
             let context = context.borrow();
-            let innermost = context.entries.last()?.state;
-            // SAFETY: context invariant — the entry is the state of a live guard on this
+            let innermost = context.current()?;
+            // SAFETY: context invariant — a full place holds the state of a live guard on this
             // thread, which owns an `Arc` of it, and carries that `Arc`'s provenance; the guard
             // cannot drop while `make` runs (it runs no user code, and the context stays
             // borrowed). `ManuallyDrop` keeps this view of that `Arc` from releasing a count it
@@ -240,7 +223,7 @@ where
 /// no count of the scheduler's state) is made.
 pub fn is_entered() -> bool {
     CONTEXT
-        .try_with(|context| !context.borrow().entries.is_empty())
+        .try_with(|context| context.borrow().current().is_some())
         .unwrap_or(false)
 }
 
