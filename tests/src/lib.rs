@@ -5,6 +5,7 @@
 //! nested `block_on`, and shutdown with work in flight. The library itself only holds small
 //! shared helpers for those tests (for example counting open file descriptors).
 
+pub mod blocking;
 pub mod paced;
 pub mod pool;
 
