@@ -157,7 +157,9 @@ impl Drop for ClaimGuard {
         let spare = self.state.claim().leave();
         if spare > 0 {
             // SAFETY: the spares were counted units of this state, now ours to give up; our
-            // own `Arc` keeps the state alive whatever the units' count does.
+            // own `Arc` keeps the state alive whatever the units' count does, and the address
+            // carries that `Arc`'s provenance, as `sub_units` needs to release the units'
+            // strong count through it.
             unsafe { SchedulerState::sub_units(sync::arc_address(&self.state), spare) };
         }
     }
