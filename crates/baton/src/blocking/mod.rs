@@ -248,10 +248,13 @@ impl<T> BlockingHandle<T> {
     ///
     /// The outcome is decided at once through the job's own cell (job-cell rule J1), also off
     /// the worker: `CancelledBeforeStart` the first time it wins, `AlreadyCancelled` on every
-    /// later call, `AlreadyStarted` / `AlreadyFinished` when the body got there first, and
+    /// later call, `AlreadyStarted` / `AlreadyFinished` when the body got there first
+    /// (`AlreadyFinished` also for a job the pool refused, which resolves to
+    /// [`BlockingError::Rejected`], job-cell rule J6), and
     /// [`Closed`](BlockingCancel::Closed) once the runtime's shutdown gave the job up (it
-    /// withdrew the job, or its worker closed before the job's result reached this handle:
-    /// job-cell rule J4) — each outcome saying what awaiting the handle then gives. After a
+    /// withdrew the job, refused it while shutting down, or its worker closed before the job's
+    /// result reached this handle: job-cell rules J4 and J6) — each outcome saying what
+    /// awaiting the handle then gives. After a
     /// winning cancel the worker is told too, so a waiting handle resolves to
     /// [`BlockingError::Cancelled`] without waiting for the pool to reach the job.
     ///
