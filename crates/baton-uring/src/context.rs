@@ -13,9 +13,10 @@ pub(crate) struct Inner {
     pub(crate) core: RefCell<DriverState>,
     pub(crate) shared: Arc<Mailbox>,
     /// Emptied deferred buffers, swapped with the core's after each borrow so their capacity is
-    /// reused instead of allocating per operation. Taken (left empty) while being released, so a
-    /// re-entrant release never shares it.
-    pub(crate) spare: Cell<Deferred>,
+    /// reused instead of allocating per operation. Taken (left `None`) while being released, so
+    /// a re-entrant release never shares it (it gets fresh buffers). Boxed, as the core's are,
+    /// so a swap moves a pointer rather than six vectors.
+    pub(crate) spare: Cell<Option<Box<Deferred>>>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -110,17 +111,17 @@ pub(crate) fn with_core<R>(inner: &Inner, f: impl FnOnce(&mut DriverState) -> R)
 impl Inner {
     /// Swaps the state's deferred values for the spare (empty) buffers, so their capacity is
     /// reused instead of allocating per borrow.
-    pub(crate) fn take_deferred(&self, core: &mut DriverState) -> Deferred {
-        let mut spare = self.spare.take();
+    pub(crate) fn take_deferred(&self, core: &mut DriverState) -> Box<Deferred> {
+        let mut spare = self.spare.take().unwrap_or_default();
         std::mem::swap(&mut spare, &mut core.deferred);
         spare
     }
 
     /// Releases what a borrow deferred, after the borrow ended, and keeps the emptied buffers
     /// as the next spare; returns the first panic's payload.
-    pub(crate) fn release(&self, mut deferred: Deferred) -> Option<Payload> {
+    pub(crate) fn release(&self, mut deferred: Box<Deferred>) -> Option<Payload> {
         let panic = deferred.release();
-        self.spare.set(deferred);
+        self.spare.set(Some(deferred));
         panic
     }
 }

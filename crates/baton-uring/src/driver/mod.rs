@@ -25,7 +25,7 @@ use crate::error::SetupError;
 use crate::handle::{DriverHandle, Unparker};
 use crate::linger::LingerPolicy;
 use crate::mailbox::{Mailbox, Msg};
-use crate::state::{Deferred, DriverState, Payload, Undrained, reraise};
+use crate::state::{DriverState, Payload, Undrained, reraise};
 use idle::IdlePoint;
 
 /// How a turn may wait.
@@ -130,7 +130,7 @@ impl Driver {
             inner: Box::new(Inner {
                 core: RefCell::new(core),
                 shared,
-                spare: Cell::new(Deferred::default()),
+                spare: Cell::new(Some(Box::default())),
             }),
             id,
             entered_thread: StdAtomicU64::new(0),

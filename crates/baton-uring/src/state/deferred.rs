@@ -64,25 +64,33 @@ impl Deferred {
         };
         // S3: late results reach their stashes (whose waiters may wake) here, before the wakes
         // of the operations that completed.
-        for (ticket, outcome, data) in self.deposits.drain(..) {
+        drain_each(&mut self.deposits, |(ticket, outcome, data)| {
             record(catch_unwind(AssertUnwindSafe(|| {
                 ticket.deposit(outcome, data)
             })));
-        }
-        for ticket in self.drop_tickets.drain(..) {
+        });
+        drain_each(&mut self.drop_tickets, |ticket| {
             record(catch_unwind(AssertUnwindSafe(|| drop(ticket))));
-        }
-        for waker in self.wake.drain(..) {
+        });
+        drain_each(&mut self.wake, |waker| {
             record(catch_unwind(AssertUnwindSafe(|| waker.wake())));
-        }
-        for waker in self.drop_wakers.drain(..) {
+        });
+        drain_each(&mut self.drop_wakers, |waker| {
             record(catch_unwind(AssertUnwindSafe(|| drop(waker))));
-        }
-        for cell in self.drop_cells.drain(..) {
+        });
+        drain_each(&mut self.drop_cells, |cell| {
             record(catch_unwind(AssertUnwindSafe(|| drop(cell))));
-        }
+        });
         self.drop_data.clear();
         first
+    }
+}
+
+/// Hands every item of `items` to `f`, in order, keeping the vector's capacity. An empty one
+/// costs a length check and no drain: most turns defer one kind of value, if any.
+fn drain_each<T>(items: &mut Vec<T>, f: impl FnMut(T)) {
+    if !items.is_empty() {
+        items.drain(..).for_each(f);
     }
 }
 

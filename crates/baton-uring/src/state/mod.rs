@@ -159,7 +159,7 @@ pub(crate) struct DriverState {
     pub(crate) submit_error: Option<i32>,
     /// Mailbox messages taken so far (see `Mailbox::take_messages`).
     pub(crate) messages_taken: usize,
-    pub(crate) deferred: Deferred,
+    pub(crate) deferred: Box<Deferred>,
 }
 
 impl std::fmt::Debug for DriverState {
@@ -205,7 +205,7 @@ impl DriverState {
             unsubmitted: 0,
             submit_error: None,
             messages_taken: 0,
-            deferred: Deferred::default(),
+            deferred: Box::default(),
         }
     }
 

@@ -93,12 +93,18 @@ impl DriverState {
             self.counts.cancels_in_flight += 1;
             self.counts.cancelled += 1;
         }
-        while self.push_queued_front(Queue::Peer)? {}
-        while {
-            let counts = self.slots.counts();
-            counts.in_flight - counts.peer_in_flight < self.max_in_flight
-        } && self.push_queued_front(Queue::Bounded)?
-        {}
+        // Most flushes find both queues empty (a request is pushed to the ring when it is
+        // registered, if it can be): a length check each, no queue pass.
+        if !self.peer_queue.is_empty() {
+            while self.push_queued_front(Queue::Peer)? {}
+        }
+        if !self.submit_queue.is_empty() {
+            while {
+                let counts = self.slots.counts();
+                counts.in_flight - counts.peer_in_flight < self.max_in_flight
+            } && self.push_queued_front(Queue::Bounded)?
+            {}
+        }
         Ok(())
     }
 
