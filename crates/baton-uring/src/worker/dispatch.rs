@@ -282,6 +282,10 @@ impl Worker {
 
 /// Wakes (and removes) every waker, catching panics; returns the first payload.
 fn wake_all(wakers: &mut Vec<Waker>) -> Option<Box<dyn Any + Send>> {
+    // Most turns settle nothing from the inbox: no drain for an empty list.
+    if wakers.is_empty() {
+        return None;
+    }
     let mut first = None;
     for waker in wakers.drain(..) {
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
