@@ -156,10 +156,10 @@ impl Drop for ClaimGuard {
     fn drop(&mut self) {
         let spare = self.state.claim().leave();
         if spare > 0 {
-            // SAFETY: the spares were counted units of this state, now ours to give up; our
-            // own `Arc` keeps the state alive whatever the units' count does, and the address
-            // carries that `Arc`'s provenance, as `sub_units` needs to release the units'
-            // strong count through it.
+            // SAFETY: `sub_units`' contract — the spares were counted units of this state, now
+            // ours to give up; our own `Arc` keeps the state alive whatever the units' count
+            // does, and the address carries that `Arc`'s provenance, as `sub_units` needs to
+            // release the units' strong count through it.
             unsafe { SchedulerState::sub_units(sync::arc_address(&self.state), spare) };
         }
     }
