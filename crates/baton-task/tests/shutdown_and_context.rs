@@ -8,6 +8,11 @@ use std::task::Poll;
 use baton_task::{CancelReason, ContextError, RefuseSpawns, SpawnError};
 use support::{Gate, drive, poll_once, scheduler};
 
+/// Whether `scheduler` is the one this thread's context names.
+fn is_current(scheduler: &baton_task::Scheduler) -> bool {
+    baton_task::try_current().is_ok_and(|current| current.same_scheduler(&scheduler.spawner()))
+}
+
 #[test]
 fn shutdown_resolves_outstanding_handles_as_cancelled() {
     let (scheduler, _) = scheduler();
@@ -205,27 +210,15 @@ fn enter_installs_context_and_nests_with_restore() {
     let (outer, _) = scheduler();
     let (inner, _) = scheduler();
     let outer_guard = outer.enter();
-    assert!(
-        baton_task::try_current()
-            .unwrap()
-            .same_scheduler(&outer.spawner())
-    );
+    assert!(is_current(&outer));
     {
         let _inner_guard = inner.enter();
-        assert!(
-            baton_task::try_current()
-                .unwrap()
-                .same_scheduler(&inner.spawner())
-        );
+        assert!(is_current(&inner));
         let handle = baton_task::spawn(async { "inner" });
         drop(_inner_guard);
         assert_eq!(drive(&inner, handle).unwrap(), "inner");
     }
-    assert!(
-        baton_task::try_current()
-            .unwrap()
-            .same_scheduler(&outer.spawner())
-    );
+    assert!(is_current(&outer));
     drop(outer_guard);
     assert!(baton_task::try_current().is_err());
 }
@@ -239,22 +232,12 @@ fn nested_enter_of_the_current_scheduler_keeps_the_context_until_the_outer_guard
     {
         // A different scheduler in between is restored away from again.
         let _other_guard = other.enter();
-        assert!(
-            baton_task::try_current()
-                .unwrap()
-                .same_scheduler(&other.spawner())
-        );
+        assert!(is_current(&other));
     }
-    assert!(
-        baton_task::try_current()
-            .unwrap()
-            .same_scheduler(&outer.spawner())
-    );
+    assert!(is_current(&outer));
     drop(nested);
     assert!(
-        baton_task::try_current()
-            .unwrap()
-            .same_scheduler(&outer.spawner()),
+        is_current(&outer),
         "the outer guard still holds the context"
     );
     let handle = baton_task::spawn(async { 5 });
@@ -273,11 +256,7 @@ fn a_guard_dropped_out_of_order_uninstalls_only_its_own_scheduler() {
     // The outer guard goes first: the inner scheduler stays current, and the outer one is
     // not left behind in the context once its guard is gone.
     drop(first_guard);
-    assert!(
-        baton_task::try_current()
-            .unwrap()
-            .same_scheduler(&second.spawner())
-    );
+    assert!(is_current(&second));
     // With its guard and handle gone, the first scheduler's state must not be reachable from
     // the context any more (a stale entry would be a use after free here).
     drop(first);
@@ -297,17 +276,11 @@ fn an_early_drop_removes_its_own_entry_even_when_its_scheduler_is_entered_again_
     // The first guard of `a` goes first: the innermost live guard is still `second_a`'s.
     drop(first_a);
     assert!(
-        baton_task::try_current()
-            .unwrap()
-            .same_scheduler(&a.spawner()),
+        is_current(&a),
         "the entry of the guard that went, not the innermost one of its scheduler, is removed"
     );
     drop(second_a);
-    assert!(
-        baton_task::try_current()
-            .unwrap()
-            .same_scheduler(&b.spawner())
-    );
+    assert!(is_current(&b));
 }
 
 #[test]
