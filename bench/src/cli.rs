@@ -18,8 +18,9 @@ pub(crate) struct Options {
     pub(crate) out: Option<PathBuf>,
     /// Only workloads whose label contains this text.
     pub(crate) only: Option<String>,
-    /// Only contenders whose column name contains one of these (lower-cased) fragments; empty
-    /// means all. For profiling one runtime without the others' samples.
+    /// Only contenders whose column name contains one of these (lower-cased) fragments, or
+    /// equals one written with a leading `=`; empty means all. For profiling one runtime
+    /// without the others' samples.
     pub(crate) contenders: Vec<String>,
 }
 
@@ -27,7 +28,11 @@ impl Options {
     /// Whether the contender with column `name` is to be run.
     pub(crate) fn runs_contender(&self, name: &str) -> bool {
         let name = name.to_lowercase();
-        self.contenders.is_empty() || self.contenders.iter().any(|c| name.contains(c.as_str()))
+        self.contenders.is_empty()
+            || self.contenders.iter().any(|c| match c.strip_prefix('=') {
+                Some(exact) => name == exact,
+                None => name.contains(c.as_str()),
+            })
     }
 }
 
@@ -39,7 +44,8 @@ pub(crate) const USAGE: &str =
   --out FILE         also write the markdown report to FILE
   --only TEXT        only workloads whose label contains TEXT (for example \"echo\")
   --contenders LIST  only the comma-separated contenders whose column names contain one of
-                     LIST's names (for example \"raw,baton\"; for profiling one runtime)";
+                     LIST's names (for example \"raw,baton\"; for profiling one runtime),
+                     or whose name is a LIST entry written with a leading '=' (\"=baton\")";
 
 /// Parses the arguments after the program name.
 pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
@@ -125,6 +131,15 @@ mod tests {
         assert!(!options.runs_contender("tokio"));
         assert!(parse(args(&[])).expect("valid").runs_contender("tokio"));
         assert!(parse(args(&["--contenders", ","])).is_err());
+    }
+
+    #[test]
+    fn a_leading_equals_sign_matches_one_whole_column_name() {
+        let options = parse(args(&["--contenders", "=Baton,=tokio"])).expect("valid arguments");
+        assert!(options.runs_contender("Baton"));
+        assert!(options.runs_contender("tokio"));
+        assert!(!options.runs_contender("Baton 2 workers"));
+        assert!(!options.runs_contender("tokio mt 2 workers"));
     }
 
     #[test]

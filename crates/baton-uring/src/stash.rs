@@ -33,7 +33,7 @@ use std::task::{Context, Poll, Waker};
 use crate::buf::{IoBufMut, IoVecBufMut, RawBuf};
 use crate::ops::{Received, to_socket_addr};
 use crate::request::{Outcome, Request, close_orphan_fd};
-use crate::sync::{AtomicUsize, Mutex, Ordering, lock};
+use crate::sync::{AtomicBool, AtomicUsize, Mutex, Ordering, lock};
 // A std `Arc` even under loom: the models check the stash's lock and counter, which are loom's;
 // the socket and its operations share the stash through a plain `std::sync::Arc`.
 use std::sync::Arc;
@@ -91,6 +91,9 @@ pub struct Stash {
     /// an empty one included, and handed out whole (truncated to the next buffer, as the
     /// kernel would).
     datagrams: bool,
+    /// The stream's last receive came back short of its buffer, so the kernel had nothing more
+    /// queued then (see [`Stash::is_drained`]). A hint: any value is correct, only slower.
+    drained: AtomicBool,
 }
 
 impl fmt::Debug for Stash {
@@ -114,6 +117,7 @@ impl Stash {
             state: Mutex::new(StashState::default()),
             pending: AtomicUsize::new(0),
             datagrams: false,
+            drained: AtomicBool::new(false),
         }
     }
 
@@ -129,6 +133,21 @@ impl Stash {
     /// (stash rule S4). One atomic load.
     pub fn is_idle(&self) -> bool {
         self.pending.load(Ordering::Acquire) == 0
+    }
+
+    /// Notes how much a completed stream receive got out of the room it had: less than the room
+    /// means the socket was drained, as far as the kernel knew.
+    pub fn note_received(&self, received: usize, room: usize) {
+        // Relaxed: a hint that orders nothing; a stale value costs one extra attempt or wait.
+        self.drained.store(received < room, Ordering::Relaxed);
+    }
+
+    /// Whether the last noted receive came back short, so the next one will probably find
+    /// nothing yet and is better started as a readiness wait
+    /// ([`recv_when_readable`](crate::ops::recv_when_readable)). A datagram socket is never
+    /// drained by this measure (a short datagram says nothing about the queue).
+    pub fn is_drained(&self) -> bool {
+        !self.datagrams && self.drained.load(Ordering::Relaxed)
     }
 
     /// Stash rule S4 for receives: waits while tickets are outstanding, then copies stashed

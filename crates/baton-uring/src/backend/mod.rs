@@ -53,6 +53,8 @@ pub(crate) trait Backend: Send {
     fn reap(&mut self, out: &mut Vec<Cqe>);
     /// Whether the kernel supports `opcode`.
     fn supports(&self, opcode: u8) -> bool;
+    /// Whether receives may carry `IORING_RECVSEND_POLL_FIRST` (Linux 5.19).
+    fn polls_first(&self) -> bool;
     /// The set-up flags in effect.
     fn flags(&self) -> RingFlags;
 }

@@ -21,6 +21,8 @@ pub(crate) struct RingBackend {
     ring: IoUring,
     probe: Probe,
     flags: RingFlags,
+    /// See [`Backend::polls_first`].
+    polls_first: bool,
 }
 
 impl std::fmt::Debug for RingBackend {
@@ -111,7 +113,19 @@ impl RingBackend {
             .register_probe(&mut probe)
             .map_err(|source| SetupError::Os { source })?;
         let cq_entries = ring.params().cq_entries();
-        Ok((RingBackend { ring, probe, flags }, cq_entries))
+        // No feature bit names `IORING_RECVSEND_POLL_FIRST` (5.19); `RECVSEND_BUNDLE` (6.10)
+        // is the earliest bit that implies it. A 5.19–6.9 kernel starts receives with an
+        // attempt, as before the flag existed.
+        let polls_first = ring.params().is_feature_recvsend_bundle();
+        Ok((
+            RingBackend {
+                ring,
+                probe,
+                flags,
+                polls_first,
+            },
+            cq_entries,
+        ))
     }
 }
 
@@ -176,6 +190,10 @@ impl Backend for RingBackend {
 
     fn supports(&self, opcode: u8) -> bool {
         self.probe.is_supported(opcode)
+    }
+
+    fn polls_first(&self) -> bool {
+        self.polls_first
     }
 
     fn flags(&self) -> RingFlags {

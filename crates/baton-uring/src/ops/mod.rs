@@ -26,7 +26,8 @@ pub use fs::{close, fdatasync, fsync, open, read_at, readv_at, statx, write_at, 
 pub use fs::{ftruncate, statx_fd, statx_nofollow, sync_file_range};
 pub(crate) use net::to_socket_addr;
 pub use net::{
-    ConnectTo, accept, connect, recv, recv_vectored, send, send_vectored, shutdown, socket,
+    ConnectTo, accept, connect, recv, recv_vectored, recv_when_readable, send, send_vectored,
+    shutdown, socket,
 };
 pub use path::{linkat, mkdirat, renameat, symlinkat, unlinkat};
 pub use poll::{poll_readable, poll_writable};

@@ -169,11 +169,35 @@ pub fn recv<B: IoBufMut>(fd: Arc<OwnedFd>, buf: B) -> Op<(io::Result<usize>, B)>
         Request::Recv {
             fd,
             buf: RawBuf::new_mut(buf),
+            poll_first: false,
         },
-        "a receive needs a buffer with room for at least one byte: pass e.g. Vec::with_capacity(n)",
+        NO_ROOM,
         decode_filled::<B>,
     )
 }
+
+/// [`recv`] on a socket that is probably drained (its last receive came back short, see
+/// [`Stash::is_drained`](crate::Stash::is_drained)): the kernel waits for the socket to be
+/// readable before its first attempt (`IORING_RECVSEND_POLL_FIRST`) instead of making one that
+/// would fail and then waiting. Same results as [`recv`]; where the kernel lacks the flag it
+/// is [`recv`].
+pub fn recv_when_readable<B: IoBufMut>(fd: Arc<OwnedFd>, buf: B) -> Op<(io::Result<usize>, B)> {
+    let empty = buf.bytes_total() == 0;
+    Op::new_unless(
+        empty,
+        Request::Recv {
+            fd,
+            buf: RawBuf::new_mut(buf),
+            poll_first: true,
+        },
+        NO_ROOM,
+        decode_filled::<B>,
+    )
+}
+
+/// Why a receive into a buffer with no capacity is refused.
+const NO_ROOM: &str =
+    "a receive needs a buffer with room for at least one byte: pass e.g. Vec::with_capacity(n)";
 
 /// Sends every buffer's initialized bytes, in order, in one `sendmsg` (with `MSG_NOSIGNAL`).
 /// Buffers with nothing to send are `InvalidInput`.

@@ -184,10 +184,13 @@ pub(crate) enum Request {
         fd: Arc<OwnedFd>,
         buf: RawBuf,
     },
-    /// Receives into `buf` from its beginning, like [`Request::Read`].
+    /// Receives into `buf` from its beginning, like [`Request::Read`]; with `poll_first` the
+    /// kernel waits for readiness before its first attempt (where it can, see
+    /// [`Request::prepare`]).
     Recv {
         fd: Arc<OwnedFd>,
         buf: RawBuf,
+        poll_first: bool,
     },
     /// `sendmsg`: the message's buffers in order (with `MSG_NOSIGNAL`), to its address if any.
     SendMsg {
@@ -314,8 +317,11 @@ impl Request {
         }
     }
 
-    /// Builds the SQE. Pointers in it target heap memory owned by `self`.
-    pub(crate) fn prepare(&mut self, user_data: u64) -> squeue::Entry {
+    /// Builds the SQE. Pointers in it target heap memory owned by `self`. `polls_first`: the
+    /// kernel accepts `IORING_RECVSEND_POLL_FIRST` (older kernels refuse the flag with
+    /// `EINVAL`, so a receive's `poll_first` is dropped without it: the same result, one
+    /// attempt sooner).
+    pub(crate) fn prepare(&mut self, user_data: u64, polls_first: bool) -> squeue::Entry {
         let entry = match self {
             Request::Nop | Request::Sleep => opcode::Nop::new().build(),
             Request::Read { fd, buf, offset } => {
@@ -409,8 +415,19 @@ impl Request {
                     .flags(libc::MSG_NOSIGNAL)
                     .build()
             }
-            Request::Recv { fd, buf } => {
-                opcode::Recv::new(types::Fd(fd.as_raw_fd()), buf.ptr(), len32(buf.total())).build()
+            Request::Recv {
+                fd,
+                buf,
+                poll_first,
+            } => {
+                let ioprio = if *poll_first && polls_first {
+                    RECVSEND_POLL_FIRST
+                } else {
+                    0
+                };
+                opcode::Recv::new(types::Fd(fd.as_raw_fd()), buf.ptr(), len32(buf.total()))
+                    .ioprio(ioprio)
+                    .build()
             }
             Request::SendMsg { fd, msg } => {
                 opcode::SendMsg::new(types::Fd(fd.as_raw_fd()), msg.hdr().cast_const())
@@ -455,6 +472,10 @@ impl Request {
         }
     }
 }
+
+/// `IORING_RECVSEND_POLL_FIRST` (`io_uring::sys` is private): in a receive's `ioprio`, arm a
+/// readiness poll before the first attempt.
+const RECVSEND_POLL_FIRST: u16 = 1;
 
 /// Closes a descriptor created by a request nobody will consume (late accept/open/socket).
 pub(crate) fn close_orphan_fd(raw: RawFd) {

@@ -154,6 +154,8 @@ pub(crate) struct DriverState {
     cqes: Vec<Cqe>,
     /// Bitmap of supported opcodes, probed once.
     supported: [u64; 4],
+    /// The kernel accepts `IORING_RECVSEND_POLL_FIRST` ([`Backend::polls_first`]).
+    polls_first: bool,
     unsubmitted: usize,
     /// The errno of the last failed submit (timeouts and interruptions are not failures).
     pub(crate) submit_error: Option<i32>,
@@ -186,6 +188,7 @@ impl DriverState {
         }
         DriverState {
             supported,
+            polls_first: backend.polls_first(),
             slots: Slots::default(),
             submit_queue: VecDeque::new(),
             peer_queue: VecDeque::new(),

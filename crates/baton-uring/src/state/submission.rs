@@ -127,7 +127,7 @@ impl DriverState {
                 queued.pop_front();
                 continue;
             }
-            let entry = slot.data.prepare(key.user_data());
+            let entry = slot.data.prepare(key.user_data(), self.polls_first);
             if !self.push(&entry)? {
                 return Ok(false);
             }

@@ -38,3 +38,30 @@ fn vectored_iovecs_point_into_their_own_buffers() {
     let moved = *vectored;
     assert_eq!(moved.iovecs.0[1].iov_base.cast_const(), ptrs[1].cast());
 }
+
+/// The `ioprio` field of a prepared SQE (bytes 2..4 of the kernel's `io_uring_sqe`).
+fn ioprio(entry: io_uring::squeue::Entry) -> u16 {
+    // SAFETY: `squeue::Entry` is a `repr(C)` wrapper of the 64-byte `io_uring_sqe`, built from
+    // a zeroed SQE, so all 64 bytes are initialized; `transmute` checks the sizes agree.
+    let bytes: [u8; 64] = unsafe { std::mem::transmute(entry) };
+    u16::from_ne_bytes([bytes[2], bytes[3]])
+}
+
+fn receive(poll_first: bool) -> Request {
+    let (ours, _theirs) = std::os::unix::net::UnixStream::pair().expect("socketpair");
+    Request::Recv {
+        fd: std::sync::Arc::new(std::os::fd::OwnedFd::from(ours)),
+        buf: crate::buf::RawBuf::new_mut(Vec::<u8>::with_capacity(8)),
+        poll_first,
+    }
+}
+
+/// A receive asks the kernel to poll first only when its caller asked for it and the kernel
+/// accepts the flag; an older kernel would refuse the whole receive with `EINVAL`.
+#[test]
+fn a_receive_polls_first_only_when_asked_and_the_kernel_accepts_it() {
+    assert_eq!(ioprio(receive(true).prepare(7, true)), 1);
+    assert_eq!(ioprio(receive(true).prepare(7, false)), 0);
+    assert_eq!(ioprio(receive(false).prepare(7, true)), 0);
+    assert_eq!(ioprio(receive(false).prepare(7, false)), 0);
+}

@@ -212,6 +212,11 @@ impl Backend for SimBackend {
         !self.unsupported.contains(&opcode)
     }
 
+    /// The simulated kernel completes what it is told to; the flag changes nothing it models.
+    fn polls_first(&self) -> bool {
+        true
+    }
+
     fn flags(&self) -> RingFlags {
         RingFlags::default()
     }

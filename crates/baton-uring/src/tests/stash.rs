@@ -354,3 +354,18 @@ fn a_late_peek_leaves_nothing_in_the_stash() {
     );
     assert_eq!(take_datagram(&stash, 16, false), Poll::Ready(None));
 }
+
+/// The drained hint follows the last noted stream receive: short marks it, full clears it;
+/// a datagram socket is never drained by it.
+#[test]
+fn a_short_stream_receive_marks_the_socket_drained_and_a_full_one_clears_it() {
+    let stream = Stash::new();
+    assert!(!stream.is_drained(), "nothing received yet");
+    stream.note_received(3, 8);
+    assert!(stream.is_drained());
+    stream.note_received(8, 8);
+    assert!(!stream.is_drained());
+    let datagrams = Stash::for_datagrams();
+    datagrams.note_received(3, 8);
+    assert!(!datagrams.is_drained());
+}

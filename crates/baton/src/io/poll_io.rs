@@ -124,8 +124,16 @@ impl RingStart {
         }
     }
 
+    /// A stream receive; after a short one the next starts as a readiness wait
+    /// ([`Stash::is_drained`]).
     fn receive(&self, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> {
-        self.bound(ops::recv(Arc::clone(&self.fd), buf))
+        let fd = Arc::clone(&self.fd);
+        let op = if self.stash.is_drained() {
+            ops::recv_when_readable(fd, buf)
+        } else {
+            ops::recv(fd, buf)
+        };
+        self.bound(op)
             .stash_late_result_shared(Arc::clone(&self.stash))
     }
 
@@ -145,7 +153,11 @@ enum ReadState {
         buf: Vec<u8>,
         start: RingStart,
     },
-    Receiving(Op<(io::Result<usize>, Vec<u8>)>),
+    Receiving {
+        op: Op<(io::Result<usize>, Vec<u8>)>,
+        /// Told how much the receive got ([`Stash::note_received`]).
+        stash: Arc<Stash>,
+    },
     Done,
 }
 
@@ -195,12 +207,18 @@ impl Future for ReadOwned {
                             else {
                                 unreachable!("matched Stashed just above")
                             };
-                            this.state = ReadState::Receiving(start.receive(buf));
+                            this.state = ReadState::Receiving {
+                                op: start.receive(buf),
+                                stash: start.stash,
+                            };
                         }
                     }
                 }
-                ReadState::Receiving(op) => {
+                ReadState::Receiving { op, stash } => {
                     let (result, buf) = ready!(Pin::new(op).poll(cx));
+                    if let Ok(received) = result {
+                        stash.note_received(received, buf.capacity());
+                    }
                     this.state = ReadState::Done;
                     return Poll::Ready((convert(result), buf));
                 }

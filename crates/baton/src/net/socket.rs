@@ -131,7 +131,8 @@ impl Socket {
     }
 
     /// Receives, cancel-safely: bytes the kernel received for an earlier read whose future was
-    /// dropped come first, in order (stash rule S4).
+    /// dropped come first, in order (stash rule S4). After a short receive the next one starts
+    /// as a readiness wait ([`Stash::is_drained`]).
     pub(crate) async fn read<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
         let mut buf = buf;
         if !self.stash.is_idle()
@@ -139,8 +140,17 @@ impl Socket {
         {
             return (Ok(n), buf);
         }
-        let op = ops::recv(Arc::clone(&self.fd), buf).stash_late_result(&self.stash);
-        let (res, buf) = self.bind(op).await;
+        let room = buf.bytes_total();
+        let fd = Arc::clone(&self.fd);
+        let op = if self.stash.is_drained() {
+            ops::recv_when_readable(fd, buf)
+        } else {
+            ops::recv(fd, buf)
+        };
+        let (res, buf) = self.bind(op.stash_late_result(&self.stash)).await;
+        if let Ok(received) = res {
+            self.stash.note_received(received, room);
+        }
         (convert(res), buf)
     }
 
