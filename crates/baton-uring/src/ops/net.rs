@@ -163,17 +163,7 @@ pub fn send<B: IoBuf>(fd: Arc<OwnedFd>, buf: B) -> Op<(io::Result<usize>, B)> {
 /// Receives into `buf`, from its beginning up to its capacity; its initialized length becomes
 /// the count (0 means the peer shut down). A buffer with no capacity is `InvalidInput`.
 pub fn recv<B: IoBufMut>(fd: Arc<OwnedFd>, buf: B) -> Op<(io::Result<usize>, B)> {
-    let empty = buf.bytes_total() == 0;
-    Op::new_unless(
-        empty,
-        Request::Recv {
-            fd,
-            buf: RawBuf::new_mut(buf),
-            poll_first: false,
-        },
-        NO_ROOM,
-        decode_filled::<B>,
-    )
+    receive(fd, buf, false)
 }
 
 /// [`recv`] on a socket that is probably drained (its last receive came back short, see
@@ -182,22 +172,22 @@ pub fn recv<B: IoBufMut>(fd: Arc<OwnedFd>, buf: B) -> Op<(io::Result<usize>, B)>
 /// would fail and then waiting. Same results as [`recv`]; where the kernel lacks the flag it
 /// is [`recv`].
 pub fn recv_when_readable<B: IoBufMut>(fd: Arc<OwnedFd>, buf: B) -> Op<(io::Result<usize>, B)> {
+    receive(fd, buf, true)
+}
+
+fn receive<B: IoBufMut>(fd: Arc<OwnedFd>, buf: B, poll_first: bool) -> Op<(io::Result<usize>, B)> {
     let empty = buf.bytes_total() == 0;
     Op::new_unless(
         empty,
         Request::Recv {
             fd,
             buf: RawBuf::new_mut(buf),
-            poll_first: true,
+            poll_first,
         },
-        NO_ROOM,
+        "a receive needs a buffer with room for at least one byte: pass e.g. Vec::with_capacity(n)",
         decode_filled::<B>,
     )
 }
-
-/// Why a receive into a buffer with no capacity is refused.
-const NO_ROOM: &str =
-    "a receive needs a buffer with room for at least one byte: pass e.g. Vec::with_capacity(n)";
 
 /// Sends every buffer's initialized bytes, in order, in one `sendmsg` (with `MSG_NOSIGNAL`).
 /// Buffers with nothing to send are `InvalidInput`.
