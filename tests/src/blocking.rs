@@ -107,6 +107,18 @@ pub fn after_shutdown<T: Send + 'static>(
     Ok((finished, cancelled, awaited.map(drop)))
 }
 
+/// [`after_shutdown`]'s report in the other order: awaited by reference first (on another
+/// runtime, bounded), then `is_finished` and `cancel` on the resolved handle.
+pub fn awaited_then_asked<T: Send + 'static>(
+    mut job: BlockingHandle<T>,
+) -> io::Result<(bool, BlockingCancel, Result<(), BlockingError>)> {
+    let other = baton::Runtime::new()?;
+    let awaited = other
+        .block_on(baton::time::timeout(Duration::from_secs(30), &mut job))
+        .map_err(|_| io::Error::other("the handle of a shut-down runtime never resolved"))?;
+    Ok((job.is_finished(), job.cancel(), awaited.map(drop)))
+}
+
 /// What every job the shutdown gave up reports: finished, `Closed` from `cancel`, and
 /// `Err(Closed)` from awaiting it.
 pub const GIVEN_UP: (bool, BlockingCancel, Result<(), BlockingError>) =

@@ -12,8 +12,9 @@ use baton::BlockingError;
 use baton::blocking::{BlockingCancel, BlockingHandle, RejectReason, spawn_blocking};
 use baton_completion::IoExecutor as _;
 use baton_tests::blocking::{
-    GIVEN_UP, Ran, SHUTDOWN, after_shutdown, eventually, gate, on_a_shared_pool,
-    one_thread_runtime, one_thread_runtime_with_queue, queued_behind_a_busy_job, started_on_worker,
+    GIVEN_UP, Ran, SHUTDOWN, after_shutdown, awaited_then_asked, eventually, gate,
+    on_a_shared_pool, one_thread_runtime, one_thread_runtime_with_queue, queued_behind_a_busy_job,
+    started_on_worker,
 };
 
 #[test]
@@ -48,7 +49,21 @@ fn a_job_started_on_the_worker_and_queued_at_shutdown_resolves_closed() -> io::R
 /// after the runtime shut down (its gate holds past the deadline): awaited afterwards, on
 /// another runtime, it reports what every job the shutdown gave up does.
 fn result_after_the_worker_closed(
-    start: impl FnOnce(&baton::Runtime, Gated) -> io::Result<BlockingHandle<u8>>,
+    start: impl Fn(&baton::Runtime, Gated) -> io::Result<BlockingHandle<u8>>,
+) -> io::Result<()> {
+    for report in [after_shutdown, awaited_then_asked] {
+        result_after_the_worker_closed_reported(&start, report)?;
+    }
+    Ok(())
+}
+
+/// Reports of a handle after its runtime shut down, in one of two orders.
+type Report =
+    fn(BlockingHandle<u8>) -> io::Result<(bool, BlockingCancel, Result<(), BlockingError>)>;
+
+fn result_after_the_worker_closed_reported(
+    start: &impl Fn(&baton::Runtime, Gated) -> io::Result<BlockingHandle<u8>>,
+    report: Report,
 ) -> io::Result<()> {
     let rt = one_thread_runtime()?;
     let (release, started, job) = gate();
@@ -64,7 +79,7 @@ fn result_after_the_worker_closed(
     let _report = rt.shutdown_timeout(SHUTDOWN);
     release.send(()).map_err(io::Error::other)?;
     assert!(eventually(|| running.is_finished()), "the body returned");
-    assert_eq!(after_shutdown(running)?, GIVEN_UP);
+    assert_eq!(report(running)?, GIVEN_UP);
     Ok(())
 }
 

@@ -42,8 +42,9 @@
 //!    closure's discard of a job still queued there cancels the cell: that job resolves
 //!    `Cancelled`, and `cancel` says `AlreadyCancelled`.)
 //!    [`BlockingHandle::cancel`](super::BlockingHandle::cancel) agrees: `Closed` for a
-//!    withdrawn cell, and for a started job whose worker closed before its wait was taken
-//!    (J5), since its result can then never reach the handle.
+//!    withdrawn cell, for a started job whose worker closed before its wait was taken
+//!    (J5), since its result can then never reach the handle, and after the handle resolved
+//!    `Closed` (it remembers that, whatever the cell says by then).
 //!
 //! J5. *taken* is set on the worker when the handle or its relay takes the job's settled wait,
 //!    before the relay returns. The worker closes its inbox before it discards its waits and

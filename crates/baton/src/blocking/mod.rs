@@ -217,6 +217,9 @@ enum State<T> {
     },
     /// The job could not start (or the result was taken); `None` once reported.
     Failed(Option<BlockingError>),
+    /// Resolved to [`BlockingError::Closed`]: the runtime's shutdown gave the job up, so a
+    /// later `cancel` says `Closed` as one before the await does (job-cell rule J4).
+    GivenUp,
 }
 
 impl<T> fmt::Debug for BlockingHandle<T> {
@@ -225,7 +228,7 @@ impl<T> fmt::Debug for BlockingHandle<T> {
             State::Deferred(_) => "deferred",
             State::Waiting { .. } => "waiting",
             State::Relayed { .. } => "relayed",
-            State::Failed(_) => "finished",
+            State::Failed(_) | State::GivenUp => "finished",
         };
         f.debug_struct("BlockingHandle")
             .field("state", &state)
@@ -278,6 +281,7 @@ impl<T> BlockingHandle<T> {
     /// ```
     pub fn cancel(&self) -> BlockingCancel {
         let decided = match (&self.state, &self.cell) {
+            (State::GivenUp, _) => return BlockingCancel::Closed,
             // Never queued: the closure is dropped here and never runs.
             (State::Deferred(start), _) => {
                 return match lock(start).take() {
@@ -337,7 +341,7 @@ impl<T> BlockingHandle<T> {
                     });
                 }
             }
-            State::Deferred(_) | State::Failed(_) => {}
+            State::Deferred(_) | State::Failed(_) | State::GivenUp => {}
         }
     }
 
@@ -361,7 +365,7 @@ impl<T> BlockingHandle<T> {
     /// ```
     pub fn is_finished(&self) -> bool {
         match (&self.state, &self.cell) {
-            (State::Failed(_), _) => true,
+            (State::Failed(_) | State::GivenUp, _) => true,
             (State::Deferred(start), _) => lock(start).is_none(),
             (_, Some(cell)) => cell.is_finished(),
             (_, None) => false,
@@ -393,6 +397,7 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
             State::Failed(err) => Poll::Ready(Err(err
                 .take()
                 .expect("a BlockingHandle was polled after it completed"))),
+            State::GivenUp => panic!("a BlockingHandle was polled after it completed"),
             State::Relayed { join, .. } => {
                 let cell = this
                     .cell
@@ -423,8 +428,10 @@ impl<T: Send + 'static> Future for BlockingHandle<T> {
                 }
             }
         };
-        if polled.is_ready() {
-            self.state = State::Failed(None);
+        match &polled {
+            Poll::Ready(Err(BlockingError::Closed)) => self.state = State::GivenUp,
+            Poll::Ready(_) => self.state = State::Failed(None),
+            Poll::Pending => {}
         }
         polled
     }
@@ -446,7 +453,7 @@ impl<T> Drop for BlockingHandle<T> {
                     });
                 }
             }
-            State::Deferred(_) | State::Failed(_) => {}
+            State::Deferred(_) | State::Failed(_) | State::GivenUp => {}
             State::Relayed { join, .. } => join.abort(),
         }
     }
