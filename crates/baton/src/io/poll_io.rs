@@ -17,6 +17,7 @@ use crate::error::convert;
 use crate::handle::Handle;
 use crate::io::ext::write_zero;
 use crate::io::{BufResult, IoBuf, Slice};
+use crate::net::stream_receive;
 
 /// Readiness-style access to a stream socket (`TcpStream`, `UnixStream`; sealed).
 ///
@@ -124,15 +125,9 @@ impl RingStart {
         }
     }
 
-    /// A stream receive; after a short one the next starts as a readiness wait
-    /// ([`Stash::is_drained`]).
+    /// A stream receive ([`stream_receive`]), its late result kept in the stash.
     fn receive(&self, buf: Vec<u8>) -> Op<(io::Result<usize>, Vec<u8>)> {
-        let fd = Arc::clone(&self.fd);
-        let op = if self.stash.is_drained() {
-            ops::recv_when_readable(fd, buf)
-        } else {
-            ops::recv(fd, buf)
-        };
+        let op = stream_receive(Arc::clone(&self.fd), buf, &self.stash);
         self.bound(op)
             .stash_late_result_shared(Arc::clone(&self.stash))
     }
@@ -217,7 +212,7 @@ impl Future for ReadOwned {
                 ReadState::Receiving { op, stash } => {
                     let (result, buf) = ready!(Pin::new(op).poll(cx));
                     if let Ok(received) = result {
-                        stash.note_received(received, buf.capacity());
+                        stash.note_received(received, buf.bytes_total());
                     }
                     this.state = ReadState::Done;
                     return Poll::Ready((convert(result), buf));

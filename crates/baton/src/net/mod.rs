@@ -48,4 +48,4 @@ pub use udp::UdpSocket;
 pub use unix::{UnixListener, UnixStream};
 
 pub(crate) use lookup::Resolver;
-pub(crate) use socket::Socket;
+pub(crate) use socket::{Socket, stream_receive};

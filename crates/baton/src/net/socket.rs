@@ -9,7 +9,7 @@ use std::net::{Shutdown, SocketAddr};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
-use baton_uring::{Accepted, Operation, Stash, ops};
+use baton_uring::{Accepted, Op, Operation, Stash, ops};
 
 use crate::error::{Error, convert};
 use crate::handle::Handle;
@@ -141,12 +141,7 @@ impl Socket {
             return (Ok(n), buf);
         }
         let room = buf.bytes_total();
-        let fd = Arc::clone(&self.fd);
-        let op = if self.stash.is_drained() {
-            ops::recv_when_readable(fd, buf)
-        } else {
-            ops::recv(fd, buf)
-        };
+        let op = stream_receive(Arc::clone(&self.fd), buf, &self.stash);
         let (res, buf) = self.bind(op.stash_late_result(&self.stash)).await;
         if let Ok(received) = res {
             self.stash.note_received(received, room);
@@ -188,6 +183,21 @@ impl Socket {
             Err(err) if err.raw_os_error() == Some(libc::ENOTCONN) => Ok(()),
             other => other,
         }
+    }
+}
+
+/// The ring receive a stream socket's next read starts: a readiness wait first when its last
+/// receive came back short ([`Stash::is_drained`]), an immediate attempt otherwise. The caller
+/// reports what the receive got with [`Stash::note_received`].
+pub(crate) fn stream_receive<B: IoBufMut>(
+    fd: Arc<OwnedFd>,
+    buf: B,
+    stash: &Stash,
+) -> Op<(io::Result<usize>, B)> {
+    if stash.is_drained() {
+        ops::recv_when_readable(fd, buf)
+    } else {
+        ops::recv(fd, buf)
     }
 }
 

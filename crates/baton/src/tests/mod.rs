@@ -1,9 +1,11 @@
 //! The facade's tests that need its internals — the `cfg(test)` knob that makes the file
-//! system calls take their blocking-pool fallback on a kernel that has every opcode. Tests
+//! system calls take their blocking-pool fallback on a kernel that has every opcode, and the
+//! stash's drained hint that the stream receives keep. Tests
 //! that need only the public API live in the workspace's `tests/` crate. `job_cell.rs` here is
 //! the job cell's own `tests` module, included by `blocking/job_cell.rs` (`#[path]`) so it can
 //! reach the cell's private items.
 
+mod drained_hint;
 mod fs_fallback;
 
 use std::path::PathBuf;
