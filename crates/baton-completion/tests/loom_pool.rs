@@ -60,6 +60,7 @@ fn one_thread_pool(queue_capacity: usize, spawner: Arc<dyn ThreadSpawner>) -> Bl
             max: 1,
             keep_alive: Duration::from_secs(3600),
         })
+        .short_job_parallelism(1)
         .thread_spawner(spawner)
         .build()
         .expect("valid pool")
@@ -236,11 +237,12 @@ fn loom_pool_refused_spawn_without_replacement_cancels_the_stranded_job() {
 }
 
 /// Submits jobs in `rounds`, each round's jobs back to back and the round waited for before
-/// the next, on a pool of `threads` elastic threads, so later jobs find the lane's threads
-/// between jobs: spinning, about to sleep, asleep or just notified, and a round of two may
-/// start a second thread and hand a wake on. A job left queued with no thread looking for it
-/// deadlocks the model, which loom reports.
-fn jobs_between_jobs(threads: usize, rounds: &[u8]) {
+/// the next, on a pool of `threads` elastic threads that spreads short jobs (under loom every
+/// job is short) over `short_job_parallelism`, so later jobs find the lane's threads between
+/// jobs: spinning, about to sleep, asleep or just notified, and a round of two may start a
+/// second thread and hand a wake on, or wake one to stand by as the sentinel. A job left
+/// queued with no thread looking for it deadlocks the model, which loom reports.
+fn jobs_between_jobs(threads: usize, short_job_parallelism: usize, rounds: &[u8]) {
     let spawner = Arc::new(LoomSpawner::default());
     let total: u8 = rounds.iter().sum();
     let pool = BlockingPool::builder()
@@ -249,6 +251,7 @@ fn jobs_between_jobs(threads: usize, rounds: &[u8]) {
             max: threads,
             keep_alive: Duration::from_secs(3600),
         })
+        .short_job_parallelism(short_job_parallelism)
         .thread_spawner(spawner.clone())
         .build()
         .expect("valid pool");
@@ -286,7 +289,7 @@ fn jobs_between_jobs(threads: usize, rounds: &[u8]) {
 /// always found — the submit notifies exactly when no spinner will see it.
 #[test]
 fn loom_pool_job_queued_while_the_thread_spins_or_sleeps_is_run() {
-    loom::model(|| jobs_between_jobs(1, &[1, 1]));
+    loom::model(|| jobs_between_jobs(1, 1, &[1, 1]));
 }
 
 /// Proves pool rule P7 with two threads: two jobs back to back (the second may start a second
@@ -294,5 +297,16 @@ fn loom_pool_job_queued_while_the_thread_spins_or_sleeps_is_run() {
 /// one thread may spin and the other sleep with a notification outstanding; each is found.
 #[test]
 fn loom_pool_wakes_are_never_lost_between_two_threads() {
-    loom::model(|| jobs_between_jobs(2, &[2, 1]));
+    loom::model(|| jobs_between_jobs(2, 2, &[2, 1]));
+}
+
+/// Proves pool rule P7 when short jobs are spread over one thread: with one thread running, a
+/// queued job wakes no second thread to run it, only one to stand by as the sentinel, and the
+/// last round's job may be queued (without a wake of its own) while that wake is still on its
+/// way and nothing runs any more. The standing-by thread skips the queue only while a job
+/// runs (loom never ends its tick), so each job is still found, by the running thread as it
+/// finishes or by the woken one.
+#[test]
+fn loom_pool_short_jobs_spread_over_one_thread_are_never_lost() {
+    loom::model(|| jobs_between_jobs(2, 1, &[2, 2, 1]));
 }

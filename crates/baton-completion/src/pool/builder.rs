@@ -1,8 +1,9 @@
 //! Configuration of a [`BlockingPool`]: queue capacity, interruptible threads (fixed or
 //! elastic), quarantine lane threads and the thread spawner hook.
 
-use super::lanes::{LaneId, LaneLimits, Lanes};
-use super::{BlockingPool, OsThreadSpawner, PoolShared, ThreadSpawner};
+use super::lane::{LaneId, LaneLimits};
+use super::lanes::Lanes;
+use super::{BlockingPool, OsThreadSpawner, PoolShared, ThreadSpawner, spin};
 use crate::sync::{Arc, StdArc};
 use std::time::Duration;
 
@@ -32,6 +33,9 @@ pub enum BuildError {
         /// `"interruptible"` or `"quarantine"`.
         lane: &'static str,
     },
+    /// With no thread allowed to run short jobs, none would ever run.
+    #[error("short-job parallelism must be at least 1")]
+    ZeroParallelism,
     /// The OS refused to start a fixed thread.
     #[error("the OS refused to create a pool thread: {message}")]
     Spawn {
@@ -43,14 +47,15 @@ pub enum BuildError {
 /// Builds a [`BlockingPool`].
 ///
 /// Defaults: queue capacity 1024 per lane, elastic interruptible threads up to 64 with a 10 s
-/// keep-alive, 4 quarantine threads (elastic, same keep-alive), OS threads named
-/// `baton-pool-*`.
+/// keep-alive, 4 quarantine threads (elastic, same keep-alive), short jobs spread over as many
+/// threads as the process has CPUs, OS threads named `baton-pool-*`.
 #[derive(Debug)]
 pub struct BlockingPoolBuilder {
     capacity: usize,
     interruptible: InterruptibleThreads,
     quarantine_threads: usize,
     quarantine_keep_alive: Duration,
+    short_job_parallelism: usize,
     spawner: StdArc<dyn ThreadSpawner>,
     name: String,
 }
@@ -72,6 +77,7 @@ impl BlockingPoolBuilder {
             },
             quarantine_threads: 4,
             quarantine_keep_alive: Duration::from_secs(10),
+            short_job_parallelism: spin::cpus(),
             spawner: StdArc::new(OsThreadSpawner),
             name: "baton-pool".to_owned(),
         }
@@ -102,6 +108,18 @@ impl BlockingPoolBuilder {
         self
     }
 
+    /// How many threads of a lane run short jobs at once (pool rule P7). While a lane's jobs
+    /// typically run for less than a thread takes to wake up (tens of microseconds), a job
+    /// queued while this many threads are running or woken wakes no further thread: those
+    /// threads take it as they finish, which costs no futex call and no context switch. Jobs
+    /// that run longer are spread over every thread the lane may run, and a job queued behind
+    /// jobs that block is found by the lane's sentinel within about a millisecond either way.
+    /// Default: the CPUs this process may run on.
+    pub fn short_job_parallelism(mut self, threads: usize) -> Self {
+        self.short_job_parallelism = threads;
+        self
+    }
+
     /// The hook that starts threads (inject failures in tests, pin threads, ...).
     pub fn thread_spawner(mut self, spawner: StdArc<dyn ThreadSpawner>) -> Self {
         self.spawner = spawner;
@@ -118,6 +136,9 @@ impl BlockingPoolBuilder {
     pub fn build(self) -> Result<BlockingPool, BuildError> {
         if self.capacity == 0 {
             return Err(BuildError::ZeroCapacity);
+        }
+        if self.short_job_parallelism == 0 {
+            return Err(BuildError::ZeroParallelism);
         }
         let (min, max, keep_alive) = match self.interruptible {
             InterruptibleThreads::Fixed(n) => (n, n, Duration::MAX),
@@ -137,12 +158,14 @@ impl BlockingPoolBuilder {
                 min_threads: min,
                 max_threads: max,
                 keep_alive,
+                short_job_parallelism: self.short_job_parallelism,
             },
             LaneLimits {
                 capacity: self.capacity,
                 min_threads: 0,
                 max_threads: self.quarantine_threads,
                 keep_alive: self.quarantine_keep_alive,
+                short_job_parallelism: self.short_job_parallelism,
             },
         );
         let pool = BlockingPool {

@@ -1,66 +1,19 @@
 //! The pool's shared state: two lanes (interruptible, quarantine), their bounded queues, their
-//! threads and the counters, all under one lock (pool rules P1–P6 in `pool/mod.rs`).
+//! threads and the counters, all under one lock (pool rules P1–P7 in `pool/mod.rs`); each
+//! lane's own state and decisions are in `lane.rs`.
 
-use super::outcomes::{Attach, Enqueue, FailedSpawn, Next, Recovery, SpawnConfirmed, Submitted};
+use super::lane::{Lane, LaneId, LaneLimits, SENTINEL_TICK};
+use super::outcomes::{
+    Attach, Enqueue, FailedSpawn, FinishedJob, Next, Recovery, SpawnConfirmed, Submitted,
+};
 use super::spin;
 use crate::completion::DeliveryOutcome;
 use crate::dispatch::{Dispatch, RunReport, Submission, TerminalClass};
 use crate::executor::{ExecutorSnapshot, RejectReason, ShutdownReport};
 use crate::identity::RuntimeId;
 use crate::sync::{AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
-use std::collections::{HashSet, VecDeque};
-use std::time::Duration;
+use std::collections::HashSet;
 use web_time::Instant;
-
-/// How often the lane's sentinel looks at the queue while other threads run jobs (rule P7):
-/// the longest a job queued behind running jobs, without a wake of its own, waits for a
-/// thread.
-const SENTINEL_TICK: Duration = Duration::from_millis(1);
-
-/// Which lane a job runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LaneId {
-    Interruptible = 0,
-    Quarantine = 1,
-}
-
-/// How many threads a lane may run.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct LaneLimits {
-    pub(crate) capacity: usize,
-    pub(crate) min_threads: usize,
-    pub(crate) max_threads: usize,
-    pub(crate) keep_alive: Duration,
-}
-
-/// One lane. Invariants (under the pool lock): `queue.len() + spawning <= queued <= capacity`
-/// (the difference is accepted reservations not yet enqueued); `spawning` reservations wait
-/// for the thread their submitter is starting and are not accepted yet, so the snapshot's
-/// `queued` leaves them out; `running <= threads <= max_threads`, where `threads` counts
-/// threads being spawned too; `threads == 0` implies no accepted job waits in this lane
-/// (P4), which [`Lanes::enqueue`] and [`Lanes::spawn_failed`] uphold.
-///
-/// Waking (rule P7): `idle` threads wait on the lane's condvar, at most one thread is
-/// `spinning` (between jobs, watching the lane's queue length without the lock), at most one
-/// idle thread is the `sentinel` (its wait times out every [`SENTINEL_TICK`] while jobs run),
-/// and `notified <= idle` counts `notify_one` calls no woken thread has accounted for yet. A
-/// job is queued only while the lock is held, and every thread that stops spinning, wakes or
-/// finishes a job re-checks the queue under the lock, so a job left without a notification
-/// always has a spinning thread, a running one or a notified one that will find it; the
-/// sentinel only bounds how long a job waits behind long-running ones.
-#[derive(Debug)]
-struct Lane {
-    limits: LaneLimits,
-    queue: VecDeque<Dispatch>,
-    queued: u64,
-    spawning: u64,
-    running: u64,
-    threads: usize,
-    idle: usize,
-    spinning: usize,
-    notified: usize,
-    sentinel: bool,
-}
 
 /// Everything the pool lock guards: whether the pool is closed, both lanes, the attached
 /// runtimes and the counters.
@@ -92,22 +45,10 @@ pub(crate) struct Lanes {
 
 impl Lanes {
     pub(crate) fn new(interruptible: LaneLimits, quarantine: LaneLimits) -> Self {
-        let lane = |limits| Lane {
-            limits,
-            queue: VecDeque::new(),
-            queued: 0,
-            spawning: 0,
-            running: 0,
-            threads: 0,
-            idle: 0,
-            spinning: 0,
-            notified: 0,
-            sentinel: false,
-        };
         Self {
             synced: Mutex::new(Synced {
                 closed: false,
-                lanes: [lane(interruptible), lane(quarantine)],
+                lanes: [Lane::new(interruptible), Lane::new(quarantine)],
                 runtimes: HashSet::new(),
                 accepted: 0,
                 completed: 0,
@@ -244,6 +185,7 @@ impl Lanes {
         let wake = !lane_state.queue.is_empty() && lane_state.idle > lane_state.notified;
         if wake {
             lane_state.notified += 1;
+            lane_state.wakes += 1;
         }
         drop(state);
         if wake {
@@ -301,11 +243,14 @@ impl Lanes {
 
     /// Counts the job the lane thread just `finished` (P6), if any, then blocks it until there
     /// is a job to run or it should exit (P3, P4, P7), all under one lock where it can.
-    pub(crate) fn next(&self, lane: LaneId, finished: Option<RunReport>) -> Next {
+    pub(crate) fn next(&self, lane: LaneId, finished: Option<FinishedJob>) -> Next {
         let index = lane as usize;
         let mut state = self.lock();
-        if let Some(report) = finished {
-            state.lanes[index].running -= 1;
+        if let Some(FinishedJob { report, ran_for }) = finished {
+            let lane_state = &mut state.lanes[index];
+            lane_state.running -= 1;
+            lane_state.finished += 1;
+            lane_state.note_run(ran_for);
             state.count(report);
             // Only a shutdown waits on `progress`, and it closes the pool before it waits: a
             // job finishing before the close is seen by the shutdown's first check under the
@@ -317,9 +262,16 @@ impl Lanes {
         let mut spun = false;
         // When this thread last found nothing to do, for the keep-alive of a sentinel (P4).
         let mut idle_since: Option<Instant> = None;
+        // Woken to stand by as the sentinel (P7): look at the queue at the first tick.
+        let mut standing_by = false;
         loop {
             let lane_state = &mut state.lanes[index];
-            if let Some(dispatch) = lane_state.queue.pop_front() {
+            let taken = if standing_by {
+                None
+            } else {
+                lane_state.queue.pop_front()
+            };
+            if let Some(dispatch) = taken {
                 self.queue_len[index].store(lane_state.queue.len(), Ordering::Relaxed);
                 lane_state.queued -= 1;
                 lane_state.running += 1;
@@ -336,7 +288,7 @@ impl Lanes {
                 return self.exit(state, index);
             }
             let lane_state = &mut state.lanes[index];
-            if !spun && lane_state.spinning == 0 {
+            if !spun && !standing_by && lane_state.spinning == 0 {
                 // Rule P7: watch the queue a little before sleeping.
                 lane_state.spinning += 1;
                 drop(state);
@@ -353,6 +305,7 @@ impl Lanes {
             // most; it leaves the role at a tick that finds no job running.
             let sentinel = !lane_state.sentinel && lane_state.running > 0;
             lane_state.sentinel |= sentinel;
+            let finished_before = lane_state.finished;
             let elastic = lane_state.threads > lane_state.limits.min_threads;
             let keep_alive = lane_state.limits.keep_alive;
             let timed_out = if sentinel {
@@ -360,7 +313,13 @@ impl Lanes {
                     .wait_timeout(state, SENTINEL_TICK)
                     .expect("pool lock is never poisoned");
                 state = guard;
-                state.lanes[index].sentinel = false;
+                let lane_state = &mut state.lanes[index];
+                lane_state.sentinel = false;
+                if lane_state.finished == finished_before && !lane_state.queue.is_empty() {
+                    // Rule P7: jobs waited a whole tick and none finished, so the running ones
+                    // last: from here, waking threads for queued jobs pays.
+                    lane_state.typical_run = lane_state.typical_run.max(SENTINEL_TICK);
+                }
                 // Rule P4: the keep-alive counts from when this thread went idle, ticks
                 // included, so a sentinel leaves like any idle elastic thread.
                 elastic && idle_since.elapsed() >= keep_alive
@@ -379,6 +338,12 @@ impl Lanes {
             let lane_state = &mut state.lanes[index];
             lane_state.idle -= 1;
             lane_state.notified = lane_state.notified.saturating_sub(1);
+            // Rule P7: the first thread awake after a wake for a sentinel takes the role,
+            // unless no job runs any more (then it looks at the queue itself) or a thread
+            // became the sentinel meanwhile.
+            standing_by = std::mem::take(&mut lane_state.sentinel_wanted)
+                && lane_state.running > 0
+                && !lane_state.sentinel;
             // Rule P4: an idle elastic thread leaves only if the remaining free threads still
             // cover every reserved job.
             let spare = (lane_state.threads as u64 - 1).saturating_sub(lane_state.running);
@@ -450,46 +415,10 @@ impl Lanes {
     pub(crate) fn threads(&self, lane: LaneId) -> usize {
         self.lock().lanes[lane as usize].threads
     }
-}
 
-impl Lane {
-    /// Rule P7: whether a newly visible job needs a `notify_one` — no thread is spinning and
-    /// some idle thread is not notified yet — counting the notification if so.
-    fn take_wake(&mut self) -> bool {
-        if self.spinning > 0 || (self.sentinel && self.running > 0) {
-            // A spinner sees the job within its watch, a sentinel within a tick; and with a
-            // job running, its thread re-checks the queue when the job ends.
-            return false;
-        }
-        let wake = self.idle > self.notified;
-        if wake {
-            self.notified += 1;
-        }
-        wake
-    }
-
-    /// Whether an accepted job would wait without a thread that could start it now, while the
-    /// lane may still start one (P4).
-    fn lacks_thread(&self) -> bool {
-        let free = (self.threads as u64).saturating_sub(self.running);
-        self.queued > free && self.threads < self.limits.max_threads
-    }
-
-    /// Rule P4 after a lost or failed thread: respawn when queued work lacks a thread (if
-    /// `may_respawn`), else hand back the queue of a lane without any thread.
-    fn recover(&mut self, closed: bool, may_respawn: bool) -> Recovery {
-        if closed {
-            // The close takes the queue out and cancels it; nothing new is accepted.
-            return Recovery::Covered;
-        }
-        if may_respawn && self.lacks_thread() {
-            self.threads += 1;
-            return Recovery::Respawn;
-        }
-        if self.threads == 0 {
-            return Recovery::Stranded(self.queue.drain(..).collect());
-        }
-        Recovery::Covered
+    /// Sleeping lane threads woken for queued jobs so far (rule P7; for tests and diagnostics).
+    pub(crate) fn wakes(&self, lane: LaneId) -> u64 {
+        self.lock().lanes[lane as usize].wakes
     }
 }
 

@@ -44,16 +44,20 @@
 //!    every thread re-checks the queue under the lock after it spins, wakes or finishes a job,
 //!    so a job always has a thread that will find it; a job queued behind long-running jobs
 //!    waits at most about a sentinel tick, and a stream of short jobs costs no futex call per
-//!    job. A sentinel's ticks count toward its keep-alive (P4).
+//!    job. A sentinel's ticks count toward its keep-alive (P4). While a lane's jobs typically
+//!    run shorter than a wake-up costs and `short_job_parallelism` threads are running or
+//!    notified, a queued job wakes no further thread, only (if none exists) one to stand by as
+//!    the sentinel; a tick that sees jobs queued and none finished lifts that limit.
 //!
 mod builder;
+mod lane;
 mod lanes;
 mod outcomes;
 mod spin;
 mod worker;
 
 pub use builder::{BlockingPoolBuilder, BuildError, InterruptibleThreads};
-pub(crate) use lanes::LaneId;
+pub(crate) use lane::LaneId;
 #[cfg(test)]
 pub(crate) use worker::LaneThread;
 
@@ -151,6 +155,16 @@ impl BlockingPool {
         (
             self.shared.lanes.threads(LaneId::Interruptible),
             self.shared.lanes.threads(LaneId::Quarantine),
+        )
+    }
+
+    /// How many times the interruptible lane and the quarantine lane woke a sleeping thread
+    /// for queued jobs (rule P7): a diagnostic of how lazily the pool wakes, each wake being a
+    /// futex call for the submitter and a context switch for the woken thread.
+    pub fn thread_wakes(&self) -> (u64, u64) {
+        (
+            self.shared.lanes.wakes(LaneId::Interruptible),
+            self.shared.lanes.wakes(LaneId::Quarantine),
         )
     }
 }

@@ -1,8 +1,9 @@
 //! What the pool's lane operations tell their callers (pool rules P1–P5 in `pool/mod.rs`):
 //! each outcome names the one thing the caller must do next.
 
-use crate::dispatch::{Dispatch, Submission};
+use crate::dispatch::{Dispatch, RunReport, Submission};
 use crate::executor::RejectReason;
+use std::time::Duration;
 
 /// The outcome of [`Lanes::submit`](super::lanes::Lanes::submit).
 #[must_use = "a submission handed back must be rejected, spawned for or cancelled"]
@@ -69,6 +70,14 @@ pub(crate) enum Enqueue {
     /// The lane lost its last thread and could not start another after the reservation
     /// (P4): cancel it and report through [`Lanes::cancelled_queued`](super::lanes::Lanes::cancelled_queued).
     Stranded(Dispatch),
+}
+
+/// A job a lane thread finished: how it ended and how long it ran (for the lane's estimate of
+/// its jobs' length, rule P7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FinishedJob {
+    pub(crate) report: RunReport,
+    pub(crate) ran_for: Duration,
 }
 
 /// What a lane thread should do next.

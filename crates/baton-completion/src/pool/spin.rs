@@ -1,4 +1,5 @@
-//! How a lane thread that found its queue empty watches it before it sleeps (pool rule P7).
+//! How a lane thread that found its queue empty watches it before it sleeps (pool rule P7),
+//! and the CPU count that decides whether watching pays.
 
 use crate::sync::{AtomicUsize, Ordering};
 
@@ -32,13 +33,17 @@ pub(super) fn watch(queue_len: &AtomicUsize) {
 
 /// Whether watching can pay: with a single CPU the watching thread only keeps the thread that
 /// would queue the next job off the CPU until its time slice ends (on one CPU, 100 000 tiny
-/// jobs ran 6× slower with the watch than the pool's own two-CPU rate). Decided once per
-/// process, from the CPUs this process may run on.
+/// jobs ran 6× slower with the watch than the pool's own two-CPU rate).
 #[cfg(not(loom))]
 fn worth_watching() -> bool {
+    cpus() > 1
+}
+
+/// The CPUs this process may run on, read once per process (1 if unknown).
+pub(super) fn cpus() -> usize {
     // `std` on purpose: a process-wide fact, read once; no protocol depends on it.
-    static SEVERAL_CPUS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SEVERAL_CPUS.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
 /// Under loom one look stands for the watch: the protocol (the spinner is counted, and the

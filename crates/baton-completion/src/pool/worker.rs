@@ -8,24 +8,56 @@
 //! cancelled.
 
 use super::PoolShared;
-use super::lanes::LaneId;
-use super::outcomes::Next;
+use super::lane::LaneId;
+use super::outcomes::{FinishedJob, Next};
 use crate::completion::DeliveryOutcome;
 use crate::dispatch::{AsyncDispatch, Dispatch, RunReport, TerminalClass};
 use crate::sync::{Arc, StdArc, thread};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
 
 /// The body of every lane thread (pool rule P3).
 pub(crate) fn run_lane(shared: Arc<PoolShared>, lane: LaneId) {
     let mut guard = LaneThread::new(shared, lane);
     while let Some(dispatch) = guard.next() {
+        let started = RunClock::start();
         let report = match dispatch {
             Dispatch::Blocking(job) => job.run(),
             Dispatch::Async(job) => drive(job),
         };
-        guard.finished(report);
+        guard.finished(FinishedJob {
+            report,
+            ran_for: started.elapsed(),
+        });
+    }
+}
+
+/// Times a job for the lane's estimate of its jobs' length (rule P7).
+struct RunClock(#[cfg(not(loom))] web_time::Instant);
+
+impl RunClock {
+    #[cfg(not(loom))]
+    fn start() -> Self {
+        Self(web_time::Instant::now())
+    }
+
+    #[cfg(not(loom))]
+    fn elapsed(&self) -> Duration {
+        self.0.elapsed()
+    }
+
+    /// Under loom every job is instant, so each execution of a model takes the same
+    /// decisions: a wall clock would make the explored protocol differ run to run.
+    #[cfg(loom)]
+    fn start() -> Self {
+        Self()
+    }
+
+    #[cfg(loom)]
+    fn elapsed(&self) -> Duration {
+        Duration::ZERO
     }
 }
 
@@ -38,7 +70,7 @@ enum ThreadState {
     Running,
     /// Done with a job the lane still counts in `running`; the next [`LaneThread::next`]
     /// reports it.
-    Finished(RunReport),
+    Finished(FinishedJob),
     /// Left through [`Next::Exit`], which already uncounted the thread.
     Exited,
 }
@@ -68,7 +100,7 @@ impl LaneThread {
     /// tells it to exit (`None`; the lane already uncounted it).
     pub(crate) fn next(&mut self) -> Option<Dispatch> {
         let finished = match self.state {
-            ThreadState::Finished(report) => Some(report),
+            ThreadState::Finished(job) => Some(job),
             _ => None,
         };
         // From here the lane has counted the finished job: an unwind must not count it again.
@@ -87,8 +119,8 @@ impl LaneThread {
 
     /// Records the dispatch [`next`](Self::next) handed out as finished; the next `next`
     /// counts it with the same lock that takes the following job.
-    fn finished(&mut self, report: RunReport) {
-        self.state = ThreadState::Finished(report);
+    fn finished(&mut self, job: FinishedJob) {
+        self.state = ThreadState::Finished(job);
     }
 }
 
@@ -101,7 +133,7 @@ impl Drop for LaneThread {
                 class: TerminalClass::WorkerPanic,
                 delivery: DeliveryOutcome::InboxClosed,
             }),
-            ThreadState::Finished(report) => Some(report),
+            ThreadState::Finished(job) => Some(job.report),
         };
         let recovery = self.shared.lanes.thread_lost(self.lane, running);
         PoolShared::recover(&self.shared, self.lane, recovery);

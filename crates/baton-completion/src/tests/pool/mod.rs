@@ -21,6 +21,7 @@ mod lane_thread;
 mod shutdown;
 mod spawn_failure;
 mod submit;
+mod waking;
 
 pub(super) struct Fixture {
     pub(super) pool: BlockingPool,

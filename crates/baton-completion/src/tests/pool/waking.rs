@@ -1,0 +1,79 @@
+//! How lazily the pool wakes its sleeping threads (pool rule P7): short jobs queued behind
+//! busy threads wake no further thread beyond the one that stands by as the sentinel, while
+//! jobs measured long wake one thread each.
+
+use super::{Fixture, fixture};
+use crate::pool::{BlockingPool, InterruptibleThreads};
+use std::time::Duration;
+
+/// A pool of four fixed threads that spreads short jobs over one.
+fn one_short_job_at_a_time() -> Fixture {
+    fixture(
+        BlockingPool::builder()
+            .interruptible_threads(InterruptibleThreads::Fixed(4))
+            .short_job_parallelism(1),
+    )
+}
+
+/// Long enough for every idle thread to end its watch and sleep on the condvar.
+fn let_threads_fall_asleep() {
+    std::thread::sleep(Duration::from_millis(20));
+}
+
+#[test]
+fn short_jobs_behind_a_busy_thread_wake_only_a_sentinel() {
+    let f = one_short_job_at_a_time();
+    let_threads_fall_asleep();
+    let (busy, started, gate) = f.gated(false);
+    f.lease.submit(busy).expect("accepted");
+    started.recv().expect("the busy job starts");
+    let_threads_fall_asleep();
+    let (before, _) = f.pool.thread_wakes();
+    for value in 0..10_u8 {
+        f.lease.submit(f.blocking(move || value)).expect("accepted");
+    }
+    let (after, _) = f.pool.thread_wakes();
+    assert_eq!(
+        after - before,
+        1,
+        "jobs are short and one thread is running: only a sentinel is woken"
+    );
+    // The busy job never finishes meanwhile, so the sentinel's first tick finds jobs queued
+    // and none finished: jobs count as long from then on, and the queue is spread.
+    assert_eq!(f.wait_for_completions(10).len(), 10);
+    let_threads_fall_asleep();
+    let (before, _) = f.pool.thread_wakes();
+    f.lease.submit(f.blocking(|| 10_u8)).expect("accepted");
+    let (after, _) = f.pool.thread_wakes();
+    assert_eq!(after - before, 1, "after that tick, a job is worth a wake");
+    assert_eq!(f.wait_for_completions(1).len(), 1);
+    gate.send(()).expect("the busy job waits");
+    assert_eq!(f.wait_for_completions(1).len(), 1);
+}
+
+#[test]
+fn jobs_measured_long_wake_a_thread_each() {
+    let f = one_short_job_at_a_time();
+    f.lease
+        .submit(f.blocking(|| std::thread::sleep(Duration::from_millis(5))))
+        .expect("accepted");
+    assert_eq!(f.wait_for_completions(1).len(), 1);
+    let (busy, started, gate) = f.gated(false);
+    f.lease.submit(busy).expect("accepted");
+    started.recv().expect("the busy job starts");
+    let_threads_fall_asleep();
+    let (before, _) = f.pool.thread_wakes();
+    let gates: Vec<_> = (0..3)
+        .map(|_| {
+            let (job, _started, gate) = f.gated(false);
+            f.lease.submit(job).expect("accepted");
+            gate
+        })
+        .collect();
+    let (after, _) = f.pool.thread_wakes();
+    assert_eq!(after - before, 3, "each long job wakes one of the three sleeping threads");
+    for gate in gates.iter().chain([&gate]) {
+        gate.send(()).expect("the job waits");
+    }
+    assert_eq!(f.wait_for_completions(4).len(), 4, "the busy job and the three long ones");
+}
