@@ -1,6 +1,7 @@
 //! End to end: blocking jobs through the facade — registrar, pool, the worker's inbox — with
 //! cancel before start, drop before start, panics, a full queue, quarantined jobs, jobs
-//! started and awaited off the worker, and the metrics that count them. Jobs the runtime's
+//! started and awaited off the worker, the metrics that count them, and jobs that wait on
+//! jobs queued behind them after a stream of short ones (pool rule P7). Jobs the runtime's
 //! shutdown gave up, and jobs the pool refused, are in `e2e_blocking_shutdown`.
 
 use std::io;
@@ -285,5 +286,48 @@ fn an_unclaimed_output_with_a_panicking_destructor_is_contained() -> io::Result<
     };
     assert_eq!(settled.completed, 1, "{settled:?}");
     assert_eq!(settled.panicked, 0, "a lane thread unwound: {settled:?}");
+    Ok(())
+}
+
+#[test]
+fn jobs_that_wait_on_each_other_all_finish_after_a_stream_of_short_ones() -> io::Result<()> {
+    // Pool rule P7: short jobs leave the lane's estimate short, so the next jobs wake no more
+    // threads than the CPUs; jobs that then block on jobs queued behind them are still spread
+    // (the sentinel's tick sees none finish) instead of waiting for each other forever.
+    // Idle threads outlive the test, so no keep-alive timeout stands in for the sentinel.
+    let rt = baton::Builder::new()
+        .blocking_keep_alive(Duration::from_secs(600))
+        .build()?;
+    rt.block_on(async {
+        let short: Vec<_> = (0..2_000_u32).map(|i| spawn_blocking(move || i)).collect();
+        for (i, job) in short.into_iter().enumerate() {
+            assert_eq!(job.await, Ok(i as u32));
+        }
+        // Job i waits for job i + 1, which is queued after it; the last waits for nothing.
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..8).map(|_| mpsc::channel::<()>()).unzip();
+        let mut senders = senders.into_iter().map(Some).collect::<Vec<_>>();
+        let chain: Vec<_> = receivers
+            .into_iter()
+            .enumerate()
+            .map(|(i, waits_for)| {
+                let releases = if i == 0 { None } else { senders[i - 1].take() };
+                let last = i == 7;
+                spawn_blocking(move || {
+                    if !last {
+                        waits_for
+                            .recv_timeout(Duration::from_secs(20))
+                            .expect("the job queued behind this one ran within 20 s");
+                    }
+                    if let Some(release) = releases {
+                        let _ = release.send(());
+                    }
+                })
+            })
+            .collect();
+        drop(senders);
+        for job in chain {
+            assert_eq!(job.await, Ok(()));
+        }
+    });
     Ok(())
 }
