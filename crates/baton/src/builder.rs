@@ -25,7 +25,7 @@ use crate::worker_adapter::{WakeWorker, WorkerAdapter};
 /// | --- | --- | --- |
 /// | `ring_entries` | 256 | the driver's default: room for a deep queue of 4 KiB I/O without a large locked-memory footprint; more requests queue in userspace, never fail |
 /// | `max_in_flight` | the ring's completion queue size (2 × `ring_entries`) | bounds only requests that complete on their own (file I/O, syncs), so their completion bursts fit the completion queue; receives, sends, accepts and connects wait on a peer and are never held back, so idle connections cannot stall other work |
-/// | `blocking_threads` | 64, started on demand | blocking jobs are mostly waiting (DNS, `unlink`, slow disks); idle threads leave after `blocking_keep_alive` |
+/// | `blocking_threads` | 64, started on demand | blocking jobs are mostly waiting (DNS, `unlink`, slow disks); idle threads leave after `blocking_keep_alive`. While the jobs run shorter than a thread takes to wake (about 50 µs), no more threads than CPUs are woken for them (pool rule P7) |
 /// | `blocking_keep_alive` | 10 s | |
 /// | `quarantine_threads` | 4, started on demand | a separate lane, so runaway uninterruptible jobs cannot starve the others |
 /// | `blocking_queue_capacity` | 4096 per lane | a full queue rejects new jobs instead of growing without bound |
