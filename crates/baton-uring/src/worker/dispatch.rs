@@ -218,13 +218,20 @@ impl Worker {
     /// [`WakerPanics`](crate::WakerPanics) policy after every waker ran.
     pub(crate) fn settle_inbox(&self, report: &mut WorkerTurn, limit: usize) {
         let local = &*self.local;
+        let Ok(mut waits) = local.waits.try_borrow_mut() else {
+            // Only reachable while user code holds the table further up the stack; the
+            // completions stay queued for the next turn.
+            return;
+        };
+        // Most turns find nothing to settle: no completion held or queued, no bound to check.
+        // Answering that with three loads skips the waker list and the counts (a turn settles
+        // the inbox twice when it parks). A completion queued just after the look unparks the
+        // worker (W3), so the next turn takes it.
+        if !waits.has_held() && !local.inbox.has_queued() && !waits.has_bounds() {
+            return;
+        }
         let mut wakers = local.spare_wakers.take();
         {
-            let Ok(mut waits) = local.waits.try_borrow_mut() else {
-                // Only reachable while user code holds the table further up the stack; the
-                // completions stay queued for the next turn.
-                return;
-            };
             let mut counts = local.counts.get();
             let mut route = |waits: &mut WaitTables, completion| match waits.route(completion) {
                 Routed::Settled(waker) => {
@@ -270,6 +277,7 @@ impl Worker {
             report.bounds_exceeded += check.exceeded;
             wakers.extend(check.wakers);
             local.counts.set(counts);
+            drop(waits);
         }
         // Worker rule W2: the driver's waker-panic policy decides (contained by default).
         let panicked = wake_all(&mut wakers);

@@ -260,6 +260,11 @@ impl WaitTables {
         mine.into_iter().map(|(_, completion)| completion).collect()
     }
 
+    /// Whether completions are held for any thread's waits.
+    pub(crate) fn has_held(&self) -> bool {
+        !self.held.is_empty()
+    }
+
     /// Whether completions for this thread's waits are held.
     pub(crate) fn has_held_here(&self) -> bool {
         let here = thread_token();
