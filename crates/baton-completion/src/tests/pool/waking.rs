@@ -71,7 +71,14 @@ fn jobs_measured_long_wake_a_thread_each() {
         })
         .collect();
     let (after, _) = f.pool.thread_wakes();
-    assert_eq!(after - before, 3, "each long job wakes one of the three sleeping threads");
+    // At least one wake per job: a woken thread that takes its job while the next is already
+    // queued may hand a wake on too (P7), so more than three can be counted; a lane that held
+    // long jobs back like short ones would count one, the sentinel's.
+    assert!(
+        after - before >= 3,
+        "each long job wakes one of the three sleeping threads (counted {})",
+        after - before
+    );
     for gate in gates.iter().chain([&gate]) {
         gate.send(()).expect("the job waits");
     }
