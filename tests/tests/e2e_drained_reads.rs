@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use baton::io::{BufResult, PollIo};
+use baton::io::{BufResult, PollRead};
 use baton::net::{TcpListener, TcpStream};
 
 /// Each message is shorter than the read buffer, so every read comes back short and the next

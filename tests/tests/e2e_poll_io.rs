@@ -6,7 +6,7 @@ use std::future::poll_fn;
 use std::io;
 use std::time::Duration;
 
-use baton::io::PollIo;
+use baton::io::{PollRead, PollWrite};
 use baton::net::{TcpListener, TcpStream};
 use baton_tests::paced;
 

@@ -1,8 +1,8 @@
 //! [`Compat`]: a Baton socket behind the ecosystem's poll-based traits. Reads are
-//! owned-buffer receives on the ring ([`PollIo::read_owned`], kept across polls unboxed) into
+//! owned-buffer receives on the ring ([`PollRead::read_owned`], kept across polls unboxed) into
 //! one read buffer. Writes up to 4 KiB are copied into the write buffer and written by the ring
-//! in the background ([`PollIo::write_all_owned`]); larger
-//! ones go readiness-style ([`baton::io::PollIo`]): the caller's buffers straight to a
+//! in the background ([`PollWrite::write_all_owned`]); larger
+//! ones go readiness-style ([`PollWrite::try_write_vectored`]): the caller's buffers straight to a
 //! non-blocking `sendmsg`, a `WouldBlock` waiting for a one-shot readiness request on the ring.
 //! The trait impls (`tokio_io`, `futures_io`, `hyper`) are thin shells over the `poll_*`
 //! methods here.
@@ -17,10 +17,9 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use baton::io::{AsyncWrite, PollIo, ReadOwned, Readiness, WriteAllOwned};
+use baton::io::{PollIo, PollRead, PollWrite, ReadOwned, Readiness, ShutdownWrite, WriteAllOwned};
 
 /// How many bytes one receive asks the kernel for (the read buffer's capacity).
 const BUFFER_CAPACITY: usize = 16 * 1024;
@@ -30,15 +29,14 @@ const BUFFER_CAPACITY: usize = 16 * 1024;
 /// submitted with the other connections' requests, a 12 KiB one already cheaper uncopied.
 const COPY_LIMIT: usize = 4 * 1024;
 
-/// The shutdown, boxed once when it starts (once per stream) and kept until it completes.
-type Shutdown = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
-
 /// A Baton stream usable through the ecosystem's poll-based I/O traits.
 ///
-/// `S` is one of Baton's stream sockets ([`baton::net::TcpStream`],
-/// [`baton::net::UnixStream`]: [`PollIo`], and `&S: AsyncWrite` for the shutdown); a read
-/// and a write may be in flight at once. Make one with [`CompatExt::compat`] or
-/// [`Compat::new`]; see the crate docs for what it guarantees.
+/// `S` is a Baton socket ([`PollIo`]): a stream ([`baton::net::TcpStream`],
+/// [`baton::net::UnixStream`]), a half of one (borrowed or owned) or a child's piped stdio.
+/// The foreign read traits are implemented when `S` reads ([`PollRead`]), the write traits
+/// when it writes ([`PollWrite`]); on a whole stream a read and a write may be in flight at
+/// once. Make one with [`CompatExt::compat`] or [`Compat::new`]; see the crate docs for what
+/// it guarantees.
 ///
 /// Its `poll_*` methods are the whole mechanism and are public, so traits this crate does not
 /// know (another runtime's, your own) can be implemented on it in a few lines; the features
@@ -73,7 +71,7 @@ type Shutdown = Pin<Box<dyn Future<Output = io::Result<()>> + Send>>;
 /// # fn main() {}
 /// ```
 pub struct Compat<S> {
-    stream: Arc<S>,
+    stream: S,
     /// The bytes of the last completed receive, `[read_pos..]` not yet handed out. Empty (and
     /// unallocated) while `read_op` holds it.
     read_buf: Vec<u8>,
@@ -91,7 +89,8 @@ pub struct Compat<S> {
     write_error: Option<io::Error>,
     /// The readiness wait of a large write the socket had no room for.
     write_ready: Option<Readiness>,
-    shutdown_op: Option<Shutdown>,
+    /// The shutdown in flight, kept across polls.
+    shutdown_op: Option<ShutdownWrite>,
 }
 
 impl<S> fmt::Debug for Compat<S> {
@@ -108,31 +107,23 @@ impl<S> fmt::Debug for Compat<S> {
     }
 }
 
-/// `.compat()` on a Baton stream socket.
+/// `.compat()` on a Baton socket (a stream, a half, a child's piped stdio).
 pub trait CompatExt: Sized {
     /// Wraps `self` in a [`Compat`].
     fn compat(self) -> Compat<Self>;
 }
 
-impl<S> CompatExt for S
-where
-    S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
-{
+impl<S: PollIo> CompatExt for S {
     fn compat(self) -> Compat<Self> {
         Compat::new(self)
     }
 }
 
-impl<S> Compat<S>
-where
-    S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
-{
+impl<S: PollIo> Compat<S> {
     /// Wraps `stream`. The read buffer is allocated on the first read.
     pub fn new(stream: S) -> Compat<S> {
         Compat {
-            stream: Arc::new(stream),
+            stream,
             read_buf: Vec::new(),
             read_pos: 0,
             read_eof: false,
@@ -150,6 +141,33 @@ where
         &self.stream
     }
 
+    /// Drives the background write, if any, to its end, keeping its error for the next
+    /// `poll_write`/`poll_flush`/`poll_shutdown`.
+    fn poll_write_settled(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if let Err(error) = ready!(self.poll_write_done(cx)) {
+            self.write_error = Some(error);
+        }
+        Poll::Ready(())
+    }
+
+    /// Waits for the background write, if any, to finish; its error is returned here.
+    fn poll_write_done(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if let Some(error) = self.write_error.take() {
+            return Poll::Ready(Err(error));
+        }
+        let Some(op) = &mut self.write_op else {
+            return Poll::Ready(Ok(()));
+        };
+        let (result, mut buf) = ready!(Pin::new(op).poll(cx));
+        self.write_op = None;
+        buf.clear();
+        self.write_buf = buf;
+        Poll::Ready(result)
+    }
+}
+
+/// The read side: when `S` reads.
+impl<S: PollRead> Compat<S> {
     /// Copies buffered bytes into `dst` (receiving first when nothing is buffered); `Ok(0)` at
     /// the end of the stream or for an empty `dst`.
     pub fn poll_read_slice(
@@ -226,35 +244,14 @@ where
         }
     }
 
-    /// Drives the background write, if any, to its end, keeping its error for the next
-    /// `poll_write`/`poll_flush`/`poll_shutdown`.
-    fn poll_write_settled(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if let Err(error) = ready!(self.poll_write_done(cx)) {
-            self.write_error = Some(error);
-        }
-        Poll::Ready(())
-    }
-
-    /// Waits for the background write, if any, to finish; its error is returned here.
-    fn poll_write_done(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if let Some(error) = self.write_error.take() {
-            return Poll::Ready(Err(error));
-        }
-        let Some(op) = &mut self.write_op else {
-            return Poll::Ready(Ok(()));
-        };
-        let (result, mut buf) = ready!(Pin::new(op).poll(cx));
-        self.write_op = None;
-        buf.clear();
-        self.write_buf = buf;
-        Poll::Ready(result)
-    }
-
     /// Marks `amount` bytes of [`poll_fill_buf`](Self::poll_fill_buf)'s slice as handed out.
     pub fn consume(&mut self, amount: usize) {
         self.read_pos = (self.read_pos + amount).min(self.read_buf.len());
     }
+}
 
+/// The write side: when `S` writes.
+impl<S: PollWrite> Compat<S> {
     /// Writes `src` (M2): up to 4 KiB are copied into the write buffer and written in the
     /// background; more are sent from `src` itself, as much as the socket takes now. Waits
     /// first for the background write before it.
@@ -326,11 +323,10 @@ where
     /// Flushes, then shuts the stream's write side (`Ok` when the peer already closed, M4).
     pub fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(self.poll_flush(cx))?;
-        let op = self.shutdown_op.get_or_insert_with(|| {
-            let stream = Arc::clone(&self.stream);
-            Box::pin(async move { (&mut &*stream).shutdown().await })
-        });
-        let result = ready!(op.as_mut().poll(cx));
+        let op = self
+            .shutdown_op
+            .get_or_insert_with(|| self.stream.shutdown_write());
+        let result = ready!(Pin::new(op).poll(cx));
         self.shutdown_op = None;
         Poll::Ready(result)
     }

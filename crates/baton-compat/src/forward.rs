@@ -3,16 +3,11 @@
 //!
 //! [`Compat`]: crate::Compat
 
-/// `impl<S> $trait for $ty` under the bounds of a stream a [`Compat`](crate::Compat) wraps
-/// (one of Baton's stream sockets: `PollIo`, and shared by reference as Baton's `AsyncWrite`
-/// for its shutdown), holding `$items`.
+/// `impl<S: $side> $trait for $ty`, holding `$items`: a foreign read trait for a socket that
+/// reads (`$side` is `PollRead`), a write trait for one that writes (`PollWrite`).
 macro_rules! impl_for_stream {
-    ($trait:path => $ty:ty { $($items:tt)* }) => {
-        impl<S> $trait for $ty
-        where
-            S: baton::io::PollIo + Send + Sync + 'static,
-            for<'a> &'a S: baton::io::AsyncWrite,
-        {
+    ($side:ident: $trait:path => $ty:ty { $($items:tt)* }) => {
+        impl<S: baton::io::$side> $trait for $ty {
             $($items)*
         }
     };

@@ -22,21 +22,18 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
-use baton::io::{AsyncWrite, PollIo};
+use baton::io::PollIo;
 use hyper::rt::ReadBufCursor;
 
 use crate::forward::{forward_writes, impl_for_stream};
 use crate::{Compat, CompatExt};
 
-/// A Baton stream as hyper's `Read + Write` transport.
+/// A Baton socket as hyper's transport: `Read` when it reads, `Write` when it writes (a
+/// whole stream, for a connection).
 #[derive(Debug)]
 pub struct Io<S>(Compat<S>);
 
-impl<S> Io<S>
-where
-    S: PollIo + Send + Sync + 'static,
-    for<'a> &'a S: AsyncWrite,
-{
+impl<S: PollIo> Io<S> {
     /// Wraps `stream` (in a [`Compat`]: its buffers and guarantees are this type's).
     pub fn new(stream: S) -> Io<S> {
         Io(stream.compat())
@@ -48,7 +45,7 @@ where
     }
 }
 
-impl_for_stream!(hyper::rt::Read => Io<S> {
+impl_for_stream!(PollRead: hyper::rt::Read => Io<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -60,7 +57,7 @@ impl_for_stream!(hyper::rt::Read => Io<S> {
     }
 });
 
-impl_for_stream!(hyper::rt::Write => Io<S> {
+impl_for_stream!(PollWrite: hyper::rt::Write => Io<S> {
     forward_writes!(|this| this.0, vectored, poll_shutdown);
 });
 

@@ -9,7 +9,7 @@
 //! receives on Baton's ring into one owned read buffer per stream, kept across polls and copied
 //! out to the caller; a write of up to 4 KiB is copied into one owned write buffer and written
 //! by the ring in the background, submitted together with the other connections' requests; a
-//! larger write goes the way readiness-based runtimes write, through [`baton::io::PollIo`]:
+//! larger write goes the way readiness-based runtimes write, through [`baton::io::PollWrite`]:
 //! straight from the caller's buffers to a non-blocking `sendmsg`, a one-shot readiness request
 //! on the ring waiting when the socket has no room — no copy of a large body.
 //!
@@ -33,9 +33,11 @@
 //!    As with any write buffer, dropping the `Compat` before a flush may leave the tail of a
 //!    background write unsent: flush or shut down first, as hyper does.
 //! M3. **A read and a write may wait at once** (full duplex, as hyper needs): each has its own
-//!    request in flight. `S` is one of Baton's stream sockets (`TcpStream`, `UnixStream`); the
-//!    owned halves of `into_split` and child stdio are not wrapped: wrap the whole stream and
-//!    split the `Compat` with `tokio::io::split` or `futures::AsyncReadExt::split` instead.
+//!    request in flight. `S` is any Baton socket ([`baton::io::PollIo`]): `TcpStream`,
+//!    `UnixStream`, their borrowed and owned halves, a child's piped `ChildStdin`,
+//!    `ChildStdout` and `ChildStderr`. The read traits are implemented when `S` reads
+//!    ([`baton::io::PollRead`]), the write traits when it writes ([`baton::io::PollWrite`]),
+//!    so a read half's `Compat` is a reader only and a write half's a writer only.
 //! M4. **`poll_shutdown` after the peer closed or reset is `Ok`** (Baton's `shutdown` maps
 //!    `ENOTCONN` to `Ok`).
 //! M5. **The end of the stream comes after the writes before it.** A read that finds the end of
@@ -45,16 +47,17 @@
 //!    whole response is seen closing "mid-message" by hyper's http1 dispatcher, which reads
 //!    before it flushes.
 //!
-//! Cost: each receive and each small write boxes its future once (one allocation per
-//! operation, not per poll) and copies its bytes once; a large write is one system call when
-//! the socket has room, plus one ring request (`IORING_OP_POLL_ADD`, boxed) per wait for room.
-//! The read buffer is 16 KiB and the write buffer 4 KiB, each allocated on first use. A `Compat` is `Send` and `Unpin` (so it
-//! can move into `baton::spawn`ed tasks and be polled through `Pin::new`) but not `Sync`: its
-//! in-flight futures are not.
+//! Cost: each receive and each small write copies its bytes once (their futures are kept
+//! unboxed, so a request allocates nothing of its own); a large write is one system call when
+//! the socket has room, plus one ring request (`IORING_OP_POLL_ADD`) per wait for room. The
+//! read buffer is 16 KiB and the write buffer 4 KiB, each allocated on first use. A `Compat`
+//! is `Send` and `Unpin` (so it can move into `baton::spawn`ed tasks and be polled through
+//! `Pin::new`) but not `Sync`: its in-flight futures are not.
 //!
 //! # How it is tested
 //!
-//! Unit tests (`src/tests/`) drive `Compat` over real TCP sockets on a Baton runtime: small
+//! Unit tests (`src/tests/`) drive `Compat` over real TCP sockets, their halves and child
+//! stdio on a Baton runtime: small
 //! caller buffers reassembling a large body, a read abandoned mid-flight and then resumed with
 //! a write passing it, owned-buffer reads cut short by timeouts interleaved with `Compat`
 //! reads, a 1 MiB

@@ -4,6 +4,8 @@
 #[cfg(feature = "futures-io")]
 mod futures_io;
 #[cfg(feature = "tokio-io")]
+mod sides;
+#[cfg(feature = "tokio-io")]
 mod tokio_io;
 
 use std::future::Future;
@@ -13,12 +15,18 @@ use baton::io::AsyncReadExt;
 use baton::net::{TcpListener, TcpStream};
 
 /// hyper and `baton::spawn` need a transport that is `Send + Unpin + 'static`; `Compat` is
-/// `Unpin` because its operations are boxed (no impl says so by hand).
+/// `Unpin` because every Baton socket and every operation it keeps is (no impl says so by
+/// hand).
 #[test]
 fn compat_over_baton_sockets_is_send_and_unpin() {
     fn check<T: Send + Unpin + 'static>() {}
     check::<crate::Compat<TcpStream>>();
     check::<crate::Compat<baton::net::UnixStream>>();
+    check::<crate::Compat<baton::net::OwnedReadHalf<TcpStream>>>();
+    check::<crate::Compat<baton::net::OwnedWriteHalf<baton::net::UnixStream>>>();
+    check::<crate::Compat<baton::process::ChildStdin>>();
+    check::<crate::Compat<baton::process::ChildStdout>>();
+    check::<crate::Compat<baton::process::ChildStderr>>();
 }
 
 /// Runs `test` on a fresh runtime.

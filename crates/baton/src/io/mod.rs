@@ -19,9 +19,10 @@
 //!   halves, `fs::File` (a cursor-based sequential view), [`BufReader`], [`BufWriter`] and
 //!   `std::io::Cursor<Vec<u8>>`. Their futures are `Send`, so generic code over a stream can
 //!   be spawned.
-//! * **Readiness.** [`PollIo`] drives a socket the way readiness-based runtimes do (borrowed
-//!   buffers, non-blocking calls, waits for readable or writable on the ring): what adapters to
-//!   poll-based traits (`baton-compat`) use to avoid copying through owned buffers.
+//! * **Readiness.** [`PollRead`] and [`PollWrite`] drive a socket ([`PollIo`]: a stream, a half,
+//!   a child's piped stdio) the way readiness-based runtimes do (borrowed buffers, non-blocking
+//!   calls, waits for readable or writable on the ring): what adapters to poll-based traits
+//!   (`baton-compat`) use to avoid copying through owned buffers.
 //! * **Cancel safety.** Socket reads are cancel-safe: a read dropped after the kernel received
 //!   bytes for it leaves them to the next read. [`BufReader::read_line`] keeps that promise: a
 //!   dropped `read_line` leaves every byte in the reader's buffer. Writes are retained, not
@@ -41,5 +42,7 @@ pub use buf_writer::BufWriter;
 pub use copy::copy;
 pub use ext::{AsyncReadExt, AsyncWriteExt};
 pub(crate) use poll_io::RingStart;
-pub use poll_io::{PollIo, ReadOwned, Readiness, WriteAllOwned};
+pub use poll_io::{
+    PollIo, PollRead, PollWrite, ReadOwned, Readiness, ShutdownWrite, WriteAllOwned,
+};
 pub use traits::{AsyncRead, AsyncWrite, BufResult};

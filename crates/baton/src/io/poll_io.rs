@@ -6,6 +6,7 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
+use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -17,14 +18,19 @@ use crate::error::convert;
 use crate::handle::Handle;
 use crate::io::ext::write_zero;
 use crate::io::{BufResult, IoBuf, Slice};
+use crate::net::Sealed;
+use crate::net::shutdown_result;
 use crate::net::stream_receive;
 
-/// Readiness-style access to a stream socket (`TcpStream`, `UnixStream`; sealed).
+/// A Baton socket that adapters to poll-based I/O traits drive readiness-style: `TcpStream`,
+/// `UnixStream`, their halves (borrowed and owned) and a child's piped stdio. Sealed. What it
+/// can do is in [`PollRead`] (streams, read halves, `ChildStdout`, `ChildStderr`) and
+/// [`PollWrite`] (streams, write halves, `ChildStdin`).
 ///
 /// The protocol is the one of readiness-based runtimes: try the call; on
-/// [`WouldBlock`](io::ErrorKind::WouldBlock) wait for [`readable`](PollIo::readable) or
-/// [`writable`](PollIo::writable), then try again (a readiness wait may end without the call
-/// then succeeding: try, and wait again on `WouldBlock`).
+/// [`WouldBlock`](io::ErrorKind::WouldBlock) wait for [`readable`](PollRead::readable) or
+/// [`writable`](PollWrite::writable), then try again (a readiness wait may end without the
+/// call then succeeding: try, and wait again on `WouldBlock`).
 ///
 /// It mixes with the owned-buffer calls on one socket in the order the calls are made, with
 /// one rule: a read here takes first what a cancelled owned-buffer receive left behind (stash
@@ -32,7 +38,7 @@ use crate::net::stream_receive;
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
-/// use baton::io::PollIo;
+/// use baton::io::{PollRead, PollWrite};
 /// use std::future::poll_fn;
 ///
 /// baton::Runtime::new()?.block_on(async {
@@ -50,22 +56,34 @@ use crate::net::stream_receive;
 /// })
 /// # }
 /// ```
-pub trait PollIo: crate::net::Stream {
+pub trait PollIo: Sealed + Send + Sync + Unpin {}
+
+/// The reading side of a [`PollIo`] socket.
+pub trait PollRead: PollIo {
     /// Reads into `dst` without waiting for the peer: bytes a cancelled receive left behind
     /// first (`Pending` only while such a receive is still in the kernel: its bytes come
     /// first), then a non-blocking `recv(2)`. `Ok(0)` is the end of the stream (or an empty
     /// `dst`); [`WouldBlock`](io::ErrorKind::WouldBlock) means nothing is there yet.
-    fn poll_try_read(&self, cx: &mut Context<'_>, dst: &mut [u8]) -> Poll<io::Result<usize>>;
-
-    /// Writes what the socket takes now of `srcs`, in order (a non-blocking `sendmsg(2)`;
-    /// no `SIGPIPE`); [`WouldBlock`](io::ErrorKind::WouldBlock) when it takes nothing.
-    fn try_write_vectored(&self, srcs: &[io::IoSlice<'_>]) -> io::Result<usize>;
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: a `Pending` poll holds nothing; the bytes stay with the socket.
+    fn poll_try_read(&self, cx: &mut Context<'_>, dst: &mut [u8]) -> Poll<io::Result<usize>> {
+        // SAFETY: viewing initialized bytes as `MaybeUninit` is sound as long as nothing writes
+        // uninitialized bytes through the view, and `Socket::poll_try_read` writes only
+        // initialized ones.
+        let dst = unsafe { &mut *(std::ptr::from_mut(dst) as *mut [MaybeUninit<u8>]) };
+        Sealed::socket(self).poll_try_read(cx, dst)
+    }
 
     /// Waits until the socket is readable, or has an error or hang-up for a read to report.
-    fn readable(&self) -> Readiness;
-
-    /// Waits until the socket is writable, or has an error or hang-up for a write to report.
-    fn writable(&self) -> Readiness;
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: the wait holds no data.
+    fn readable(&self) -> Readiness {
+        Sealed::socket(self).readiness(ops::poll_readable)
+    }
 
     /// An owned-buffer receive into `buf` (from its beginning up to its capacity), as `read`
     /// does, as a `'static`, `Unpin` future an adapter can keep across polls without boxing.
@@ -74,12 +92,71 @@ pub trait PollIo: crate::net::Stream {
     ///
     /// Cancel-safe, as `read`: dropped after the kernel received, it leaves the bytes for the
     /// socket's next read.
-    fn read_owned(&self, buf: Vec<u8>) -> ReadOwned;
+    fn read_owned(&self, buf: Vec<u8>) -> ReadOwned {
+        ReadOwned::new(Sealed::socket(self).ring_start(), buf)
+    }
+}
+
+/// The writing side of a [`PollIo`] socket.
+pub trait PollWrite: PollIo {
+    /// Writes what the socket takes now of `srcs`, in order (a non-blocking `sendmsg(2)`;
+    /// no `SIGPIPE`); [`WouldBlock`](io::ErrorKind::WouldBlock) when it takes nothing.
+    fn try_write_vectored(&self, srcs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        Sealed::socket(self).try_write_vectored(srcs)
+    }
+
+    /// Waits until the socket is writable, or has an error or hang-up for a write to report.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: the wait holds no data.
+    fn writable(&self) -> Readiness {
+        Sealed::socket(self).readiness(ops::poll_writable)
+    }
 
     /// Writes all of `buf`'s bytes through the ring, as `write_all` does, as a `'static`,
     /// `Unpin` future an adapter can keep across polls (a background write) without boxing.
-    /// Dropping it lets the send in flight finish; the rest is not sent.
-    fn write_all_owned(&self, buf: Vec<u8>) -> WriteAllOwned;
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel-safe: dropping it lets the send in flight finish; the rest is not sent.
+    fn write_all_owned(&self, buf: Vec<u8>) -> WriteAllOwned {
+        WriteAllOwned::new(Sealed::socket(self).ring_start(), buf)
+    }
+
+    /// Shuts the write side down (`shutdown(Write)`: the peer reads the end of the stream), as
+    /// a `'static`, `Unpin` future. A socket whose peer already closed or reset shuts down
+    /// with `Ok(())`.
+    ///
+    /// # Cancel safety
+    ///
+    /// Retained: once polled, the shutdown happens even if the future is dropped.
+    fn shutdown_write(&self) -> ShutdownWrite {
+        ShutdownWrite {
+            op: Sealed::socket(self).shutdown_op(std::net::Shutdown::Write),
+        }
+    }
+}
+
+/// A write-side shutdown from [`PollWrite::shutdown_write`].
+pub struct ShutdownWrite {
+    op: Op<io::Result<()>>,
+}
+
+impl fmt::Debug for ShutdownWrite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShutdownWrite").finish_non_exhaustive()
+    }
+}
+
+impl Future for ShutdownWrite {
+    type Output = io::Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.op)
+            .poll(cx)
+            .map(|result| shutdown_result(convert(result)))
+    }
 }
 
 /// A one-shot readiness wait (a ring poll request) from [`PollIo`]; `'static` and `Unpin`, so
@@ -137,7 +214,7 @@ impl RingStart {
     }
 }
 
-/// An owned-buffer receive from [`PollIo::read_owned`].
+/// An owned-buffer receive from [`PollRead::read_owned`].
 pub struct ReadOwned {
     state: ReadState,
 }
@@ -223,7 +300,7 @@ impl Future for ReadOwned {
     }
 }
 
-/// An owned-buffer background write from [`PollIo::write_all_owned`].
+/// An owned-buffer background write from [`PollWrite::write_all_owned`].
 pub struct WriteAllOwned {
     start: RingStart,
     written: usize,

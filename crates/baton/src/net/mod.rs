@@ -48,4 +48,5 @@ pub use udp::UdpSocket;
 pub use unix::{UnixListener, UnixStream};
 
 pub(crate) use lookup::Resolver;
-pub(crate) use socket::{Socket, stream_receive};
+pub(crate) use socket::{Socket, shutdown_result, stream_receive};
+pub(crate) use stream::sealed::Sealed;

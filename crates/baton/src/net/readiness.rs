@@ -1,9 +1,10 @@
 //! Readiness-style calls on a stream socket ([`PollIo`]): a non-blocking receive into a
-//! borrowed slice (after what the stash holds), a non-blocking vectored send, and one-shot
-//! readiness waits on the socket's ring.
+//! borrowed slice (after what the stash holds), a non-blocking vectored send, one-shot
+//! readiness waits and a shutdown on the socket's ring; and which types have them.
 
 use std::io;
 use std::mem::MaybeUninit;
+use std::net::Shutdown;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -11,15 +12,17 @@ use std::task::{Context, Poll};
 use baton_uring::{Op, ops};
 
 use super::socket::Socket;
-use super::stream::{Stream, sealed::Sealed};
-use crate::io::RingStart;
-use crate::io::{PollIo, ReadOwned, Readiness, WriteAllOwned};
+use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
+use super::stream::Stream;
+use super::{TcpStream, UnixStream};
+use crate::io::{PollIo, PollRead, PollWrite, Readiness, RingStart};
+use crate::process::{ChildStderr, ChildStdin, ChildStdout};
 
 /// Linux's limit on the buffers of one `sendmsg` (`UIO_MAXIOV`, `<linux/uio.h>`).
 const UIO_MAXIOV: usize = 1024;
 
 impl Socket {
-    /// [`PollIo::poll_try_read`]: stash rule S4 first, then `recv(MSG_DONTWAIT)`. Only
+    /// [`PollRead::poll_try_read`]: stash rule S4 first, then `recv(MSG_DONTWAIT)`. Only
     /// ever writes initialized bytes into `dst` (the stash's copy, the kernel's receive).
     pub(crate) fn poll_try_read(
         &self,
@@ -59,7 +62,7 @@ impl Socket {
         }
     }
 
-    /// [`PollIo::try_write_vectored`]: `sendmsg(MSG_DONTWAIT | MSG_NOSIGNAL)`.
+    /// [`PollWrite::try_write_vectored`]: `sendmsg(MSG_DONTWAIT | MSG_NOSIGNAL)`.
     pub(crate) fn try_write_vectored(&self, srcs: &[io::IoSlice<'_>]) -> io::Result<usize> {
         if srcs.iter().all(|src| src.is_empty()) {
             return Ok(0);
@@ -102,6 +105,16 @@ impl Socket {
         }
     }
 
+    /// A `shutdown(how)` on this socket's runtime's ring (or the one current where it is first
+    /// polled), for [`PollWrite::shutdown_write`].
+    pub(crate) fn shutdown_op(&self, how: Shutdown) -> Op<io::Result<()>> {
+        let op = ops::shutdown(Arc::clone(self.fd()), how);
+        match self.runtime_handle() {
+            Some(handle) => op.bind(handle.driver()),
+            None => op,
+        }
+    }
+
     /// A readiness wait made by `make` on this socket, on its runtime's ring (or the one current
     /// where it is first polled, for a socket made outside a runtime).
     pub(crate) fn readiness(&self, make: fn(Arc<OwnedFd>) -> Op<io::Result<()>>) -> Readiness {
@@ -113,32 +126,24 @@ impl Socket {
     }
 }
 
-impl<S: Stream> PollIo for S {
-    fn poll_try_read(&self, cx: &mut Context<'_>, dst: &mut [u8]) -> Poll<io::Result<usize>> {
-        // SAFETY: viewing initialized bytes as `MaybeUninit` is sound as long as nothing writes
-        // uninitialized bytes through the view, and `Socket::poll_try_read` writes only
-        // initialized ones.
-        let dst = unsafe { &mut *(std::ptr::from_mut(dst) as *mut [MaybeUninit<u8>]) };
-        Sealed::socket(self).poll_try_read(cx, dst)
-    }
-
-    fn try_write_vectored(&self, srcs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        Sealed::socket(self).try_write_vectored(srcs)
-    }
-
-    fn readable(&self) -> Readiness {
-        Sealed::socket(self).readiness(ops::poll_readable)
-    }
-
-    fn writable(&self) -> Readiness {
-        Sealed::socket(self).readiness(ops::poll_writable)
-    }
-
-    fn read_owned(&self, buf: Vec<u8>) -> ReadOwned {
-        ReadOwned::new(Sealed::socket(self).ring_start(), buf)
-    }
-
-    fn write_all_owned(&self, buf: Vec<u8>) -> WriteAllOwned {
-        WriteAllOwned::new(Sealed::socket(self).ring_start(), buf)
-    }
-}
+// Which types are `PollIo` sockets, and which sides of one they have.
+impl PollIo for TcpStream {}
+impl PollRead for TcpStream {}
+impl PollWrite for TcpStream {}
+impl PollIo for UnixStream {}
+impl PollRead for UnixStream {}
+impl PollWrite for UnixStream {}
+impl<S: Stream> PollIo for OwnedReadHalf<S> {}
+impl<S: Stream> PollRead for OwnedReadHalf<S> {}
+impl<S: Stream> PollIo for OwnedWriteHalf<S> {}
+impl<S: Stream> PollWrite for OwnedWriteHalf<S> {}
+impl<S: Stream> PollIo for ReadHalf<'_, S> {}
+impl<S: Stream> PollRead for ReadHalf<'_, S> {}
+impl<S: Stream> PollIo for WriteHalf<'_, S> {}
+impl<S: Stream> PollWrite for WriteHalf<'_, S> {}
+impl PollIo for ChildStdout {}
+impl PollRead for ChildStdout {}
+impl PollIo for ChildStderr {}
+impl PollRead for ChildStderr {}
+impl PollIo for ChildStdin {}
+impl PollWrite for ChildStdin {}

@@ -179,10 +179,16 @@ impl Socket {
     /// does, instead of failing with `NotConnected`.
     pub(crate) async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         let op = ops::shutdown(Arc::clone(&self.fd), how);
-        match convert(self.bind(op).await) {
-            Err(err) if err.raw_os_error() == Some(libc::ENOTCONN) => Ok(()),
-            other => other,
-        }
+        shutdown_result(convert(self.bind(op).await))
+    }
+}
+
+/// A shutdown's result as the caller sees it: a socket whose peer already closed or reset
+/// (`ENOTCONN`) shuts down with `Ok(())`, as tokio's does (there is nothing left to shut).
+pub(crate) fn shutdown_result(result: io::Result<()>) -> io::Result<()> {
+    match result {
+        Err(err) if err.raw_os_error() == Some(libc::ENOTCONN) => Ok(()),
+        other => other,
     }
 }
 

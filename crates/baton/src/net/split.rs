@@ -73,6 +73,25 @@ impl<S: Stream> OwnedReadHalf<S> {
     }
 }
 
+/// A half's socket is its stream's, for the readiness-style calls ([`crate::io::PollIo`]).
+macro_rules! half_socket {
+    ($($half:ty),+) => {
+        $(impl<S: Stream> Sealed for $half {
+            #[allow(private_interfaces)]
+            fn socket(&self) -> &crate::net::socket::Socket {
+                Sealed::socket(&*self.0)
+            }
+        })+
+    };
+}
+
+half_socket!(
+    ReadHalf<'_, S>,
+    WriteHalf<'_, S>,
+    OwnedReadHalf<S>,
+    OwnedWriteHalf<S>
+);
+
 impl<S: Stream> AsyncRead for ReadHalf<'_, S> {
     fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
         Sealed::socket(self.0).read(buf)

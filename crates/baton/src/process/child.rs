@@ -235,6 +235,13 @@ macro_rules! child_stream {
                 self.socket.as_fd()
             }
         }
+
+        impl crate::net::Sealed for $name {
+            #[allow(private_interfaces)]
+            fn socket(&self) -> &Socket {
+                &self.socket
+            }
+        }
     };
 }
 
