@@ -38,6 +38,31 @@ async fn test_attribute_with_arguments_runs_file_io() -> io::Result<()> {
     Ok(())
 }
 
+/// `workers = 2` reaches `Builder::workers`: the body runs on worker 0, and tasks placed from
+/// it by the handle land on both workers (SPEC §12's placement: the fewest live tasks, ties
+/// round-robin).
+#[baton::test(workers = 2)]
+async fn test_attribute_with_two_workers_runs_tasks_on_both() {
+    assert_eq!(baton::task::worker_index(), Some(0));
+    let handle = baton::Handle::current();
+    let mut placed = Vec::new();
+    for _ in 0..8 {
+        placed.push(handle.spawn(async {
+            baton::time::sleep(std::time::Duration::from_millis(20)).await;
+            baton::task::worker_index()
+        }));
+    }
+    let mut seen = [0_usize; 2];
+    for task in placed {
+        let index = task
+            .await
+            .expect("the task ran")
+            .expect("a task runs on a worker");
+        seen[index] += 1;
+    }
+    assert!(seen[0] > 0 && seen[1] > 0, "tasks ran on workers {seen:?}");
+}
+
 #[baton::test]
 async fn test_body_is_the_block_on_root_and_may_hold_non_send_values() {
     let local = Rc::new(20);

@@ -2,7 +2,7 @@
 //!
 //! What is checked here, at compile time: that each name is known and given at most once,
 //! that its value is an integer literal of the setter's type, that it is not zero (no setting
-//! accepts zero), and that `workers` is 1. Upper limits (the ring's maximum size, what the
+//! accepts zero). Upper limits (the ring's maximum size, what the
 //! kernel and the machine allow) belong to `baton::Builder::build`, which reports them at run
 //! time: the macro does not copy limits that the runtime owns.
 
@@ -20,9 +20,7 @@ const KNOWN: &str = "`ring_entries`, `blocking_threads` and `workers`";
 pub(crate) struct Args {
     pub(crate) ring_entries: Option<LitInt>,
     pub(crate) blocking_threads: Option<LitInt>,
-    /// The `workers = 1` literal: the only value accepted today (any other is refused with a
-    /// message saying why); kept only to refuse a second `workers`.
-    workers: Option<LitInt>,
+    pub(crate) workers: Option<LitInt>,
 }
 
 impl Args {
@@ -62,18 +60,12 @@ impl Args {
                 set(&mut self.blocking_threads, literal, span, &name)
             }
             "workers" => {
-                let literal = integer(meta, &name)?;
-                let value = fits::<usize>(&literal, &name, "usize")?;
-                if value != 1 {
-                    return Err(syn::Error::new(
-                        literal.span(),
-                        format!(
-                            "multi-worker runtimes are not available yet: a Baton runtime has \
-                             exactly one worker today, so `workers` accepts only 1 (found \
-                             {value}); remove the argument or write `workers = 1`"
-                        ),
-                    ));
-                }
+                let literal = nonzero_integer::<usize>(
+                    meta,
+                    &name,
+                    "usize",
+                    "a runtime runs its tasks on its workers",
+                )?;
                 let span = literal.span();
                 set(&mut self.workers, literal, span, &name)
             }
@@ -166,6 +158,6 @@ fn example(name: &str) -> &'static str {
     match name {
         "ring_entries" => "256",
         "blocking_threads" => "4",
-        _ => "1",
+        _ => "2",
     }
 }

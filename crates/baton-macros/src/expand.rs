@@ -134,6 +134,9 @@ fn generate(entry: Entry, args: &Args, function: ItemFn) -> TokenStream {
     if let Some(literal) = &args.blocking_threads {
         settings.extend(quote_spanned! { literal.span()=> .blocking_threads(#literal) });
     }
+    if let Some(literal) = &args.workers {
+        settings.extend(quote_spanned! { literal.span()=> .workers(#literal) });
+    }
     let test = match entry {
         Entry::Main => TokenStream::new(),
         Entry::Test => quote! { #[::core::prelude::v1::test] },

@@ -17,12 +17,11 @@
 //! | --- | --- | --- |
 //! | `ring_entries = N` | integer literal, a `u32` ≥ 1 | `Builder::ring_entries` |
 //! | `blocking_threads = N` | integer literal, a `usize` ≥ 1 | `Builder::blocking_threads` |
-//! | `workers = N` | `1` only, today | none yet |
+//! | `workers = N` | integer literal, a `usize` ≥ 1 | `Builder::workers` |
 //!
-//! `workers` is parsed so that code written for multi-worker runtimes reads the
-//! same, but a Baton runtime has exactly one worker today: `workers = 1` is accepted (it is the
-//! default and generates nothing) and any other value is a compile error saying that
-//! multi-worker runtimes are not available yet.
+//! With `workers = N` the body still runs on worker 0, borrowed by `block_on`, and the other
+//! workers run on their own threads: `baton::Handle::current().spawn(..)` places a task on the
+//! least-loaded worker, `baton::spawn` on the current one.
 //!
 //! # What is checked when
 //!
@@ -30,7 +29,7 @@
 //! `async fn`, takes no parameters and is not generic; `#[baton::test]` does not also carry
 //! `#[test]`; every argument name is known (the message lists the known ones) and given at most
 //! once; every value is an integer literal that fits the setter's type and is not zero (no
-//! setting accepts zero); `workers` is 1. At run time, by `Builder::build`: the limits the
+//! setting accepts zero). At run time, by `Builder::build`: the limits the
 //! runtime owns — the ring's maximum size, io_uring being available, locked memory, threads
 //! the OS refuses. The macro does not copy those limits; a runtime that cannot be built panics
 //! with `#[baton::main] could not build its runtime: <the builder's error>` (for example
@@ -89,11 +88,13 @@
 //! `tests/compile_fail.rs` runs [trybuild] over `tests/ui/*.rs`: each file is one misuse, and
 //! its `.stderr` holds the exact message expected (a non-async `main` and test, an unknown
 //! argument, a missing, string, negative, zero or out-of-range value, a repeated argument, a
-//! function with parameters, a generic function, `workers = 2`, a second `#[test]`, an
-//! attribute on a struct, two mistakes reported together). The macros used for real are tested through the facade: its doc examples, its
+//! function with parameters, a generic function, `workers = 0`, a second `#[test]`, an
+//! attribute on a struct, two mistakes reported together). The macros used for real are
+//! tested through the facade: its doc examples, its
 //! `examples/main_macro.rs`, and the workspace test `tests/tests/e2e_macros.rs` (tests that do
 //! file and socket I/O, take arguments, return `Result`, carry `#[should_panic]`, and a
-//! `#[baton::main]` function whose runtime cannot be built).
+//! `#[baton::main]` function whose runtime cannot be built, a `workers = 2` test whose tasks
+//! run on both workers).
 //!
 //! [trybuild]: https://docs.rs/trybuild
 

@@ -156,7 +156,7 @@ pub use task::{JoinError, JoinHandle, TaskCounts, spawn, spawn_local};
 
 /// Runs an `async fn main` on a new runtime (feature `macros`): the function becomes a
 /// synchronous `main` that builds a runtime with [`Builder`] (the arguments `ring_entries`,
-/// `blocking_threads` and `workers = 1` set it up) and runs the body with
+/// `blocking_threads` and `workers` call the setters of those names) and runs the body with
 /// [`Runtime::block_on`].
 ///
 /// ```

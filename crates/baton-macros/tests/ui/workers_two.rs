@@ -1,2 +1,0 @@
-#[baton_macros::main(workers = 2)]
-async fn main() {}
