@@ -3,8 +3,9 @@
 //! This crate has no I/O and no threads. It answers one question for every external operation:
 //! *what does cancelling it mean right now?*
 //!
-//! * [`mod@queue_control`] is a shared atomic cell with four states (*queued*, *cancelled*,
-//!   *running*, *withdrawn*). The runtime holds the [`CancelHandle`], the executor the
+//! * [`mod@queue_control`] is a shared atomic cell with three states (*queued*, *cancelled*,
+//!   *running*); a cancelled cell also says whether the executor withdrew the work
+//!   ([`CancelHandle::was_withdrawn`]). The runtime holds the [`CancelHandle`], the executor the
 //!   [`StartToken`]; a race between [`CancelHandle::cancel_before_start`],
 //!   [`StartToken::claim_for_run`] and [`StartToken::withdraw_before_start`] has exactly one
 //!   winner and every side agrees which.
@@ -17,17 +18,17 @@
 //!
 //! # Rules
 //!
-//! C1. A queue cell starts *queued* and moves at most once: to *cancelled* (the cancel won), to
-//!    *running* (the claim won) or to *withdrawn* (the executor's withdrawal won, C7). No
-//!    terminal state is ever left.
+//! C1. A queue cell starts *queued* and moves at most once: to *cancelled* (the cancel or the
+//!    executor's withdrawal won, C7) or to *running* (the claim won). No terminal state is ever
+//!    left.
 //!
 //! C2. `cancel_before_start` on a *queued* cell wins (`CancelledQueued`); on a *cancelled* cell it
-//!    reports `AlreadyCancelled`; on a *running* cell `AlreadyRunning`; on a *withdrawn* cell
-//!    `AlreadyWithdrawn`. The requester cancels through its [`CancelHandle`]; an executor that
+//!    reports `AlreadyCancelled` (also when the executor withdrew it); on a *running* cell
+//!    `AlreadyRunning`. The requester cancels through its [`CancelHandle`]; an executor that
 //!    discards queued work unstarted cancels through its [`StartToken`], the same transition.
 //!
-//! C3. `claim_for_run` on a *queued* or *running* cell reports `Run`; on a *cancelled* or
-//!    *withdrawn* cell `CompleteCancelled`, and the body must then never run.
+//! C3. `claim_for_run` on a *queued* or *running* cell reports `Run`; on a *cancelled* cell
+//!    `CompleteCancelled`, and the body must then never run.
 //!
 //! C4. An interruptible resource calls its hook on the first `cancel()` and returns `None` on
 //!    every later one (cancel once); `reap()` calls the hook every time.
@@ -41,9 +42,10 @@
 //! C7. `withdraw_before_start` gives queued work up without running it and without anyone
 //!    having cancelled it: what an executor's shutdown does through its [`StartToken`] (a host
 //!    may do the same through its cell for a runtime that is shutting down). On a *queued* cell
-//!    it wins (`Withdrawn`); on a *cancelled* cell it reports `AlreadyCancelled`, on a
-//!    *withdrawn* one `AlreadyWithdrawn`, on a *running* one `AlreadyRunning`. A withdrawn cell
-//!    is as final as a cancelled one, and tells the requester that nobody cancelled the work.
+//!    it wins (`Withdrawn`), and the cell is *cancelled* with `was_withdrawn()` true; on a cell
+//!    an earlier withdrawal moved it reports `AlreadyWithdrawn`, on one a cancel moved
+//!    `AlreadyCancelled`, on a *running* one `AlreadyRunning`. `was_withdrawn()` is how the
+//!    requester tells that nobody cancelled the work (a shutdown, not its own cancel).
 //!
 //! # Guarantees
 //!

@@ -1,5 +1,5 @@
-//! Queue control: the shared cell that decides whether queued work is cancelled, withdrawn or
-//! started (crate rules C1–C3 and C7).
+//! Queue control: the shared cell that decides whether queued work is cancelled or started
+//! (crate rules C1–C3 and C7).
 //!
 //! ```text
 //!            cancel_before_start                claim_for_run
@@ -9,9 +9,12 @@
 //!     |  withdraw: AlreadyCancelled  |              withdraw: AlreadyRunning |
 //!                                    | withdraw_before_start (the executor)
 //!                                    v
-//!                                WITHDRAWN  cancel: AlreadyWithdrawn, claim: CompleteCancelled,
-//!                                           withdraw: AlreadyWithdrawn
+//!                    CANCELLED, withdrawn (was_withdrawn): cancel: AlreadyCancelled,
+//!                    claim: CompleteCancelled, withdraw: AlreadyWithdrawn
 //! ```
+//!
+//! Three states are observable ([`QueueState`]); a withdrawal is a cancel by the executor that
+//! remembers who made it, so the requester can tell a shutdown from its own cancel.
 
 use crate::sync::{Arc, AtomicU8, Ordering};
 use std::fmt;
@@ -26,23 +29,19 @@ const WITHDRAWN: u8 = 3;
 pub enum QueueState {
     /// Neither cancelled nor claimed yet.
     Queued,
-    /// The cancel won; the body never runs (C1).
+    /// The cancel (or the executor's withdrawal, C7) won; the body never runs (C1).
     Cancelled,
     /// The executor claimed the work; cancelling now depends on the resource class.
     Running,
-    /// The executor gave the work up before starting it (C7), as its shutdown does: the body
-    /// never runs, though nobody cancelled it.
-    Withdrawn,
 }
 
 impl QueueState {
     fn from_raw(raw: u8) -> Self {
         match raw {
             QUEUED => Self::Queued,
-            CANCELLED => Self::Cancelled,
+            CANCELLED | WITHDRAWN => Self::Cancelled,
             RUNNING => Self::Running,
-            WITHDRAWN => Self::Withdrawn,
-            other => unreachable!("queue cell holds only the four states, found {other}"),
+            other => unreachable!("queue cell holds only the four raw states, found {other}"),
         }
     }
 }
@@ -53,12 +52,11 @@ impl QueueState {
 pub enum CancelBeforeStart {
     /// The cancel won: queued → cancelled. The body will never run.
     CancelledQueued,
-    /// An earlier cancel already won.
+    /// An earlier cancel, or the executor's withdrawal ([`CancelHandle::was_withdrawn`]
+    /// says which, C7), already won.
     AlreadyCancelled,
     /// The executor claimed the work first; cancel it through its resource class instead.
     AlreadyRunning,
-    /// The executor withdrew the work first (C7): the body never runs, and nobody cancelled it.
-    AlreadyWithdrawn,
 }
 
 /// What [`StartToken::withdraw_before_start`] achieved (C7).
@@ -87,8 +85,9 @@ pub enum ClaimForRun {
 }
 
 /// The cell itself. Invariant: `state` only ever holds `QUEUED`, `CANCELLED`, `RUNNING` or
-/// `WITHDRAWN`, and leaves `QUEUED` at most once (C1), always through a compare-exchange so
-/// no two of the cancel, the claim and the withdrawal can both win.
+/// `WITHDRAWN` (a cancel by the executor, observed as cancelled), and leaves `QUEUED` at most
+/// once (C1), always through a compare-exchange so no two of the cancel, the claim and the
+/// withdrawal can both win.
 ///
 /// [`queue_control`] puts one in its own allocation; a value that is shared anyway (a job's
 /// state, say) can embed one instead and hand out both sides with [`hosted_queue_control`],
@@ -118,8 +117,7 @@ impl QueueCell {
     pub fn cancel_before_start(&self) -> CancelBeforeStart {
         match self.leave_queued(CANCELLED) {
             Ok(()) => CancelBeforeStart::CancelledQueued,
-            Err(CANCELLED) => CancelBeforeStart::AlreadyCancelled,
-            Err(WITHDRAWN) => CancelBeforeStart::AlreadyWithdrawn,
+            Err(CANCELLED | WITHDRAWN) => CancelBeforeStart::AlreadyCancelled,
             Err(_) => CancelBeforeStart::AlreadyRunning,
         }
     }
@@ -148,6 +146,13 @@ impl QueueCell {
     /// The cell's current state (a snapshot; it may change right after).
     pub fn state(&self) -> QueueState {
         QueueState::from_raw(self.state.load(Ordering::Acquire))
+    }
+
+    /// Whether the executor withdrew the work (C7): a cell that reads
+    /// [`Cancelled`](QueueState::Cancelled) because of a withdrawal, not a cancel. Final once
+    /// true; `false` while the cell is queued.
+    pub fn was_withdrawn(&self) -> bool {
+        self.state.load(Ordering::Acquire) == WITHDRAWN
     }
 }
 
@@ -236,6 +241,11 @@ impl CancelHandle {
     /// The cell's current state (a snapshot; it may change right after).
     pub fn state(&self) -> QueueState {
         self.cell.cell().state()
+    }
+
+    /// Whether the executor withdrew the work rather than anyone cancelling it (C7).
+    pub fn was_withdrawn(&self) -> bool {
+        self.cell.cell().was_withdrawn()
     }
 }
 

@@ -61,7 +61,7 @@ fn loom_dispatch_run_vs_cancel_delivers_once() {
                 assert!(ran.load(Ordering::SeqCst));
                 assert!(completion.result.is_ok());
             }
-            CancelBeforeStart::AlreadyCancelled | CancelBeforeStart::AlreadyWithdrawn => {
+            CancelBeforeStart::AlreadyCancelled => {
                 panic!("one cancel only, and no withdrawal")
             }
         }
@@ -93,7 +93,8 @@ fn loom_dispatch_drop_vs_cancel_delivers_once() {
 /// Proves rule E6 with `baton-cancel` rule C7: an executor withdrawing a queued blocking
 /// dispatch (its shutdown) while the runtime cancels it delivers exactly one `Cancelled`, the
 /// body never runs, and the queue cell names the one winner — cancelled when the runtime's
-/// cancel won, withdrawn (the cancel seeing `AlreadyWithdrawn`) when the withdrawal did.
+/// cancel won, cancelled and `was_withdrawn` (the cancel seeing `AlreadyCancelled`) when the
+/// withdrawal did.
 #[test]
 fn loom_dispatch_withdraw_vs_cancel_delivers_once() {
     loom::model(|| {
@@ -117,8 +118,14 @@ fn loom_dispatch_withdraw_vs_cancel_delivers_once() {
         ));
         let state = half.cancel_handle().state();
         match cancel {
-            CancelBeforeStart::CancelledQueued => assert_eq!(state, QueueState::Cancelled),
-            CancelBeforeStart::AlreadyWithdrawn => assert_eq!(state, QueueState::Withdrawn),
+            CancelBeforeStart::CancelledQueued => {
+                assert_eq!(state, QueueState::Cancelled);
+                assert!(!half.cancel_handle().was_withdrawn());
+            }
+            CancelBeforeStart::AlreadyCancelled => {
+                assert_eq!(state, QueueState::Cancelled);
+                assert!(half.cancel_handle().was_withdrawn());
+            }
             other => panic!("nothing claimed the job, yet the cancel saw {other:?}"),
         }
     });
@@ -173,7 +180,7 @@ fn loom_async_dispatch_poll_drop_vs_cancel_delivers_once() {
                 assert_eq!(polled, Poll::Pending);
                 assert!(constructed.load(Ordering::SeqCst));
             }
-            CancelBeforeStart::AlreadyCancelled | CancelBeforeStart::AlreadyWithdrawn => {
+            CancelBeforeStart::AlreadyCancelled => {
                 panic!("one cancel only, and no withdrawal")
             }
         }

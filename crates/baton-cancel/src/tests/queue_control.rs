@@ -8,7 +8,7 @@ use crate::{
     CancelBeforeStart, ClaimForRun, QueueCell, QueueHost, QueueState, WithdrawBeforeStart,
     hosted_queue_control, queue_control,
 };
-use CancelBeforeStart::{AlreadyCancelled, AlreadyRunning, AlreadyWithdrawn, CancelledQueued};
+use CancelBeforeStart::{AlreadyCancelled, AlreadyRunning, CancelledQueued};
 use proptest::prelude::*;
 
 #[test]
@@ -35,12 +35,16 @@ fn withdraw_then_claim_then_cancel() {
         WithdrawBeforeStart::Withdrawn
     );
     assert_eq!(start.claim_for_run(), ClaimForRun::CompleteCancelled);
-    assert_eq!(cancel.cancel_before_start(), AlreadyWithdrawn);
+    assert_eq!(cancel.cancel_before_start(), AlreadyCancelled);
     assert_eq!(
         start.withdraw_before_start(),
         WithdrawBeforeStart::AlreadyWithdrawn
     );
-    assert_eq!(cancel.state(), QueueState::Withdrawn);
+    assert_eq!(cancel.state(), QueueState::Cancelled);
+    assert!(
+        cancel.was_withdrawn(),
+        "the cell remembers the executor withdrew it"
+    );
 }
 
 #[test]
@@ -134,35 +138,48 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![Just(Op::Cancel), Just(Op::Claim), Just(Op::Withdraw)]
 }
 
+/// The property test's model of a cell: which operation moved it out of *queued*.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Model {
+    Queued,
+    Cancelled,
+    Running,
+    Withdrawn,
+}
+
 proptest! {
-    /// Any sequence of cancels, claims and withdrawals matches the four-state model of rules
-    /// C1–C3 and C7.
+    /// Any sequence of cancels, claims and withdrawals matches the model of rules C1–C3 and
+    /// C7: three observable states, a withdrawal observed as a cancel that remembers it.
     #[test]
     fn prop_queue_control_matches_model(ops in proptest::collection::vec(op(), 0..16)) {
         let (cancel, start) = queue_control();
-        let mut model = QueueState::Queued;
+        let mut model = Model::Queued;
         for op in ops {
             let (next, outcome) = match op {
-                Op::Cancel => {
-                    (QueueState::Cancelled, format!("{:?}", cancel.cancel_before_start()))
-                }
-                Op::Claim => (QueueState::Running, format!("{:?}", start.claim_for_run())),
+                Op::Cancel => (Model::Cancelled, format!("{:?}", cancel.cancel_before_start())),
+                Op::Claim => (Model::Running, format!("{:?}", start.claim_for_run())),
                 Op::Withdraw => {
-                    (QueueState::Withdrawn, format!("{:?}", start.withdraw_before_start()))
+                    (Model::Withdrawn, format!("{:?}", start.withdraw_before_start()))
                 }
             };
             let expected = match (op, model) {
-                (Op::Cancel, QueueState::Queued) => "CancelledQueued",
-                (Op::Claim, QueueState::Queued | QueueState::Running) => "Run",
+                (Op::Cancel, Model::Queued) => "CancelledQueued",
+                (Op::Claim, Model::Queued | Model::Running) => "Run",
                 (Op::Claim, _) => "CompleteCancelled",
-                (Op::Withdraw, QueueState::Queued) => "Withdrawn",
-                (_, QueueState::Cancelled) => "AlreadyCancelled",
-                (_, QueueState::Running) => "AlreadyRunning",
-                (_, QueueState::Withdrawn) => "AlreadyWithdrawn",
+                (Op::Withdraw, Model::Queued) => "Withdrawn",
+                (Op::Withdraw, Model::Withdrawn) => "AlreadyWithdrawn",
+                (_, Model::Cancelled | Model::Withdrawn) => "AlreadyCancelled",
+                (_, Model::Running) => "AlreadyRunning",
             };
             prop_assert_eq!(outcome, expected);
-            if model == QueueState::Queued { model = next; }
-            prop_assert_eq!(cancel.state(), model);
+            if model == Model::Queued { model = next; }
+            let observed = match model {
+                Model::Queued => QueueState::Queued,
+                Model::Cancelled | Model::Withdrawn => QueueState::Cancelled,
+                Model::Running => QueueState::Running,
+            };
+            prop_assert_eq!(cancel.state(), observed);
+            prop_assert_eq!(cancel.was_withdrawn(), model == Model::Withdrawn);
         }
     }
 }

@@ -116,10 +116,11 @@ fn withdraw_marks_the_cell_withdrawn_and_delivers_cancelled_without_running() {
     assert_eq!(report.class, TerminalClass::Cancelled);
     assert_eq!(report.delivery, DeliveryOutcome::Delivered);
     assert_only_cancelled::<u8>(&sink);
-    assert_eq!(half.cancel_handle().state(), QueueState::Withdrawn);
+    assert_eq!(half.cancel_handle().state(), QueueState::Cancelled);
+    assert!(half.cancel_handle().was_withdrawn());
     assert_eq!(
         half.cancel_handle().cancel_before_start(),
-        CancelBeforeStart::AlreadyWithdrawn
+        CancelBeforeStart::AlreadyCancelled
     );
 }
 

@@ -124,11 +124,9 @@ impl WaitTable {
             CancelBeforeStart::CancelledQueued => CancelOutcome::CancelledQueued {
                 waker: entry.settle(Err(WaitError::Cancelled)),
             },
-            CancelBeforeStart::AlreadyCancelled | CancelBeforeStart::AlreadyWithdrawn => {
-                CancelOutcome::AlreadyCancelled {
-                    waker: entry.settle(Err(WaitError::Cancelled)),
-                }
-            }
+            CancelBeforeStart::AlreadyCancelled => CancelOutcome::AlreadyCancelled {
+                waker: entry.settle(Err(WaitError::Cancelled)),
+            },
             CancelBeforeStart::AlreadyRunning => match entry.resource.as_mut() {
                 Some(ResourceClass::Quarantined(bound)) => {
                     CancelOutcome::Quarantined { bound: *bound }

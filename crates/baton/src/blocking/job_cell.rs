@@ -135,12 +135,15 @@ impl<T> JobCell<T> {
     pub(super) fn cancel(&self) -> BlockingCancel {
         match self.queue.cancel_before_start() {
             CancelBeforeStart::CancelledQueued => BlockingCancel::CancelledBeforeStart,
-            CancelBeforeStart::AlreadyCancelled => BlockingCancel::AlreadyCancelled,
             // Rule J6: the handle resolves to the failure to start.
-            CancelBeforeStart::AlreadyWithdrawn if self.start_failed() => {
-                BlockingCancel::AlreadyFinished
+            CancelBeforeStart::AlreadyCancelled if self.queue.was_withdrawn() => {
+                if self.start_failed() {
+                    BlockingCancel::AlreadyFinished
+                } else {
+                    BlockingCancel::Closed
+                }
             }
-            CancelBeforeStart::AlreadyWithdrawn => BlockingCancel::Closed,
+            CancelBeforeStart::AlreadyCancelled => BlockingCancel::AlreadyCancelled,
             CancelBeforeStart::AlreadyRunning if self.finished.load(Ordering::Acquire) => {
                 BlockingCancel::AlreadyFinished
             }
@@ -168,20 +171,17 @@ impl<T> JobCell<T> {
     pub(super) fn is_finished(&self) -> bool {
         self.finished.load(Ordering::Acquire)
             || self.start_failed()
-            || matches!(
-                self.queue.state(),
-                QueueState::Cancelled | QueueState::Withdrawn
-            )
+            || self.queue.state() == QueueState::Cancelled
     }
 
     /// Rule J4: what a handle whose wait ended `why` resolves to.
     pub(super) fn no_value(&self, why: NoValue) -> BlockingError {
         match (self.queue.state(), why) {
+            (QueueState::Cancelled, _) if self.queue.was_withdrawn() => BlockingError::Closed,
             (QueueState::Cancelled, _) | (QueueState::Queued, NoValue::SettledCancelled) => {
                 BlockingError::Cancelled
             }
-            (QueueState::Withdrawn | QueueState::Running, _)
-            | (QueueState::Queued, NoValue::Lost) => BlockingError::Closed,
+            (QueueState::Running, _) | (QueueState::Queued, NoValue::Lost) => BlockingError::Closed,
         }
     }
 

@@ -43,7 +43,8 @@ fn shutdown_withdraws_queued_work_and_reports_drained() {
     assert_eq!(cancelled, 3);
     // Rule P5: withdrawn (baton-cancel rule C7), so their requesters see nobody cancelled them.
     for half in &halves {
-        assert_eq!(half.cancel_handle().state(), QueueState::Withdrawn);
+        assert_eq!(half.cancel_handle().state(), QueueState::Cancelled);
+        assert!(half.cancel_handle().was_withdrawn());
     }
 }
 

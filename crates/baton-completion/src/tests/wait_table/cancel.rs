@@ -40,7 +40,7 @@ fn cancel_of_a_withdrawn_job_settles_cancelled_before_its_completion_arrives() {
     let CancelOutcome::AlreadyCancelled { waker: None } = f.table.cancel(key) else {
         panic!("a withdrawn job never runs: its wait settles cancelled")
     };
-    assert_eq!(f.table.queue_state(key), Some(QueueState::Withdrawn));
+    assert_eq!(f.table.queue_state(key), Some(QueueState::Cancelled));
     assert!(matches!(f.table.settle(f.sink.only()), SettleOutcome::Stale));
     assert_eq!(
         f.poll_now::<String>(key),
