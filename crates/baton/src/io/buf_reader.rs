@@ -101,6 +101,12 @@ impl<R: AsyncRead> BufReader<R> {
     /// # Errors
     ///
     /// The inner reader's error.
+    ///
+    /// # Cancel safety
+    ///
+    /// As cancel-safe as the inner reader's `read`: it reads only when nothing is buffered, so
+    /// a drop loses no buffered byte, and over a socket (whose reads are cancel-safe) the bytes
+    /// of a read dropped in flight come first from the next one.
     pub async fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.buffer().is_empty() {
             self.refill().await?;

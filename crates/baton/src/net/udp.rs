@@ -117,6 +117,12 @@ impl UdpSocket {
     ///
     /// The OS error of the last address tried, the resolver's error, `InvalidInput` when
     /// `addr` names no address.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: dropped while it resolves, the socket is left as it was; dropped after an
+    /// address was set, the socket stays connected to it (a `connect` is one system call, not
+    /// a ring request, so nothing is left in flight).
     pub async fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
         let addrs = lookup::resolve(&addr, "net::UdpSocket::connect").await?;
         lookup::each_address(addrs, |addr| async move {

@@ -131,6 +131,11 @@ impl Child {
     /// # Errors
     ///
     /// As [`start_kill`](Child::start_kill) and [`wait`](Child::wait).
+    ///
+    /// # Cancel safety
+    ///
+    /// The signal is sent at the first poll; dropping the future after that only stops the
+    /// wait, which a later [`wait`](Child::wait) resumes (the exit status is not lost).
     pub async fn kill(&mut self) -> io::Result<()> {
         self.start_kill()?;
         self.wait().await.map(drop)
@@ -142,6 +147,11 @@ impl Child {
     /// # Errors
     ///
     /// The first error of the reads or the wait.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel-safe: it consumes the `Child`, so dropping the future drops what was read so
+    /// far and the child's streams (the runtime still reaps the child once it exits).
     pub async fn wait_with_output(mut self) -> io::Result<Output> {
         drop(self.stdin.take());
         let stdout = self.stdout.take();

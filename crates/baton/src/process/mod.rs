@@ -163,6 +163,12 @@ impl Command {
     /// # Errors
     ///
     /// As [`spawn`](Command::spawn) and [`Child::wait`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future after the child was spawned leaves the child running (or kills it,
+    /// with [`kill_on_drop`](Command::kill_on_drop)); the runtime reaps it once it exits, and
+    /// its status is lost with the future.
     pub async fn status(&mut self) -> io::Result<ExitStatus> {
         let mut child = self.spawn()?;
         drop(child.stdin.take());
@@ -175,6 +181,10 @@ impl Command {
     /// # Errors
     ///
     /// As [`spawn`](Command::spawn) and [`Child::wait`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`status`](Command::status); the output read so far is lost with the future.
     pub async fn output(&mut self) -> io::Result<Output> {
         self.spawn_with([Kind::Null, Kind::Piped, Kind::Piped])?
             .wait_with_output()
