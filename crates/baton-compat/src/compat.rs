@@ -1,6 +1,6 @@
 //! [`Compat`]: a Baton socket behind the ecosystem's poll-based traits. Reads are
 //! owned-buffer receives on the ring ([`PollRead::read_owned`], kept across polls unboxed) into
-//! one read buffer. Writes up to 4 KiB are copied into the write buffer and written by the ring
+//! one read buffer. Writes up to 16 KiB are copied into the write buffer and written by the ring
 //! in the background ([`PollWrite::write_all_owned`]); larger
 //! ones go readiness-style ([`PollWrite::try_write_vectored`]): the caller's buffers straight to a
 //! non-blocking `sendmsg`, a `WouldBlock` waiting for a one-shot readiness request on the ring.
@@ -25,9 +25,10 @@ use baton::io::{PollIo, PollRead, PollWrite, ReadOwned, Readiness, ShutdownWrite
 const BUFFER_CAPACITY: usize = 16 * 1024;
 
 /// The largest write copied into the write buffer and written by the ring; a larger one is
-/// sent from the caller's memory. Measured on hyper's rows: a small JSON response is cheaper
-/// submitted with the other connections' requests, a 12 KiB one already cheaper uncopied.
-const COPY_LIMIT: usize = 4 * 1024;
+/// sent from the caller's memory. Measured on hyper's rows (docs/benchmarks.md): a JSON
+/// response and a 12 KiB one are both cheaper copied and submitted with the other
+/// connections' requests than sent by a system call of their own; a 1 MiB body is not copied.
+const COPY_LIMIT: usize = 16 * 1024;
 
 /// A Baton stream usable through the ecosystem's poll-based I/O traits.
 ///
@@ -252,7 +253,7 @@ impl<S: PollRead> Compat<S> {
 
 /// The write side: when `S` writes.
 impl<S: PollWrite> Compat<S> {
-    /// Writes `src` (M2): up to 4 KiB are copied into the write buffer and written in the
+    /// Writes `src` (M2): up to 16 KiB are copied into the write buffer and written in the
     /// background; more are sent from `src` itself, as much as the socket takes now. Waits
     /// first for the background write before it.
     pub fn poll_write_slice(

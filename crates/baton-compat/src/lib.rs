@@ -7,7 +7,7 @@
 //! because the kernel reads and writes them while the request is in flight. The ecosystem's
 //! traits lend a buffer for one `poll` instead. [`Compat`] bridges the two: its reads are
 //! receives on Baton's ring into one owned read buffer per stream, kept across polls and copied
-//! out to the caller; a write of up to 4 KiB is copied into one owned write buffer and written
+//! out to the caller; a write of up to 16 KiB is copied into one owned write buffer and written
 //! by the ring in the background, submitted together with the other connections' requests; a
 //! larger write goes the way readiness-based runtimes write, through [`baton::io::PollWrite`]:
 //! straight from the caller's buffers to a non-blocking `sendmsg`, a one-shot readiness request
@@ -24,7 +24,7 @@
 //! M1. **Reads are cancel-safe at the poll level.** A receive in flight stays in the `Compat`
 //!    when the caller stops polling; its bytes are delivered by the next read, never lost.
 //!    Bytes received beyond what the caller's buffer takes are kept for the next call.
-//! M2. **An accepted write is written.** A write of up to 4 KiB returns `Ok(n)` once its
+//! M2. **An accepted write is written.** A write of up to 16 KiB returns `Ok(n)` once its
 //!    bytes were copied into the write buffer and their write was started; the `Compat`
 //!    finishes writing them (short writes are continued), `poll_flush` waits until they are all
 //!    written, and an error from such a background write is returned by the next `poll_write`,
@@ -50,7 +50,8 @@
 //! Cost: each receive and each small write copies its bytes once (their futures are kept
 //! unboxed, so a request allocates nothing of its own); a large write is one system call when
 //! the socket has room, plus one ring request (`IORING_OP_POLL_ADD`) per wait for room. The
-//! read buffer is 16 KiB and the write buffer 4 KiB, each allocated on first use. A `Compat`
+//! read buffer is 16 KiB and the write buffer grows to the largest copied write (at most
+//! 16 KiB), each allocated on first use. A `Compat`
 //! is `Send` and `Unpin` (so it can move into `baton::spawn`ed tasks and be polled through
 //! `Pin::new`) but not `Sync`: its in-flight futures are not.
 //!
