@@ -1,7 +1,7 @@
 //! Configuration of a [`BlockingPool`]: queue capacity, interruptible threads (fixed or
 //! elastic), quarantine lane threads and the thread spawner hook.
 
-use super::lane::{LaneId, LaneLimits};
+use super::lane::{LaneId, LaneLimits, SENTINEL_TICK};
 use super::lanes::Lanes;
 use super::{BlockingPool, OsThreadSpawner, PoolShared, ThreadSpawner, spin};
 use crate::sync::{Arc, StdArc};
@@ -56,6 +56,7 @@ pub struct BlockingPoolBuilder {
     quarantine_threads: usize,
     quarantine_keep_alive: Duration,
     short_job_parallelism: usize,
+    sentinel_tick: Duration,
     spawner: StdArc<dyn ThreadSpawner>,
     name: String,
 }
@@ -78,6 +79,7 @@ impl BlockingPoolBuilder {
             quarantine_threads: 4,
             quarantine_keep_alive: Duration::from_secs(10),
             short_job_parallelism: spin::cpus(),
+            sentinel_tick: SENTINEL_TICK,
             spawner: StdArc::new(OsThreadSpawner),
             name: "baton-pool".to_owned(),
         }
@@ -120,6 +122,14 @@ impl BlockingPoolBuilder {
         self
     }
 
+    /// How often a lane's sentinel looks at the queue (P7). Tests that count wakes lengthen it,
+    /// so no tick falls inside the window they count.
+    #[cfg(test)]
+    pub(crate) fn sentinel_tick(mut self, tick: Duration) -> Self {
+        self.sentinel_tick = tick;
+        self
+    }
+
     /// The hook that starts threads (inject failures in tests, pin threads, ...).
     pub fn thread_spawner(mut self, spawner: StdArc<dyn ThreadSpawner>) -> Self {
         self.spawner = spawner;
@@ -159,6 +169,7 @@ impl BlockingPoolBuilder {
                 max_threads: max,
                 keep_alive,
                 short_job_parallelism: self.short_job_parallelism,
+                sentinel_tick: self.sentinel_tick,
             },
             LaneLimits {
                 capacity: self.capacity,
@@ -166,6 +177,7 @@ impl BlockingPoolBuilder {
                 max_threads: self.quarantine_threads,
                 keep_alive: self.quarantine_keep_alive,
                 short_job_parallelism: self.short_job_parallelism,
+                sentinel_tick: self.sentinel_tick,
             },
         );
         let pool = BlockingPool {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// How often the lane's sentinel looks at the queue while other threads run jobs (rule P7):
 /// the longest a job queued behind running jobs, without a wake of its own, waits for a
-/// thread.
+/// thread. The default of [`LaneLimits::sentinel_tick`].
 pub(super) const SENTINEL_TICK: Duration = Duration::from_millis(1);
 
 /// How long jobs must run, typically, before waking a sleeping thread to run one beside the
@@ -34,6 +34,9 @@ pub(crate) struct LaneLimits {
     pub(crate) keep_alive: Duration,
     /// How many threads are enough for short jobs (P7), at least 1.
     pub(crate) short_job_parallelism: usize,
+    /// How often the sentinel looks at the queue (P7): [`SENTINEL_TICK`], except in tests that
+    /// count wakes over a window no tick may fall into.
+    pub(crate) sentinel_tick: Duration,
 }
 
 /// One lane. Invariants (under the pool lock): `queue.len() + spawning <= queued <= capacity`
@@ -46,7 +49,7 @@ pub(crate) struct LaneLimits {
 ///
 /// Waking (rule P7): `idle` threads wait on the lane's condvar, at most one thread is
 /// `spinning` (between jobs, watching the lane's queue length without the lock), at most one
-/// idle thread is the `sentinel` (its wait times out every [`SENTINEL_TICK`] while jobs run),
+/// idle thread is the `sentinel` (its wait times out every `sentinel_tick` while jobs run),
 /// and `notified <= idle` counts `notify_one` calls no woken thread has accounted for yet. A
 /// job is queued only while the lock is held, and every thread that stops spinning, wakes or
 /// finishes a job re-checks the queue under the lock, so a job left without a notification

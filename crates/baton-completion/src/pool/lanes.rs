@@ -2,7 +2,7 @@
 //! threads and the counters, all under one lock (pool rules P1–P7 in `pool/mod.rs`); each
 //! lane's own state and decisions are in `lane.rs`.
 
-use super::lane::{Lane, LaneId, LaneLimits, SENTINEL_TICK};
+use super::lane::{Lane, LaneId, LaneLimits};
 use super::outcomes::{
     Attach, Enqueue, FailedSpawn, FinishedJob, Next, Recovery, SpawnConfirmed, Submitted,
 };
@@ -301,24 +301,29 @@ impl Lanes {
             lane_state.idle += 1;
             let idle_since = *idle_since.get_or_insert_with(Instant::now);
             // Rule P7: while other threads run jobs, one idle thread looks at the queue every
-            // `SENTINEL_TICK`, so a job queued behind them without a wake waits that long at
+            // `sentinel_tick`, so a job queued behind them without a wake waits that long at
             // most; it leaves the role at a tick that finds no job running.
             let sentinel = !lane_state.sentinel && lane_state.running > 0;
             lane_state.sentinel |= sentinel;
             let finished_before = lane_state.finished;
             let elastic = lane_state.threads > lane_state.limits.min_threads;
             let keep_alive = lane_state.limits.keep_alive;
+            let tick = lane_state.limits.sentinel_tick;
             let timed_out = if sentinel {
-                let (guard, _) = self.work[index]
-                    .wait_timeout(state, SENTINEL_TICK)
+                let (guard, result) = self.work[index]
+                    .wait_timeout(state, tick)
                     .expect("pool lock is never poisoned");
                 state = guard;
                 let lane_state = &mut state.lanes[index];
                 lane_state.sentinel = false;
-                if lane_state.finished == finished_before && !lane_state.queue.is_empty() {
+                if result.timed_out()
+                    && lane_state.finished == finished_before
+                    && !lane_state.queue.is_empty()
+                {
                     // Rule P7: jobs waited a whole tick and none finished, so the running ones
-                    // last: from here, waking threads for queued jobs pays.
-                    lane_state.typical_run = lane_state.typical_run.max(SENTINEL_TICK);
+                    // last: from here, waking threads for queued jobs pays. A sentinel woken
+                    // before its tick has not seen that.
+                    lane_state.typical_run = lane_state.typical_run.max(tick);
                 }
                 // Rule P4: the keep-alive counts from when this thread went idle, ticks
                 // included, so a sentinel leaves like any idle elastic thread.

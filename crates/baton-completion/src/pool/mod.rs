@@ -38,16 +38,18 @@
 //! P7. Waking is lazy but never lost. A lane thread that finds its queue empty watches it
 //!    briefly (one spinner per lane) before it sleeps; while jobs run, one sleeping thread is
 //!    the lane's sentinel and looks at the queue every millisecond. A queued job wakes a
-//!    sleeping thread only when no thread will look for it anyway — no spinner, no sentinel
-//!    with a job running, no notification outstanding — and a thread that takes a job while
-//!    more are queued hands the wake on the same way. Jobs are queued under the lock, and
-//!    every thread re-checks the queue under the lock after it spins, wakes or finishes a job,
-//!    so a job always has a thread that will find it; a job queued behind long-running jobs
+//!    sleeping thread only when no thread will look for it soon anyway — no spinner, no
+//!    notification outstanding, and (while jobs count as short) no sentinel with a job
+//!    running — and a thread that takes a job while more are queued hands the wake on the same
+//!    way. Jobs are queued under the lock, and every thread re-checks the queue under the lock
+//!    after it spins, wakes (a thread woken to stand by as the sentinel: at its first tick) or
+//!    finishes a job, so a job always has a thread that will find it; a job queued behind long-running jobs
 //!    waits at most about a sentinel tick, and a stream of short jobs costs no futex call per
 //!    job. A sentinel's ticks count toward its keep-alive (P4). While a lane's jobs typically
 //!    run shorter than a wake-up costs and `short_job_parallelism` threads are running or
 //!    notified, a queued job wakes no further thread, only (if none exists) one to stand by as
-//!    the sentinel; a tick that sees jobs queued and none finished lifts that limit.
+//!    the sentinel; a tick that times out seeing jobs queued and none finished lifts that
+//!    limit.
 //!
 mod builder;
 mod lane;
