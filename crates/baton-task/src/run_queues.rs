@@ -53,6 +53,10 @@ pub(crate) struct RunQueues {
     turn: Cell<Turn>,
     /// A reusable buffer for draining the injection queue.
     inbox: RefCell<VecDeque<TaskRef<SchedulerState>>>,
+    /// The emptied ready queue of the last owner thread whose local tasks all finished, kept
+    /// (empty) for the next owner's queue so that a thread that spawns a batch of local tasks,
+    /// joins them all and spawns again does not grow a new queue from nothing each time.
+    spare_local_ready: RefCell<VecDeque<TaskRef<SchedulerState>>>,
     /// The blocks of freed tasks, for the next spawns on this thread.
     blocks: BlockCache,
     /// Rule T1 (units): task units counted in the scheduler state and not held by any task,
@@ -153,11 +157,15 @@ impl RunQueues {
                 let mut locals = self.locals.borrow_mut();
                 match locals.iter_mut().find(|local| local.owner == owner) {
                     Some(local) => local.ready.push_back(task),
-                    None => locals.push(LocalQueue {
-                        owner,
-                        ready: VecDeque::from([task]),
-                        live: 0,
-                    }),
+                    None => {
+                        let mut ready = self.spare_local_ready();
+                        ready.push_back(task);
+                        locals.push(LocalQueue {
+                            owner,
+                            ready,
+                            live: 0,
+                        });
+                    }
                 }
             }
         }
@@ -210,7 +218,7 @@ impl RunQueues {
                 Some(local) => local.live += 1,
                 None => locals.push(LocalQueue {
                     owner,
-                    ready: VecDeque::new(),
+                    ready: self.spare_local_ready(),
                     live: 1,
                 }),
             }
@@ -249,7 +257,11 @@ impl RunQueues {
                 let local = &mut locals[index];
                 local.live = local.live.saturating_sub(1);
                 if local.live == 0 && local.ready.is_empty() {
-                    locals.swap_remove(index);
+                    let emptied = locals.swap_remove(index).ready;
+                    let mut spare = self.spare_local_ready.borrow_mut();
+                    if emptied.capacity() > spare.capacity() {
+                        *spare = emptied;
+                    }
                 }
             }
         }
@@ -257,6 +269,11 @@ impl RunQueues {
         let removed = registry.slots.get_mut(slot).and_then(Option::take);
         registry.free.push(slot);
         removed
+    }
+
+    /// An empty ready queue for a new owner thread's local tasks: the kept spare, if any.
+    fn spare_local_ready(&self) -> VecDeque<TaskRef<SchedulerState>> {
+        std::mem::take(&mut *self.spare_local_ready.borrow_mut())
     }
 
     /// Live local tasks owned by `thread`.
