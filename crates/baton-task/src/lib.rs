@@ -84,7 +84,9 @@
 //!
 //! T3. **One poller.** Starting a poll turns `NOTIFIED` into `RUNNING`; only the `RUNNING` holder
 //!    touches the future. A wake during the poll only sets `NOTIFIED`; the poller requeues the
-//!    task when the poll returns `Pending`, so a wake racing a poll is never lost.
+//!    task when the poll returns `Pending`, so a wake racing a poll is never lost. A new task is
+//!    born `RUNNING | FRESH`, the poll right held by its first queue entry, so its first start
+//!    only reads the word; leaving the first poll clears `FRESH`.
 //!
 //! T4. **Abort is a wake plus `CANCELLED`.** The next start (or the end of the current poll) drops
 //!    the future instead of polling it; a task aborted before its first poll is never polled. An
@@ -117,8 +119,9 @@
 //!
 //! T8. **Shutdown closes, then claims.** Closing the injection queue and draining it happen under
 //!    one lock, so every spawn is either drained (and cancelled) or refused. Shutdown then claims
-//!    every registered task that is not running, drops (or, by rule T7, leaks) its future and
-//!    resolves its handle cancelled; a task being polled is cancelled when its poll returns.
+//!    every queued task through its queue entry (a fresh task's `RUNNING` is its entry's, T3),
+//!    then every registered task that is not running, drops (or, by rule T7, leaks) its future
+//!    and resolves its handle cancelled; a task being polled is cancelled when its poll returns.
 //!    [`Spawner::refuse_spawns`] closes the injection queue to new tasks (and sets the flag
 //!    spawns on the scheduler's thread read) under the same lock, from any thread, without
 //!    draining it: every later spawn is refused, while what was queued, and wakes of accepted

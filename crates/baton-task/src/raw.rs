@@ -20,7 +20,7 @@ use std::task::{RawWaker, RawWakerVTable, Waker};
 use crate::containment::drop_contained;
 use crate::join::CancelReason;
 use crate::schedule::Schedule;
-use crate::state::{RefsLeft, State, WakeByValue, WakeOutcome};
+use crate::state::{RefsLeft, ShutdownReach, State, WakeByValue, WakeOutcome};
 use crate::sync::{self, AtomicUsize, thread::ThreadId};
 
 /// The registry slot of a task that was injected but not yet drained by the scheduler.
@@ -34,8 +34,9 @@ pub(crate) const UNREGISTERED: usize = usize::MAX;
 pub(crate) struct Vtable<S: Schedule> {
     /// Polls or cancels the task; consumes the queue entry's reference (T3).
     pub(crate) run: unsafe fn(TaskRef<S>) -> RunOutcome<S>,
-    /// Rule T8: cancels the task for shutdown if it is not being polled.
-    pub(crate) shut_down: unsafe fn(NonNull<Header<S>>) -> ShutdownOutcome,
+    /// Rule T8: cancels the task for shutdown if it is not being polled, reached as the
+    /// [`ShutdownReach`] says.
+    pub(crate) shut_down: unsafe fn(NonNull<Header<S>>, ShutdownReach) -> ShutdownOutcome,
     /// Rule T8: cancels a task whose spawn was refused, before it was ever queued, for the
     /// reason given.
     pub(crate) refuse: unsafe fn(NonNull<Header<S>>, CancelReason),
@@ -262,10 +263,11 @@ impl<S: Schedule> TaskRef<S> {
         unsafe { run(self) }
     }
 
-    /// Rule T8: cancels the task for shutdown, from the core-claim holder's thread.
-    pub(crate) fn shut_down(&self) -> ShutdownOutcome {
+    /// Rule T8: cancels the task for shutdown, from the core-claim holder's thread; `reach`
+    /// says whether this reference is a queue entry taken out of its queue or the registry's.
+    pub(crate) fn shut_down(&self, reach: ShutdownReach) -> ShutdownOutcome {
         // SAFETY: the vtable belongs to this task's type and our reference keeps it alive.
-        unsafe { (self.header().vtable.shut_down)(self.header) }
+        unsafe { (self.header().vtable.shut_down)(self.header, reach) }
     }
 
     /// Rule T1: releases this reference and `other`, another reference to the same task, in

@@ -15,6 +15,7 @@ use crate::run_queues::RunQueues;
 use crate::scheduler_state::SchedulerState;
 use crate::spawn::{new_local, place, spawn_send};
 use crate::spawner::Spawner;
+use crate::state::ShutdownReach;
 use crate::sync;
 
 /// How many polls `run_ready` makes between two looks at the injection queue, so remote work
@@ -317,7 +318,9 @@ fn release_retired(
     }
 }
 
-/// Rule T8, run by the claim holder.
+/// Rule T8, run by the claim holder: every queue entry is taken and its task claimed through
+/// it (a fresh task's `RUNNING` is its first entry's, T3), then every task still registered,
+/// which is idle or the one being polled.
 fn shut_down_tasks(state: &SchedulerState, queues: &RunQueues) -> ShutdownReport {
     let injected = state.injector().close();
     for task in &injected {
@@ -325,25 +328,50 @@ fn shut_down_tasks(state: &SchedulerState, queues: &RunQueues) -> ShutdownReport
             queues.register(task.clone());
         }
     }
-    drop(injected);
-    let queued = queues.take_queues();
-    drop(queued);
+    let mut entries = queues.take_queues();
+    entries.extend(injected);
     let mut report = ShutdownReport::default();
+    for entry in entries {
+        shut_down_one(state, queues, entry, ShutdownReach::QueueEntry, &mut report);
+    }
     for task in queues.registered() {
-        match task.shut_down() {
-            ShutdownOutcome::Cancelled => {
-                report.cancelled += 1;
-                retire(state, queues, task, Finish::Cancelled);
-            }
-            ShutdownOutcome::Leaked => {
-                report.leaked += 1;
-                retire(state, queues, task, Finish::Cancelled);
-            }
-            ShutdownOutcome::Running => report.still_running += 1,
-            ShutdownOutcome::Complete => drop(queues.unregister(&task)),
-        }
+        shut_down_one(state, queues, task, ShutdownReach::Registry, &mut report);
     }
     // Destructors run above may have woken tasks: those entries are stale now.
     drop(queues.take_queues());
     report
+}
+
+/// Rule T8 for one task reached through `reach`, counted in `report`.
+fn shut_down_one(
+    state: &SchedulerState,
+    queues: &RunQueues,
+    task: TaskRef<SchedulerState>,
+    reach: ShutdownReach,
+    report: &mut ShutdownReport,
+) {
+    match task.shut_down(reach) {
+        ShutdownOutcome::Cancelled => {
+            report.cancelled += 1;
+            retire(state, queues, task, Finish::Cancelled);
+        }
+        ShutdownOutcome::Leaked => {
+            report.leaked += 1;
+            retire(state, queues, task, Finish::Cancelled);
+        }
+        // Rules T2 and T3: a task being polled has no queue entry, so only the registry
+        // reaches it; it is cancelled when its poll returns.
+        ShutdownOutcome::Running => {
+            debug_assert_eq!(
+                reach,
+                ShutdownReach::Registry,
+                "T3: a queued task is not running"
+            );
+            report.still_running += 1;
+        }
+        ShutdownOutcome::Complete => match reach {
+            ShutdownReach::QueueEntry => drop(task),
+            ShutdownReach::Registry => drop(queues.unregister(&task)),
+        },
+    }
 }

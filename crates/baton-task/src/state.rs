@@ -1,8 +1,8 @@
 //! The task state word (rules T1–T6 of the crate docs) and its transitions.
 //!
 //! One `AtomicUsize` per task holds every flag below and, above them, the task's reference
-//! count (T1). Each transition is a single atomic read-modify-write and returns a
-//! `#[must_use]` enum naming what the caller must do next. Keeping the count in the same word
+//! count (T1). Each transition is a single atomic read-modify-write (a fresh task's first
+//! start, a load, T3) and returns a `#[must_use]` enum naming what the caller must do next. Keeping the count in the same word
 //! lets a transition move or release a reference in the same instruction that changes a flag: a
 //! wake by value hands the waker's reference to the queue, and going idle releases the queue
 //! entry's reference.
@@ -23,17 +23,22 @@ const JOIN_INTEREST: usize = 1 << 4;
 const JOIN_WAKER: usize = 1 << 5;
 /// The future was leaked with its allocation instead of dropped (T7).
 const LEAKED: usize = 1 << 6;
+/// Never polled: the task's first queue entry holds `RUNNING` from the task's creation, so its
+/// first start is a load rather than a read-modify-write (T3). Meaningless once `COMPLETE` is set.
+const FRESH: usize = 1 << 7;
 
 /// One reference: the count occupies the bits above the flags.
-const REF_ONE: usize = 1 << 7;
+const REF_ONE: usize = 1 << 8;
 /// The flag bits.
 const FLAGS: usize = REF_ONE - 1;
 /// More references than this means a reference leak loop (as `Arc` does, abort rather than
 /// let the count wrap into the flags).
 const MAX_REFS: usize = (usize::MAX >> 1) & !FLAGS;
 
-/// A new task is queued once (its first poll) and has a `JoinHandle`.
-const INITIAL: usize = NOTIFIED | JOIN_INTEREST;
+/// A new task is queued once, its queue entry holding `RUNNING` for its first poll (T3), and has
+/// a `JoinHandle`. Wakes and aborts before that poll find it running: they set their bits and
+/// leave the pushing to the poller, as during any poll.
+const INITIAL: usize = RUNNING | FRESH | JOIN_INTEREST;
 
 /// The atomic state of one task.
 #[derive(Debug)]
@@ -114,6 +119,16 @@ pub(crate) enum ShutdownClaim {
     Running,
     /// Already finished.
     Complete,
+}
+
+/// How shutdown reached the task it claims (T8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShutdownReach {
+    /// Through a queue entry it took out of a run queue or the injection queue: the entry's
+    /// poll right is shutdown's.
+    QueueEntry,
+    /// Through the registry, after every queue entry was taken.
+    Registry,
 }
 
 /// What the completer learned when it published completion.
@@ -315,8 +330,18 @@ impl State {
     }
 
     /// Rule T3: the queue entry is consumed (`NOTIFIED` cleared) and `RUNNING` taken. The entry's
-    /// reference stays with the poller.
+    /// reference stays with the poller. A fresh task's entry already holds `RUNNING`, so its
+    /// first start only reads the word: an abort that lands after the read is seen when the poll
+    /// returns, as during any poll.
     pub(crate) fn start(&self) -> StartOutcome {
+        let current = self.0.load(Ordering::Acquire);
+        if current & (FRESH | COMPLETE) == FRESH {
+            return if current & CANCELLED != 0 {
+                StartOutcome::Cancelled
+            } else {
+                StartOutcome::Poll
+            };
+        }
         self.transition(|current| {
             if current & COMPLETE != 0 {
                 return (None, StartOutcome::Stale);
@@ -340,19 +365,24 @@ impl State {
             if current & CANCELLED != 0 {
                 (None, IdleOutcome::Cancel)
             } else if current & NOTIFIED != 0 {
-                (Some(current & !RUNNING), IdleOutcome::Requeue)
+                (Some(current & !(RUNNING | FRESH)), IdleOutcome::Requeue)
             } else {
                 let outcome = IdleOutcome::Parked(Self::release_of(current));
-                (Some((current & !RUNNING) - REF_ONE), outcome)
+                (Some((current & !(RUNNING | FRESH)) - REF_ONE), outcome)
             }
         })
     }
 
-    /// Rule T8: shutdown takes `RUNNING` on any task that is not being polled.
-    pub(crate) fn claim_for_shutdown(&self) -> ShutdownClaim {
+    /// Rule T8: shutdown takes `RUNNING` on any task that is not being polled. A fresh task's
+    /// `RUNNING` belongs to its first queue entry (T3): shutdown claims it through that entry
+    /// (`reach` is [`ShutdownReach::QueueEntry`]); reached through the registry, a fresh task is
+    /// the one in its first poll.
+    pub(crate) fn claim_for_shutdown(&self, reach: ShutdownReach) -> ShutdownClaim {
         self.transition(|current| {
             if current & COMPLETE != 0 {
                 (None, ShutdownClaim::Complete)
+            } else if current & FRESH != 0 && reach == ShutdownReach::QueueEntry {
+                (Some(current | CANCELLED), ShutdownClaim::Claimed)
             } else if current & RUNNING != 0 {
                 (Some(current | CANCELLED), ShutdownClaim::Running)
             } else {
@@ -386,7 +416,7 @@ impl State {
     pub(crate) fn complete_releasing(&self, refs: usize) -> CompleteReleasing {
         self.transition(|current| {
             debug_assert!(current & RUNNING != 0, "rule T5: only RUNNING completes");
-            let completed = (current & !RUNNING) | COMPLETE;
+            let completed = (current & !(RUNNING | FRESH)) | COMPLETE;
             if current & JOIN_INTEREST != 0 && current & JOIN_WAKER == 0 {
                 debug_assert!(
                     current & !FLAGS > refs * REF_ONE,

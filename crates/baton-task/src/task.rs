@@ -14,7 +14,7 @@ use crate::join::{CancelReason, Join, JoinError};
 use crate::raw::{Finish, Header, RunOutcome, ShutdownOutcome, TaskRef, Vtable};
 use crate::schedule::Schedule;
 use crate::state::{
-    CompleteReleasing, Completed, IdleOutcome, RefsLeft, ShutdownClaim, StartOutcome,
+    CompleteReleasing, Completed, IdleOutcome, RefsLeft, ShutdownClaim, ShutdownReach, StartOutcome,
 };
 use crate::sync::{self, thread::ThreadId};
 
@@ -373,10 +373,10 @@ where
     /// # Safety
     ///
     /// `header` is the header of a live `Task<F, S>` whose reference the caller holds.
-    unsafe fn shut_down(header: NonNull<Header<S>>) -> ShutdownOutcome {
+    unsafe fn shut_down(header: NonNull<Header<S>>, reach: ShutdownReach) -> ShutdownOutcome {
         // SAFETY: the caller's guarantee.
         let this = unsafe { Self::from_header(header) };
-        match this.header.state.claim_for_shutdown() {
+        match this.header.state.claim_for_shutdown(reach) {
             ShutdownClaim::Claimed => match this.cancel(CancelReason::RuntimeShutdown) {
                 FutureDrop::Dropped => ShutdownOutcome::Cancelled,
                 FutureDrop::Leaked => ShutdownOutcome::Leaked,

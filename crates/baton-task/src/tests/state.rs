@@ -5,7 +5,7 @@
 
 use crate::state::{
     DetachOutcome, IdleOutcome, JoinWakerOutcome, ReclaimOutcome, RefsLeft, ShutdownClaim,
-    StartOutcome, State, WakeByValue, WakeOutcome,
+    ShutdownReach, StartOutcome, State, WakeByValue, WakeOutcome,
 };
 
 #[test]
@@ -29,14 +29,66 @@ fn wake_during_poll_requeues() {
 #[test]
 fn wake_of_queued_task_coalesces() {
     let state = State::new(2);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(state.wake(), WakeOutcome::Submit);
     assert_eq!(state.wake(), WakeOutcome::Coalesced);
+    assert_eq!(state.start(), StartOutcome::Poll);
+}
+
+/// Rule T3: a fresh task's first entry holds `RUNNING`, so a wake before its first poll is
+/// one during a poll: nobody pushes, and the poller requeues it if the poll ends pending.
+#[test]
+fn wake_of_fresh_task_is_left_to_its_first_poll() {
+    let state = State::new(2);
+    assert_eq!(state.wake(), WakeOutcome::DuringPoll);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(state.idle(), IdleOutcome::Requeue);
+    assert_eq!(
+        state.start(),
+        StartOutcome::Poll,
+        "no longer fresh: a real start"
+    );
+    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
 }
 
 #[test]
 fn abort_before_start_cancels_without_polling() {
     let state = State::new(2);
-    assert_eq!(state.abort(), WakeOutcome::Coalesced);
+    assert_eq!(state.abort(), WakeOutcome::DuringPoll);
     assert_eq!(state.start(), StartOutcome::Cancelled);
+}
+
+/// Rule T4 with T3: an abort landing after a fresh task's first start read the word is seen when
+/// that poll returns.
+#[test]
+fn abort_after_fresh_start_cancels_at_idle() {
+    let state = State::new(2);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(state.abort(), WakeOutcome::DuringPoll);
+    assert_eq!(state.idle(), IdleOutcome::Cancel);
+}
+
+/// Rule T3: leaving the first poll clears `FRESH` whichever way it goes, so a later start is a
+/// transition again and a stale entry of a completed task is recognised.
+#[test]
+fn first_poll_ends_freshness() {
+    let parked = State::new(2);
+    assert_eq!(parked.start(), StartOutcome::Poll);
+    assert_eq!(parked.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(
+        parked.claim_for_shutdown(ShutdownReach::Registry),
+        ShutdownClaim::Claimed,
+        "a parked task is claimed through the registry"
+    );
+    let completed = State::new(3);
+    assert_eq!(completed.start(), StartOutcome::Poll);
+    let _ = completed.complete_releasing(1);
+    assert_eq!(completed.start(), StartOutcome::Stale);
+    assert_eq!(
+        completed.claim_for_shutdown(ShutdownReach::QueueEntry),
+        ShutdownClaim::Complete
+    );
 }
 
 #[test]
@@ -66,7 +118,15 @@ fn wakes_and_aborts_after_completion_are_ignored() {
     assert_eq!(state.wake(), WakeOutcome::Complete);
     assert_eq!(state.abort(), WakeOutcome::Complete);
     assert_eq!(state.start(), StartOutcome::Stale);
-    assert_eq!(state.claim_for_shutdown(), ShutdownClaim::Complete);
+    assert_eq!(
+        state.start(),
+        StartOutcome::Stale,
+        "a completed fresh word is stale too"
+    );
+    assert_eq!(
+        state.claim_for_shutdown(ShutdownReach::Registry),
+        ShutdownClaim::Complete
+    );
 }
 
 #[test]
@@ -131,13 +191,41 @@ fn detach_after_completion_owns_output() {
 #[test]
 fn shutdown_claims_idle_task_but_not_running_one() {
     let idle = State::new(2);
-    assert_eq!(idle.claim_for_shutdown(), ShutdownClaim::Claimed);
+    assert_eq!(idle.start(), StartOutcome::Poll);
+    assert_eq!(idle.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(
+        idle.claim_for_shutdown(ShutdownReach::Registry),
+        ShutdownClaim::Claimed
+    );
     let _ = idle.complete(true);
     assert!(idle.load().is_leaked());
     let running = State::new(2);
     assert_eq!(running.start(), StartOutcome::Poll);
-    assert_eq!(running.claim_for_shutdown(), ShutdownClaim::Running);
+    assert_eq!(
+        running.claim_for_shutdown(ShutdownReach::Registry),
+        ShutdownClaim::Running
+    );
     assert_eq!(running.idle(), IdleOutcome::Cancel);
+}
+
+/// Rule T8 with T3: a fresh task is claimed through its queue entry, which holds its `RUNNING`;
+/// reached through the registry it is the task in its first poll, so it is left to that poll.
+#[test]
+fn shutdown_claims_a_fresh_task_only_through_its_queue_entry() {
+    let queued = State::new(2);
+    assert_eq!(
+        queued.claim_for_shutdown(ShutdownReach::QueueEntry),
+        ShutdownClaim::Claimed
+    );
+    let _ = queued.complete(false);
+    assert!(queued.load().is_complete());
+    let polling = State::new(2);
+    assert_eq!(polling.start(), StartOutcome::Poll);
+    assert_eq!(
+        polling.claim_for_shutdown(ShutdownReach::Registry),
+        ShutdownClaim::Running
+    );
+    assert_eq!(polling.idle(), IdleOutcome::Cancel);
 }
 
 /// Rule T1: the registry's reference (taken at registration) on top of the queue entry's and

@@ -17,6 +17,7 @@ use std::task::{Context, Poll, RawWakerVTable, Wake, Waker};
 use crate::join::Join;
 use crate::raw::{self, Finish, RunOutcome, ShutdownOutcome, TaskRef};
 use crate::schedule::Schedule;
+use crate::state::ShutdownReach;
 use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::task::Task;
 use crate::{CancelReason, JoinError, yield_now};
@@ -392,8 +393,14 @@ fn shutdown_claims_a_parked_task_and_leaves_its_entries_stale() {
     let (recorder, probe, task) = probed_task();
     expect_parked(task.queued.run());
     probe.take_waker().wake();
-    assert_eq!(task.registered.shut_down(), ShutdownOutcome::Cancelled);
-    assert_eq!(task.registered.shut_down(), ShutdownOutcome::Complete);
+    assert_eq!(
+        task.registered.shut_down(ShutdownReach::Registry),
+        ShutdownOutcome::Cancelled
+    );
+    assert_eq!(
+        task.registered.shut_down(ShutdownReach::Registry),
+        ShutdownOutcome::Complete
+    );
     assert_eq!(probe.drops(), 1);
     let entry = recorder.pop().expect("queued by the wake");
     assert!(matches!(entry.run(), RunOutcome::Stale));
@@ -429,7 +436,7 @@ fn finished_task_is_freed_by_whichever_reference_goes_last() {
         waker.wake_by_ref();
         let entry = recorder.pop().expect("queued by the wake");
         assert_eq!(
-            task.registered.shut_down(),
+            task.registered.shut_down(ShutdownReach::Registry),
             ShutdownOutcome::Cancelled,
             "claimed while queued"
         );
