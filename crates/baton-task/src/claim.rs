@@ -36,9 +36,10 @@ pub(crate) struct ClaimCell {
 // whose token is in `holder`; the claim is taken with an acquiring CAS and released with a
 // releasing store, so one thread at a time uses them and each sees the previous holder's writes.
 unsafe impl Sync for ClaimCell {}
-// SAFETY: `RunQueues` owns `Send` task references, plain data and free blocks of memory that no
-// task lives in (its block cache); the claim protocol (T9)
-// moves use of it between threads with release/acquire ordering.
+// SAFETY: `RunQueues` owns `Send` task references, plain data, free blocks of memory that no
+// task lives in (its block cache) and the address of the task being polled, which is only read
+// during that poll, on the polling thread (T8); the claim protocol (T9) moves use of it between
+// threads with release/acquire ordering.
 unsafe impl Send for ClaimCell {}
 
 impl std::fmt::Debug for ClaimCell {

@@ -69,8 +69,11 @@
 //!    one; the last one to go frees the task. A wake by value hands the waker's reference to
 //!    the queue entry, and a poll that ends idle releases the queue entry's reference, each in
 //!    the same atomic instruction that changes the flags. The scheduler's registry holds one
-//!    reference per accepted, unfinished task, so shutdown can reach tasks that sit idle while
-//!    only their wakers are held elsewhere, and a running task is never freed under its poller.
+//!    reference per unfinished task that has parked, so shutdown can reach tasks that sit idle
+//!    while only their wakers are held elsewhere: a task's first park keeps its queue entry's
+//!    reference, which becomes the registry's. A task that never parked is in a run queue or
+//!    being polled, and its poller's reference keeps it alive, so one that finishes in its
+//!    first poll never touches the registry.
 //!    A task keeps its scheduler alive with one *unit* of it rather than an `Arc` count: while
 //!    any unit is out (held by a task, or spare with the claim holder, which counts them in
 //!    batches and gives its spares back when it releases the claim) the units together own one
@@ -94,9 +97,9 @@
 //!
 //! T5. **Completion is terminal.** The `RUNNING` holder drops the future, stores the result, then
 //!    sets `COMPLETE`. After that only the `JoinHandle` touches the stored result. A poll that
-//!    returns the output takes the task out of the registry first; when the handle is alive
-//!    and published no waker, the transition that sets `COMPLETE` also releases the queue
-//!    entry's and the registry's references (T1), after which the completer does not touch the
+//!    returns the output takes the task out of the registry first (if it parked); when the
+//!    handle is alive and published no waker, the transition that sets `COMPLETE` also releases
+//!    the queue entry's reference and the registry's, if any (T1), after which the completer does not touch the
 //!    task again (the handle may free it at once).
 //!
 //! T6. **Join handshake.** The handle stores its waker, then sets `JOIN_WAKER`; completion wakes
@@ -121,7 +124,9 @@
 //!    one lock, so every spawn is either drained (and cancelled) or refused. Shutdown then claims
 //!    every queued task through its queue entry (a fresh task's `RUNNING` is its entry's, T3),
 //!    then every registered task that is not running, drops (or, by rule T7, leaks) its future
-//!    and resolves its handle cancelled; a task being polled is cancelled when its poll returns.
+//!    and resolves its handle cancelled; a task being polled (reached through the registry, or
+//!    as the task the run loop is polling when it never parked) is cancelled when its poll
+//!    returns.
 //!    [`Spawner::refuse_spawns`] closes the injection queue to new tasks (and sets the flag
 //!    spawns on the scheduler's thread read) under the same lock, from any thread, without
 //!    draining it: every later spawn is refused, while what was queued, and wakes of accepted

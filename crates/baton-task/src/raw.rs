@@ -23,7 +23,8 @@ use crate::schedule::Schedule;
 use crate::state::{RefsLeft, ShutdownReach, State, WakeByValue, WakeOutcome};
 use crate::sync::{self, AtomicUsize, thread::ThreadId};
 
-/// The registry slot of a task that was injected but not yet drained by the scheduler.
+/// The registry slot of a task that is not in the registry: it has not parked yet (T1), or
+/// it finished.
 pub(crate) const UNREGISTERED: usize = usize::MAX;
 
 /// The typed operations of one task type.
@@ -163,6 +164,9 @@ pub(crate) enum RunOutcome<S: Schedule> {
     Stale,
     /// The task waits for a waker; its queue entry's reference was released (T3).
     Parked,
+    /// The task parked for the first time: register it with this reference, its queue
+    /// entry's, kept for the registry (T1).
+    Register(TaskRef<S>),
     /// Woken during its poll: push it back, with the same reference (T3).
     Requeue(TaskRef<S>),
     /// The task finished and must leave the registry (T1). `entry` is the queue entry's
@@ -216,8 +220,9 @@ pub(crate) struct TaskRef<S: Schedule> {
 // the vtable, whose functions follow the state protocol: the future and output are touched
 // only by the `RUNNING` holder on a thread allowed to touch them (T7) or by the handle, which
 // is `Send` only when the output is. The count is atomic, so a reference may be released on any
-// thread, and so may the last one: the registry holds a reference until the task finished, a
-// leaked task (T7) keeps one forever, and the completer or the handle takes the result
+// thread, and so may the last one: until the task finished, the scheduler holds a reference
+// (a queue entry's, the poller's or, once the task parked, the registry's, T1), a leaked task
+// (T7) keeps one forever, and the completer or the handle takes the result
 // (T5, T6), so the allocation is freed with an empty stage and no `!Send` future or output
 // is ever dropped by the thread that frees it. The header's `Arc<S>` is `Send + Sync` because
 // `S: Schedule` is.

@@ -7,9 +7,10 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::ptr::NonNull;
 
 use crate::blocks::BlockCache;
-use crate::raw::{TaskRef, UNREGISTERED};
+use crate::raw::{Header, TaskRef, UNREGISTERED};
 use crate::scheduler_state::SchedulerState;
 use crate::sync::{Ordering, thread::ThreadId};
 
@@ -21,8 +22,9 @@ struct LocalQueue {
     live: usize,
 }
 
-/// Rule T1: one counted reference per accepted, unfinished task, so shutdown can reach tasks that
-/// sit idle with their wakers held elsewhere, and a task is never freed while it runs.
+/// Rule T1: one counted reference per unfinished task that has parked, so shutdown can reach
+/// tasks that sit idle with their wakers held elsewhere. A task that never parked is always
+/// reachable through its queue entry, or is the one being polled ([`RunQueues::polled`]).
 #[derive(Default)]
 struct Registry {
     slots: Vec<Option<TaskRef<SchedulerState>>>,
@@ -49,6 +51,10 @@ pub(crate) struct RunQueues {
     registry: RefCell<Registry>,
     /// Whether `run_ready` is on the stack (it does not re-enter itself).
     polling: Cell<bool>,
+    /// Rule T8: the task `run_ready` is polling right now, if any, whose queue entry's
+    /// reference the poller holds until it clears this; shutdown run from inside that poll
+    /// reaches it here when it is not in the registry (it never parked).
+    polled: Cell<Option<NonNull<Header<SchedulerState>>>>,
     /// The fair dispatcher's next turn, kept across `run_ready` calls (T10).
     turn: Cell<Turn>,
     /// A reusable buffer for draining the injection queue.
@@ -96,6 +102,17 @@ impl RunQueues {
         } else {
             Some(Polling(self))
         }
+    }
+
+    /// Rule T8: remembers the task about to be polled, or forgets it (`None`) once the poll
+    /// returned.
+    pub(crate) fn set_polled(&self, task: Option<NonNull<Header<SchedulerState>>>) {
+        self.polled.set(task);
+    }
+
+    /// Rule T8: the task being polled, while its poller holds its queue entry's reference.
+    pub(crate) fn polled(&self) -> Option<NonNull<Header<SchedulerState>>> {
+        self.polled.get()
     }
 
     /// Rule T1 (units): takes one spare unit, if any.
@@ -153,20 +170,53 @@ impl RunQueues {
     pub(crate) fn push_ready(&self, task: TaskRef<SchedulerState>) {
         match task.header().owner {
             None => self.send_ready.borrow_mut().push_back(task),
-            Some(owner) => {
-                let mut locals = self.locals.borrow_mut();
-                match locals.iter_mut().find(|local| local.owner == owner) {
-                    Some(local) => local.ready.push_back(task),
-                    None => {
-                        let mut ready = self.spare_local_ready();
-                        ready.push_back(task);
-                        locals.push(LocalQueue {
-                            owner,
-                            ready,
-                            live: 0,
-                        });
-                    }
-                }
+            Some(owner) => self.with_local(owner, |local| local.ready.push_back(task)),
+        }
+    }
+
+    /// Rules T1 and T7: queue a task just accepted on this thread; a local one counts towards
+    /// its owner's live local tasks until [`RunQueues::local_finished`].
+    pub(crate) fn push_spawned(&self, task: TaskRef<SchedulerState>) {
+        match task.header().owner {
+            None => self.send_ready.borrow_mut().push_back(task),
+            Some(owner) => self.with_local(owner, |local| {
+                local.live += 1;
+                local.ready.push_back(task);
+            }),
+        }
+    }
+
+    /// Runs `f` on `owner`'s local queue, made (from the kept spare buffer) if it has none.
+    fn with_local(&self, owner: ThreadId, f: impl FnOnce(&mut LocalQueue)) {
+        let mut locals = self.locals.borrow_mut();
+        match locals.iter_mut().find(|local| local.owner == owner) {
+            Some(local) => f(local),
+            None => {
+                let mut local = LocalQueue {
+                    owner,
+                    ready: self.spare_local_ready(),
+                    live: 0,
+                };
+                f(&mut local);
+                locals.push(local);
+            }
+        }
+    }
+
+    /// A local task of `owner` finished: one live local task fewer. A queue left with neither
+    /// live tasks nor entries goes, its buffer kept for the next owner.
+    pub(crate) fn local_finished(&self, owner: ThreadId) {
+        let mut locals = self.locals.borrow_mut();
+        let Some(index) = locals.iter().position(|local| local.owner == owner) else {
+            return;
+        };
+        let local = &mut locals[index];
+        local.live = local.live.saturating_sub(1);
+        if local.live == 0 && local.ready.is_empty() {
+            let emptied = locals.swap_remove(index).ready;
+            let mut spare = self.spare_local_ready.borrow_mut();
+            if emptied.capacity() > spare.capacity() {
+                *spare = emptied;
             }
         }
     }
@@ -209,20 +259,8 @@ impl RunQueues {
                 .any(|local| local.owner == here && !local.ready.is_empty())
     }
 
-    /// Rule T1: the registry takes a reference; a local task counts towards its owner's live
-    /// local tasks.
+    /// Rule T1: the registry takes the reference of a task that parks for the first time.
     pub(crate) fn register(&self, task: TaskRef<SchedulerState>) {
-        if let Some(owner) = task.header().owner {
-            let mut locals = self.locals.borrow_mut();
-            match locals.iter_mut().find(|local| local.owner == owner) {
-                Some(local) => local.live += 1,
-                None => locals.push(LocalQueue {
-                    owner,
-                    ready: self.spare_local_ready(),
-                    live: 1,
-                }),
-            }
-        }
         let mut registry = self.registry.borrow_mut();
         let slot = match registry.free.pop() {
             Some(slot) => slot,
@@ -239,8 +277,8 @@ impl RunQueues {
         task.header().slot.load(Ordering::Relaxed) != UNREGISTERED
     }
 
-    /// Rule T1: a finished task leaves the registry. The returned reference must be dropped by
-    /// the caller, outside any borrow of the queues.
+    /// Rule T1: a finished task leaves the registry, if it is in it. The returned reference
+    /// must be dropped by the caller, outside any borrow of the queues.
     pub(crate) fn unregister(
         &self,
         task: &TaskRef<SchedulerState>,
@@ -251,20 +289,6 @@ impl RunQueues {
             return None;
         }
         task.header().slot.store(UNREGISTERED, Ordering::Relaxed);
-        if let Some(owner) = task.header().owner {
-            let mut locals = self.locals.borrow_mut();
-            if let Some(index) = locals.iter().position(|local| local.owner == owner) {
-                let local = &mut locals[index];
-                local.live = local.live.saturating_sub(1);
-                if local.live == 0 && local.ready.is_empty() {
-                    let emptied = locals.swap_remove(index).ready;
-                    let mut spare = self.spare_local_ready.borrow_mut();
-                    if emptied.capacity() > spare.capacity() {
-                        *spare = emptied;
-                    }
-                }
-            }
-        }
         let mut registry = self.registry.borrow_mut();
         let removed = registry.slots.get_mut(slot).and_then(Option::take);
         registry.free.push(slot);
@@ -285,7 +309,8 @@ impl RunQueues {
             .map_or(0, |local| local.live)
     }
 
-    /// Rule T8: every registered task, for shutdown (they stay registered until finished).
+    /// Rule T8: every registered task, for shutdown (a task stays registered from its first
+    /// park until it finishes).
     pub(crate) fn registered(&self) -> Vec<TaskRef<SchedulerState>> {
         self.registry
             .borrow()

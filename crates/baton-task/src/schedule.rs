@@ -30,6 +30,13 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// implementation decides how to keep its state alive while the entry moves into a queue.
     fn schedule(task: TaskRef<Self>);
 
+    /// Rule T1: whether the registry holds a reference to `task`, which the caller is polling
+    /// on the thread holding the claim (T9). A task enters the registry when it parks for the
+    /// first time, with its queue entry's reference ([`RunOutcome::Register`]).
+    ///
+    /// [`RunOutcome::Register`]: crate::raw::RunOutcome::Register
+    fn is_registered(task: &TaskRef<Self>) -> bool;
+
     /// Rule T1: takes a task about to complete out of the registry, when this thread holds
     /// it (the claim, T9), and returns the registry's reference for the completer.
     fn unregister(_task: &TaskRef<Self>) -> Option<TaskRef<Self>> {

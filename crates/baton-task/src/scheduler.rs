@@ -158,7 +158,12 @@ impl Scheduler {
                 }
                 continue;
             };
+            // Rule T7: a local task runs here only if it is this thread's, so its owner is
+            // `here`; read now, as a finished task may be gone once `run` returns.
+            let local = task.header().owner.is_some();
+            queues.set_polled(Some(task.as_raw()));
             let outcome = task.run();
+            queues.set_polled(None);
             // Rule T9: a task's poll cannot release the claim this loop relies on (guards are
             // dropped in reverse order; the caller's outlives this call).
             debug_assert!(
@@ -168,6 +173,7 @@ impl Scheduler {
             match outcome {
                 RunOutcome::Stale => continue,
                 RunOutcome::Parked => {}
+                RunOutcome::Register(task) => queues.register(task),
                 RunOutcome::Requeue(task) => queues.push_ready(task),
                 RunOutcome::Finished {
                     entry,
@@ -175,6 +181,9 @@ impl Scheduler {
                     finish,
                 } => {
                     self.state.counters().count_finish(finish, queues);
+                    if local {
+                        queues.local_finished(here);
+                    }
                     if let Some(task) = entry {
                         release_retired(queues, task, registered);
                     }
@@ -274,7 +283,8 @@ impl Drop for Scheduler {
     }
 }
 
-/// Moves injected tasks and remote wakes onto the run queues; registers new tasks.
+/// Moves injected tasks and remote wakes onto the run queues (a new task enters the registry
+/// only if it parks, T1).
 fn drain_injected(state: &SchedulerState, queues: &RunQueues) -> usize {
     let injector = state.injector();
     if !injector.has_injected() {
@@ -285,9 +295,6 @@ fn drain_injected(state: &SchedulerState, queues: &RunQueues) -> usize {
     injector.drain_into(&mut drained);
     let count = drained.len();
     for task in drained.drain(..) {
-        if !RunQueues::is_registered(&task) {
-            queues.register(task.clone());
-        }
         queues.push_ready(task);
     }
     queues.return_inbox(drained);
@@ -302,6 +309,9 @@ fn retire(
     finish: Finish,
 ) {
     state.counters().count_finish(finish, queues);
+    if let Some(owner) = task.header().owner {
+        queues.local_finished(owner);
+    }
     release_retired(queues, task, None);
 }
 
@@ -320,16 +330,11 @@ fn release_retired(
 
 /// Rule T8, run by the claim holder: every queue entry is taken and its task claimed through
 /// it (a fresh task's `RUNNING` is its first entry's, T3), then every task still registered,
-/// which is idle or the one being polled.
+/// which is idle or the one being polled, then the task being polled if it never parked (so
+/// is not registered).
 fn shut_down_tasks(state: &SchedulerState, queues: &RunQueues) -> ShutdownReport {
-    let injected = state.injector().close();
-    for task in &injected {
-        if !RunQueues::is_registered(task) {
-            queues.register(task.clone());
-        }
-    }
     let mut entries = queues.take_queues();
-    entries.extend(injected);
+    entries.extend(state.injector().close());
     let mut report = ShutdownReport::default();
     for entry in entries {
         shut_down_one(state, queues, entry, ShutdownReach::QueueEntry, &mut report);
@@ -337,9 +342,29 @@ fn shut_down_tasks(state: &SchedulerState, queues: &RunQueues) -> ShutdownReport
     for task in queues.registered() {
         shut_down_one(state, queues, task, ShutdownReach::Registry, &mut report);
     }
+    if let Some(header) = queues.polled() {
+        // SAFETY: rule T8, `polled` is set only while `run_ready` polls that task on this
+        // thread, holding its queue entry's reference: shutdown runs inside that poll, so the
+        // task is alive. The value is never dropped, so it borrows that reference instead of
+        // owning one.
+        let polled = std::mem::ManuallyDrop::new(unsafe { TaskRef::from_raw(header) });
+        if !RunQueues::is_registered(&polled) {
+            shut_down_polled(&polled, &mut report);
+        }
+    }
     // Destructors run above may have woken tasks: those entries are stale now.
     drop(queues.take_queues());
     report
+}
+
+/// Rule T8 for the task being polled (shutdown runs inside its poll), which is in no queue and
+/// not registered: `CANCELLED` is set and its poller cancels it when the poll returns pending.
+fn shut_down_polled(task: &TaskRef<SchedulerState>, report: &mut ShutdownReport) {
+    // Any other outcome is `Complete`: shutdown runs from the task's completion (a join waker,
+    // or its output's destructor), after which nothing is left to cancel.
+    if task.shut_down(ShutdownReach::Registry) == ShutdownOutcome::Running {
+        report.still_running += 1;
+    }
 }
 
 /// Rule T8 for one task reached through `reach`, counted in `report`.

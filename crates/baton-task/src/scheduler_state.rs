@@ -10,6 +10,7 @@ use crate::claim::ClaimCell;
 use crate::counts::Counters;
 use crate::injector::{Injector, Unpark};
 use crate::raw::{self, TaskRef};
+use crate::run_queues::RunQueues;
 use crate::schedule::Schedule;
 use crate::sync::{AtomicUsize, Ordering};
 
@@ -125,6 +126,10 @@ impl Schedule for SchedulerState {
 
     fn is_closed(&self) -> bool {
         self.injector.is_closed()
+    }
+
+    fn is_registered(task: &TaskRef<SchedulerState>) -> bool {
+        RunQueues::is_registered(task)
     }
 
     fn unregister(task: &TaskRef<SchedulerState>) -> Option<TaskRef<SchedulerState>> {

@@ -12,12 +12,12 @@ use crate::scheduler_state::SchedulerState;
 use crate::sync;
 use crate::task::Task;
 
-/// A task made and not yet placed: with the registry's reference made at once when this
-/// thread holds the claim (rule T1), without it when it goes through the injection queue.
+/// A task made and not yet placed: on the thread holding the claim, or to go through the
+/// injection queue. Either way it holds its first queue entry's reference and its handle's;
+/// it enters the registry only if it parks (rule T1).
 pub(crate) enum NewTask<T> {
     Here {
         task: TaskRef<SchedulerState>,
-        registered: TaskRef<SchedulerState>,
         join: Join<T, SchedulerState>,
     },
     Injected {
@@ -33,15 +33,10 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    let (task, join) = Task::spawn(future, None, state);
     if state.claim().here().is_some() {
-        let (task, registered, join) = Task::spawn_registered(future, None, state);
-        NewTask::Here {
-            task,
-            registered,
-            join,
-        }
+        NewTask::Here { task, join }
     } else {
-        let (task, join) = Task::spawn(future, None, state);
         NewTask::Injected { task, join }
     }
 }
@@ -57,12 +52,8 @@ where
         state.claim().here().is_some(),
         "rule T9: the claim holder spawns locally"
     );
-    let (task, registered, join) = Task::spawn_registered(future, Some(sync::thread_id()), state);
-    NewTask::Here {
-        task,
-        registered,
-        join,
-    }
+    let (task, join) = Task::spawn(future, Some(sync::thread_id()), state);
+    NewTask::Here { task, join }
 }
 
 /// Places a new task: straight onto the run queues when it was made on the claim holder's
@@ -70,17 +61,13 @@ where
 /// the scheduler through the task's own unit (T1).
 pub(crate) fn place<T>(new: NewTask<T>) -> (JoinHandle<T>, Injected) {
     let (join, accepted) = match new {
-        NewTask::Here {
-            task,
-            registered,
-            join,
-        } => {
+        NewTask::Here { task, join } => {
             let state = join.scheduler();
             let queues = state
                 .claim()
                 .here()
                 .expect("rule T9: nothing released the claim since the task was made");
-            let accepted = accept_here(state, queues, task, registered);
+            let accepted = accept_here(state, queues, task);
             (join, accepted)
         }
         NewTask::Injected { task, join } => {
@@ -111,21 +98,18 @@ where
     place(new_send(state, future))
 }
 
-/// Rules T1 and T8 on the claim holder's thread: a task is accepted (counted, registered with
-/// the reference `registered` made for it, and queued) unless spawns are refused.
+/// Rules T1 and T8 on the claim holder's thread: a task is accepted (counted and queued, and
+/// a local one counted live) unless spawns are refused.
 fn accept_here(
     state: &SchedulerState,
     queues: &RunQueues,
     task: TaskRef<SchedulerState>,
-    registered: TaskRef<SchedulerState>,
 ) -> Injected {
     if state.injector().refuses_spawns() {
-        drop(registered);
         return Injected::Closed;
     }
     state.counters().count_spawn_here(queues);
-    queues.register(registered);
-    queues.push_ready(task);
+    queues.push_spawned(task);
     Injected::Queued
 }
 

@@ -2,10 +2,10 @@
 //!
 //! One `AtomicUsize` per task holds every flag below and, above them, the task's reference
 //! count (T1). Each transition is a single atomic read-modify-write (a fresh task's first
-//! start, a load, T3) and returns a `#[must_use]` enum naming what the caller must do next. Keeping the count in the same word
-//! lets a transition move or release a reference in the same instruction that changes a flag: a
-//! wake by value hands the waker's reference to the queue, and going idle releases the queue
-//! entry's reference.
+//! start is a load, T3) and returns a `#[must_use]` enum naming what the caller must do next.
+//! Keeping the count in the same word lets a transition move or release a reference in the
+//! same instruction that changes a flag: a wake by value hands the waker's reference to the
+//! queue, and going idle releases the queue entry's reference.
 
 use crate::sync::{AtomicUsize, Ordering};
 
@@ -94,12 +94,22 @@ pub(crate) enum StartOutcome {
     Stale,
 }
 
+/// What a task that parks does with its queue entry's reference (T1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParkEntry {
+    /// Release it in the parking transition: the registry holds a reference already.
+    Release,
+    /// Keep it: the task parks for the first time and the reference becomes the registry's.
+    Keep,
+}
+
 /// What happens after a poll returned `Pending`.
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum IdleOutcome {
-    /// Nobody woke it: it waits for a waker. The queue entry's reference was released in the
-    /// same transition; the poller must not release it again.
+    /// Nobody woke it: it waits for a waker. With [`ParkEntry::Release`] the queue entry's
+    /// reference was released in the same transition (the poller must not release it again);
+    /// with [`ParkEntry::Keep`] it is still the poller's, and `Others` is reported.
     Parked(RefsLeft),
     /// Rule T3: it was woken during the poll: the poller pushes it back into a queue, reusing
     /// the queue entry's reference.
@@ -358,8 +368,9 @@ impl State {
     }
 
     /// Rule T3: release `RUNNING` after a `Pending` poll, unless a wake or abort arrived. A
-    /// task that goes to sleep gives up its queue entry's reference in the same transition.
-    pub(crate) fn idle(&self) -> IdleOutcome {
+    /// task that goes to sleep gives up its queue entry's reference in the same transition, or
+    /// keeps it for the registry, as `entry` says (T1).
+    pub(crate) fn idle(&self, entry: ParkEntry) -> IdleOutcome {
         self.transition(|current| {
             debug_assert!(current & RUNNING != 0, "rule T3: only the poller goes idle");
             if current & CANCELLED != 0 {
@@ -367,8 +378,14 @@ impl State {
             } else if current & NOTIFIED != 0 {
                 (Some(current & !(RUNNING | FRESH)), IdleOutcome::Requeue)
             } else {
-                let outcome = IdleOutcome::Parked(Self::release_of(current));
-                (Some((current & !(RUNNING | FRESH)) - REF_ONE), outcome)
+                let idle = current & !(RUNNING | FRESH);
+                match entry {
+                    ParkEntry::Release => {
+                        let outcome = IdleOutcome::Parked(Self::release_of(current));
+                        (Some(idle - REF_ONE), outcome)
+                    }
+                    ParkEntry::Keep => (Some(idle), IdleOutcome::Parked(RefsLeft::Others)),
+                }
             }
         })
     }

@@ -14,7 +14,8 @@ use crate::join::{CancelReason, Join, JoinError};
 use crate::raw::{Finish, Header, RunOutcome, ShutdownOutcome, TaskRef, Vtable};
 use crate::schedule::Schedule;
 use crate::state::{
-    CompleteReleasing, Completed, IdleOutcome, RefsLeft, ShutdownClaim, ShutdownReach, StartOutcome,
+    CompleteReleasing, Completed, IdleOutcome, ParkEntry, RefsLeft, ShutdownClaim, ShutdownReach,
+    StartOutcome,
 };
 use crate::sync::{self, thread::ThreadId};
 
@@ -79,25 +80,6 @@ where
         // SAFETY: the allocation was just made with two references, one for each value here.
         let (queued, handle) = unsafe { (TaskRef::from_raw(header), TaskRef::from_raw(header)) };
         (queued, Join::new(handle, Self::take_output))
-    }
-
-    /// Like [`Task::spawn`], with a third reference made at once for the registry (T1), so
-    /// accepting the task on the claim holder's thread needs no extra count.
-    pub(crate) fn spawn_registered(
-        future: F,
-        owner: Option<ThreadId>,
-        scheduler: &Arc<S>,
-    ) -> (TaskRef<S>, TaskRef<S>, Join<F::Output, S>) {
-        let header = Self::allocate(future, owner, scheduler, 3);
-        // SAFETY: the allocation was just made with three references, one for each value here.
-        let (queued, registered, handle) = unsafe {
-            (
-                TaskRef::from_raw(header),
-                TaskRef::from_raw(header),
-                TaskRef::from_raw(header),
-            )
-        };
-        (queued, registered, Join::new(handle, Self::take_output))
     }
 
     /// Rule T1: one allocation, in a block the scheduler recycled when it has one.
@@ -208,10 +190,10 @@ where
         }
     }
 
-    /// Rules T5 and T1 for a poll that returned `output`: the task leaves the registry, then
-    /// completes; when nothing is left for the completer (the handle is alive and published
-    /// no waker) the same transition releases the queue entry's reference `entry` and the
-    /// registry's. Consumes `entry`; the caller must not touch the task afterwards unless the
+    /// Rules T5 and T1 for a poll that returned `output`: the task leaves the registry (if it
+    /// parked), then completes; when nothing is left for the completer (the handle is alive and
+    /// published no waker) the same transition releases the queue entry's reference `entry`
+    /// and the registry's, if any. Consumes `entry`; the caller must not touch the task afterwards unless the
     /// outcome hands a reference back.
     fn complete_run(&self, entry: TaskRef<S>, output: F::Output) -> RunOutcome<S> {
         let dropped = self.drop_future();
@@ -246,6 +228,35 @@ where
                     entry: Some(entry),
                     registered,
                     finish: Finish::Completed,
+                }
+            }
+        }
+    }
+
+    /// Rules T3, T4 and T1 for a poll that returned `Pending`: the task parks (handing its queue
+    /// entry's reference `task` to the registry or releasing it, as `entry` says), is requeued
+    /// or, aborted during the poll, cancelled. The caller must not touch the task afterwards
+    /// unless the outcome hands a reference back.
+    fn after_pending(&self, task: TaskRef<S>, entry: ParkEntry) -> RunOutcome<S> {
+        match self.header.state.idle(entry) {
+            IdleOutcome::Parked(_) if entry == ParkEntry::Keep => RunOutcome::Register(task),
+            IdleOutcome::Parked(left) => {
+                // Rule T3: `idle` released the queue entry's reference already.
+                let header = task.into_raw();
+                if left == RefsLeft::Zero {
+                    // SAFETY: that was the last reference (only possible if the registry's is
+                    // gone too): nobody else can reach the task.
+                    unsafe { Self::dealloc(header) };
+                }
+                RunOutcome::Parked
+            }
+            IdleOutcome::Requeue => RunOutcome::Requeue(task),
+            IdleOutcome::Cancel => {
+                let _ = self.cancel(self.cancel_reason());
+                RunOutcome::Finished {
+                    entry: Some(task),
+                    registered: None,
+                    finish: Finish::Cancelled,
                 }
             }
         }
@@ -333,27 +344,17 @@ where
                     // `this` is not used after this: `complete_run` may release the last
                     // references but the handle's.
                     Ok(Poll::Ready(output)) => this.complete_run(task, output),
-                    Ok(Poll::Pending) => match this.header.state.idle() {
-                        IdleOutcome::Parked(left) => {
-                            // Rule T3: `idle` released the queue entry's reference already.
-                            let header = task.into_raw();
-                            if left == RefsLeft::Zero {
-                                // SAFETY: that was the last reference (only possible if the
-                                // registry's is gone too): nobody else can reach the task.
-                                unsafe { Self::dealloc(header) };
-                            }
-                            RunOutcome::Parked
-                        }
-                        IdleOutcome::Requeue => RunOutcome::Requeue(task),
-                        IdleOutcome::Cancel => {
-                            let _ = this.cancel(this.cancel_reason());
-                            RunOutcome::Finished {
-                                entry: Some(task),
-                                registered: None,
-                                finish: Finish::Cancelled,
-                            }
-                        }
-                    },
+                    Ok(Poll::Pending) => {
+                        // Rule T1: a task parking for the first time keeps its queue entry's
+                        // reference for the registry; one in it releases that reference.
+                        let registered = S::is_registered(&task);
+                        let entry = if registered {
+                            ParkEntry::Release
+                        } else {
+                            ParkEntry::Keep
+                        };
+                        this.after_pending(task, entry)
+                    }
                     Err(payload) => {
                         let dropped = this.drop_future();
                         this.finish(Err(JoinError::panic(payload)), dropped);
@@ -431,8 +432,8 @@ where
         // SAFETY: rule T1, the allocation holds a `Task<F, S>` and nobody else can reach it any
         // more: we move it out, after which the block is plain memory of this type's layout.
         let Task { header, stage } = unsafe { block.as_ptr().read() };
-        // Rules T5–T7: the last reference only goes after the task finished (the registry holds
-        // one until then, and a leaked task keeps one forever) and after the completer or the
+        // Rules T5–T7: the last reference only goes after the task finished (the scheduler holds
+        // one until then, T1, and a leaked task keeps one forever) and after the completer or the
         // handle took the result, so the stage is empty and no `!Send` value is dropped on this
         // thread, whichever it is. It goes through `drop_contained` all the same; the header
         // (its scheduler unit, a join waker contained by its own `Drop`) is freed normally, also

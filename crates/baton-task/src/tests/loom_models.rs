@@ -108,8 +108,9 @@ fn loom_wake_by_value_racing_completion_frees_exactly_once() {
 
 /// Proves rules T1 and T3: a foreign wake by value racing the first poll either merges into
 /// it (the poller requeues the task with the queue entry's reference) or finds the task
-/// idle after `idle` released that reference (the waker's own becomes the new entry's).
-/// Either way the task runs again, finishes, and is freed exactly once.
+/// idle after its first park handed that reference to the registry (the waker's own becomes
+/// the new entry's). Either way the task runs again, finishes, leaves the registry, and is
+/// freed exactly once.
 #[test]
 fn loom_wake_by_value_racing_idle_hands_over_one_reference() {
     loom::model(|| {
@@ -137,8 +138,9 @@ fn loom_wake_by_value_racing_idle_hands_over_one_reference() {
 
 /// Proves rules T1 and T4: a foreign abort racing the first poll either lands before `start`
 /// (never polled), during the poll (the poller's `idle` sees `CANCELLED`, keeps the queue
-/// entry's reference and cancels), or after `idle` released that reference (the abort takes
-/// a new one for its queue entry). The future is dropped once and the task freed once.
+/// entry's reference and cancels), or after the first park handed that reference to the
+/// registry (the abort takes a new one for its queue entry). The future is dropped once and
+/// the task freed once.
 #[test]
 fn loom_abort_racing_idle_frees_exactly_once() {
     loom::model(|| {

@@ -4,15 +4,18 @@
 #![cfg(not(loom))]
 
 use crate::state::{
-    DetachOutcome, IdleOutcome, JoinWakerOutcome, ReclaimOutcome, RefsLeft, ShutdownClaim,
-    ShutdownReach, StartOutcome, State, WakeByValue, WakeOutcome,
+    DetachOutcome, IdleOutcome, JoinWakerOutcome, ParkEntry, ReclaimOutcome, RefsLeft,
+    ShutdownClaim, ShutdownReach, StartOutcome, State, WakeByValue, WakeOutcome,
 };
 
 #[test]
 fn first_start_polls_and_consumes_the_notification() {
     let state = State::new(2);
     assert_eq!(state.start(), StartOutcome::Poll);
-    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(
+        state.idle(ParkEntry::Release),
+        IdleOutcome::Parked(RefsLeft::Others)
+    );
     assert_eq!(state.wake(), WakeOutcome::Submit);
 }
 
@@ -22,7 +25,7 @@ fn wake_during_poll_requeues() {
     assert_eq!(state.start(), StartOutcome::Poll);
     assert_eq!(state.wake(), WakeOutcome::DuringPoll);
     assert_eq!(state.wake(), WakeOutcome::Coalesced);
-    assert_eq!(state.idle(), IdleOutcome::Requeue);
+    assert_eq!(state.idle(ParkEntry::Release), IdleOutcome::Requeue);
     assert_eq!(state.start(), StartOutcome::Poll);
 }
 
@@ -30,7 +33,10 @@ fn wake_during_poll_requeues() {
 fn wake_of_queued_task_coalesces() {
     let state = State::new(2);
     assert_eq!(state.start(), StartOutcome::Poll);
-    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(
+        state.idle(ParkEntry::Release),
+        IdleOutcome::Parked(RefsLeft::Others)
+    );
     assert_eq!(state.wake(), WakeOutcome::Submit);
     assert_eq!(state.wake(), WakeOutcome::Coalesced);
     assert_eq!(state.start(), StartOutcome::Poll);
@@ -43,13 +49,16 @@ fn wake_of_fresh_task_is_left_to_its_first_poll() {
     let state = State::new(2);
     assert_eq!(state.wake(), WakeOutcome::DuringPoll);
     assert_eq!(state.start(), StartOutcome::Poll);
-    assert_eq!(state.idle(), IdleOutcome::Requeue);
+    assert_eq!(state.idle(ParkEntry::Release), IdleOutcome::Requeue);
     assert_eq!(
         state.start(),
         StartOutcome::Poll,
         "no longer fresh: a real start"
     );
-    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(
+        state.idle(ParkEntry::Release),
+        IdleOutcome::Parked(RefsLeft::Others)
+    );
 }
 
 #[test]
@@ -66,7 +75,7 @@ fn abort_after_fresh_start_cancels_at_idle() {
     let state = State::new(2);
     assert_eq!(state.start(), StartOutcome::Poll);
     assert_eq!(state.abort(), WakeOutcome::DuringPoll);
-    assert_eq!(state.idle(), IdleOutcome::Cancel);
+    assert_eq!(state.idle(ParkEntry::Release), IdleOutcome::Cancel);
 }
 
 /// Rule T3: leaving the first poll clears `FRESH` whichever way it goes, so a later start is a
@@ -75,7 +84,10 @@ fn abort_after_fresh_start_cancels_at_idle() {
 fn first_poll_ends_freshness() {
     let parked = State::new(2);
     assert_eq!(parked.start(), StartOutcome::Poll);
-    assert_eq!(parked.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(
+        parked.idle(ParkEntry::Release),
+        IdleOutcome::Parked(RefsLeft::Others)
+    );
     assert_eq!(
         parked.claim_for_shutdown(ShutdownReach::Registry),
         ShutdownClaim::Claimed,
@@ -96,14 +108,17 @@ fn abort_during_poll_cancels_at_idle() {
     let state = State::new(2);
     assert_eq!(state.start(), StartOutcome::Poll);
     assert_eq!(state.abort(), WakeOutcome::DuringPoll);
-    assert_eq!(state.idle(), IdleOutcome::Cancel);
+    assert_eq!(state.idle(ParkEntry::Release), IdleOutcome::Cancel);
 }
 
 #[test]
 fn abort_of_idle_task_submits_it() {
     let state = State::new(2);
     assert_eq!(state.start(), StartOutcome::Poll);
-    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(
+        state.idle(ParkEntry::Release),
+        IdleOutcome::Parked(RefsLeft::Others)
+    );
     assert_eq!(state.abort(), WakeOutcome::Submit);
     assert_eq!(state.start(), StartOutcome::Cancelled);
 }
@@ -192,7 +207,10 @@ fn detach_after_completion_owns_output() {
 fn shutdown_claims_idle_task_but_not_running_one() {
     let idle = State::new(2);
     assert_eq!(idle.start(), StartOutcome::Poll);
-    assert_eq!(idle.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(
+        idle.idle(ParkEntry::Release),
+        IdleOutcome::Parked(RefsLeft::Others)
+    );
     assert_eq!(
         idle.claim_for_shutdown(ShutdownReach::Registry),
         ShutdownClaim::Claimed
@@ -205,7 +223,7 @@ fn shutdown_claims_idle_task_but_not_running_one() {
         running.claim_for_shutdown(ShutdownReach::Registry),
         ShutdownClaim::Running
     );
-    assert_eq!(running.idle(), IdleOutcome::Cancel);
+    assert_eq!(running.idle(ParkEntry::Release), IdleOutcome::Cancel);
 }
 
 /// Rule T8 with T3: a fresh task is claimed through its queue entry, which holds its `RUNNING`;
@@ -225,11 +243,11 @@ fn shutdown_claims_a_fresh_task_only_through_its_queue_entry() {
         polling.claim_for_shutdown(ShutdownReach::Registry),
         ShutdownClaim::Running
     );
-    assert_eq!(polling.idle(), IdleOutcome::Cancel);
+    assert_eq!(polling.idle(ParkEntry::Release), IdleOutcome::Cancel);
 }
 
-/// Rule T1: the registry's reference (taken at registration) on top of the queue entry's and
-/// the handle's.
+/// Rule T1: the registry's reference (the queue entry's kept at the task's first park) on top
+/// of the queue entry's and the handle's.
 fn registered() -> State {
     let state = State::new(2);
     state.ref_inc();
@@ -240,8 +258,36 @@ fn registered() -> State {
 fn going_idle_releases_the_queue_entry_reference() {
     let state = registered();
     assert_eq!(state.start(), StartOutcome::Poll);
-    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(
+        state.idle(ParkEntry::Release),
+        IdleOutcome::Parked(RefsLeft::Others)
+    );
     assert_eq!(state.load().refs(), 2, "registry and handle remain");
+}
+
+/// Rule T1: a task that parks for the first time keeps its queue entry's reference, which
+/// becomes the registry's; it is idle all the same, so the next wake queues it with a new one.
+#[test]
+fn first_park_keeps_the_queue_entry_reference_for_the_registry() {
+    let state = State::new(2);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(
+        state.idle(ParkEntry::Keep),
+        IdleOutcome::Parked(RefsLeft::Others)
+    );
+    assert_eq!(
+        state.load().refs(),
+        2,
+        "the kept entry (now the registry's) and the handle"
+    );
+    assert_eq!(state.wake(), WakeOutcome::Submit);
+    assert_eq!(state.load().refs(), 3);
+    assert_eq!(state.start(), StartOutcome::Poll);
+    assert_eq!(
+        state.idle(ParkEntry::Release),
+        IdleOutcome::Parked(RefsLeft::Others)
+    );
+    assert_eq!(state.load().refs(), 2);
 }
 
 #[test]
@@ -249,7 +295,7 @@ fn requeue_keeps_the_queue_entry_reference() {
     let state = registered();
     assert_eq!(state.start(), StartOutcome::Poll);
     assert_eq!(state.wake(), WakeOutcome::DuringPoll);
-    assert_eq!(state.idle(), IdleOutcome::Requeue);
+    assert_eq!(state.idle(ParkEntry::Release), IdleOutcome::Requeue);
     assert_eq!(state.load().refs(), 3);
 }
 
@@ -258,7 +304,10 @@ fn wake_by_value_of_idle_task_hands_the_waker_reference_to_the_queue() {
     let state = registered();
     assert_eq!(state.start(), StartOutcome::Poll);
     state.ref_inc(); // the waker's clone
-    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(
+        state.idle(ParkEntry::Release),
+        IdleOutcome::Parked(RefsLeft::Others)
+    );
     assert_eq!(state.wake_by_value(), WakeByValue::Submit);
     assert_eq!(
         state.load().refs(),
@@ -286,7 +335,7 @@ fn wake_by_value_that_merges_releases_the_waker_reference() {
         "during the poll"
     );
     assert_eq!(
-        state.idle(),
+        state.idle(ParkEntry::Release),
         IdleOutcome::Requeue,
         "the merged wake still requeues"
     );
@@ -296,7 +345,10 @@ fn wake_by_value_that_merges_releases_the_waker_reference() {
 fn wake_by_reference_of_idle_task_takes_a_reference_for_the_queue() {
     let state = registered();
     assert_eq!(state.start(), StartOutcome::Poll);
-    assert_eq!(state.idle(), IdleOutcome::Parked(RefsLeft::Others));
+    assert_eq!(
+        state.idle(ParkEntry::Release),
+        IdleOutcome::Parked(RefsLeft::Others)
+    );
     assert_eq!(state.wake(), WakeOutcome::Submit);
     assert_eq!(state.load().refs(), 3);
     assert_eq!(state.wake(), WakeOutcome::Coalesced);

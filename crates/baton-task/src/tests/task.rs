@@ -43,6 +43,11 @@ impl Schedule for Recorder {
     fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
+
+    /// The test holds every task's registry reference from its spawn on ([`Spawned`]).
+    fn is_registered(_task: &TaskRef<Recorder>) -> bool {
+        true
+    }
 }
 
 impl Recorder {
