@@ -33,8 +33,9 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    let here = state.claim().here().is_some();
     let (task, join) = Task::spawn(future, None, state);
-    if state.claim().here().is_some() {
+    if here {
         NewTask::Here { task, join }
     } else {
         NewTask::Injected { task, join }
