@@ -3,7 +3,8 @@
 //! not pay the allocator twice per task.
 //!
 //! A task is still one allocation (T1); only its memory outlives it, bounded by
-//! [`MAX_CACHED_BYTES`] per scheduler and freed with the scheduler. Blocks are what `Box`
+//! [`MAX_CACHED_BYTES`] per scheduler and freed with the scheduler; when the bound is reached,
+//! the blocks of the task being freed push out those of other layouts. Blocks are what `Box`
 //! allocates for a task (`Layout::new` of its type, from the global allocator), so a block
 //! from either source may go back to either.
 
@@ -47,8 +48,10 @@ impl BlockCache {
         Some(block)
     }
 
-    /// Keeps the block of a freed task of `layout`, or hands it back when the cache is full or
-    /// the block too big.
+    /// Keeps the block of a freed task of `layout`, or hands it back when the block is too big
+    /// or the cache is full of blocks of this layout. Blocks of other layouts make room for it:
+    /// the tasks being freed now are the likeliest to be spawned next, so a cache filled by an
+    /// earlier workload's tasks does not keep the current one's out.
     ///
     /// # Safety
     ///
@@ -60,10 +63,25 @@ impl BlockCache {
         block: NonNull<u8>,
     ) -> Result<(), NonNull<u8>> {
         let size = layout.size();
-        if size > MAX_BLOCK_SIZE || self.cached.get() + size > MAX_CACHED_BYTES {
+        if size > MAX_BLOCK_SIZE {
             return Err(block);
         }
         let mut lists = self.lists.borrow_mut();
+        while self.cached.get() + size > MAX_CACHED_BYTES {
+            let other = lists
+                .iter_mut()
+                .find(|list| list.layout != layout && !list.free.is_empty());
+            let Some(other) = other else {
+                return Err(block);
+            };
+            let Some(evicted) = other.free.pop() else {
+                return Err(block);
+            };
+            // SAFETY: the type's invariant: the block came from the global allocator with its
+            // list's layout, and only the cache owned it; it left the list just now.
+            unsafe { std::alloc::dealloc(evicted.as_ptr(), other.layout) };
+            self.cached.set(self.cached.get() - other.layout.size());
+        }
         match lists.iter_mut().find(|list| list.layout == layout) {
             Some(list) => list.free.push(block),
             None => lists.push(Blocks {

@@ -1,5 +1,6 @@
-//! The recycled task blocks: a kept block comes back for its own layout only, and the cache
-//! refuses blocks past its bounds (the caller then frees them).
+//! The recycled task blocks: a kept block comes back for its own layout only, the cache
+//! refuses blocks past its bounds (the caller then frees them), and a full cache makes room for
+//! a new layout.
 
 #![cfg(not(loom))]
 
@@ -64,4 +65,29 @@ fn blocks_past_the_bounds_are_handed_back() {
         "the cache holds at most its byte bound"
     );
     // The cache frees what it kept when it is dropped.
+}
+
+/// A cache filled with the blocks of one task type makes room for another's by freeing the
+/// first type's blocks, so tasks that ran earlier do not keep a later workload's blocks out.
+#[test]
+fn a_full_cache_makes_room_for_a_new_layout() {
+    let cache = BlockCache::default();
+    let old = Layout::from_size_align(256, 8).expect("a valid layout");
+    let new = Layout::from_size_align(64, 8).expect("a valid layout");
+    for _ in 0..128 * 1024 / 256 {
+        // SAFETY: as above.
+        assert!(unsafe { cache.keep(old, allocate(old)) }.is_ok());
+    }
+    let block = allocate(new);
+    // SAFETY: as above.
+    let kept = unsafe { cache.keep(new, block) };
+    assert_eq!(kept, Ok(()), "a block of the new layout is kept");
+    assert_eq!(cache.take(new), Some(block));
+    let mut old_left = 0;
+    while let Some(block) = cache.take(old) {
+        free(block, old);
+        old_left += 1;
+    }
+    assert_eq!(old_left, 128 * 1024 / 256 - 1, "one old block made room");
+    free(block, new);
 }
