@@ -29,6 +29,10 @@ fn loom_cross_worker_spawn_racing_shutdown_runs_or_is_refused() {
             let ran = Arc::clone(&ran);
             move || {
                 let (one, _) = scheduler();
+                #[allow(
+                    clippy::async_yields_async,
+                    reason = "the inner handle is checked after both workers shut down"
+                )]
                 let mut outer = one.spawn(async move {
                     to_zero.spawn(async move { ran.store(true, Ordering::SeqCst) })
                 });
