@@ -29,14 +29,16 @@
 //!    waiting (stash rule S2); whoever disposes of the result for the driver — the settle that
 //!    finds the cell abandoned, or the detach that retires its slot — takes the ticket with it.
 //!
-//! F8. **Linger.** At an idle point after a turn that delivered a result into a cell, the driver
-//!    first lingers — stays awake, yielding the CPU, for at most a short budget (never past its
-//!    next timer or deadline) — with its unpark token marked *lingering*, so the poller's next
-//!    message reaches it without an eventfd write or a wake-up. An unpark that finds the token
-//!    lingering writes nothing; the linger ends on that unpark, or at the budget by a
-//!    compare-and-swap back to *clear* that fails if an unpark landed, so a blocking wait that
-//!    follows always has either the token or the eventfd write to end it. A linger that expires
-//!    unanswered stops the next ones until a wait after a delivery is ended by an unpark within
+//! F8. **Linger.** At an idle point after a turn that delivered a result into a cell or reaped a
+//!    completion, the driver submits what the turn queued and then lingers — stays awake,
+//!    yielding the CPU, for at most a short budget (never past its next timer or deadline) —
+//!    with its unpark token marked *lingering*, so the poller's next message reaches it without
+//!    an eventfd write or a wake-up. An unpark that finds the token lingering writes nothing.
+//!    The linger ends on that unpark; or when the ring's shared memory shows a completion (or
+//!    completion work held for the next enter), or at the budget, each by a compare-and-swap
+//!    back to *clear* that fails if an unpark landed, so a blocking wait that follows always has
+//!    either the token or the eventfd write to end it. A linger that expires unanswered stops
+//!    the next ones until a wait after a delivery is ended by an unpark or a completion within
 //!    the budget (`linger.rs`).
 //!
 //! F9. **Reply wait.** A handle whose message found the driver lingering, polled off any

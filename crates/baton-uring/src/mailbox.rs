@@ -219,9 +219,9 @@ impl Mailbox {
     }
 
     /// Driver side, after [`take_notified`](Self::take_notified) found nothing: lingers
-    /// (forward rule F8) until an unpark or the budget.
-    pub(crate) fn linger(&self, budget: Budget) -> Linger {
-        self.token.linger(budget)
+    /// (forward rule F8) until an unpark, `ready()` (the ring has completions) or the budget.
+    pub(crate) fn linger(&self, budget: Budget, ready: impl FnMut() -> bool) -> Linger {
+        self.token.linger(budget, ready)
     }
 
     /// The eventfd the driver keeps a read armed on.

@@ -51,6 +51,10 @@ pub(crate) trait Backend: Send {
     fn submit(&mut self, wait: Wait) -> io::Result<()>;
     /// Moves every available completion into `out`.
     fn reap(&mut self, out: &mut Vec<Cqe>);
+    /// Whether a non-waiting submit and a reap would find a completion: one is in the
+    /// completion queue, overflowed, or held back as task work until the next enter. Answered
+    /// from the shared ring memory, without a syscall.
+    fn completions_ready(&mut self) -> bool;
     /// Whether the kernel supports `opcode`.
     fn supports(&self, opcode: u8) -> bool;
     /// Whether receives may carry `IORING_RECVSEND_POLL_FIRST` (Linux 5.19).

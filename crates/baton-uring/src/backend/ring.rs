@@ -188,6 +188,15 @@ impl Backend for RingBackend {
         }));
     }
 
+    fn completions_ready(&mut self) -> bool {
+        if !self.ring.completion().is_empty() {
+            return true;
+        }
+        let mut sq = self.ring.submission();
+        sq.sync();
+        sq.taskrun() || sq.cq_overflow()
+    }
+
     fn supports(&self, opcode: u8) -> bool {
         self.probe.is_supported(opcode)
     }

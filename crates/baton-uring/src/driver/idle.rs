@@ -1,9 +1,10 @@
-//! The driver's idle point (forward rule F8): linger first after a delivery, or time the
-//! blocking wait that re-arms lingering.
+//! The driver's idle point (forward rule F8): linger first after a delivery (a forward or a
+//! completion), or time the blocking wait that re-arms lingering.
 
 use web_time::Instant;
 
 use super::Driver;
+use crate::backend::Wait;
 use crate::linger::{Budget, IdleChoice, LINGER, Linger};
 use crate::mailbox::Mailbox;
 use crate::state::DriverState;
@@ -24,18 +25,24 @@ impl Driver {
     /// (the turn's deadline or next timer).
     pub(super) fn idle_point(
         &self,
-        core: &DriverState,
+        core: &mut DriverState,
         shared: &Mailbox,
         until: Option<Instant>,
     ) -> IdlePoint {
         shared.reach_idle_point();
         let mut policy = self.linger.get();
-        let point = match policy.choose(core.counts.forwarded) {
+        let point = match policy.choose(core.counts.forwarded + core.counts.completed) {
             IdleChoice::Linger if !core.closed => {
                 let budget = until.map_or(LINGER, |t| {
                     LINGER.min(t.saturating_duration_since(Instant::now()))
                 });
-                let answered = shared.linger(Budget::of(budget)) == Linger::Answered;
+                // What this turn queued goes to the kernel now, so the replies it waits for
+                // can come during the linger.
+                if core.has_unsubmitted() {
+                    let _ = core.submit(Wait::No);
+                }
+                let answered = shared.linger(Budget::of(budget), || core.completions_ready())
+                    != Linger::Expired;
                 policy.record(answered);
                 if answered {
                     IdlePoint::Lingered
@@ -50,7 +57,8 @@ impl Driver {
         point
     }
 
-    /// F8: a timed wait that an unpark ended within the budget re-arms lingering.
+    /// F8: a timed wait that an unpark or a completion ended within the budget re-arms
+    /// lingering.
     pub(super) fn timed_wait_ended(&self, started: Instant, unparked: bool) {
         let mut policy = self.linger.get();
         policy.record(unparked && started.elapsed() < LINGER);

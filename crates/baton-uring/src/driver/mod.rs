@@ -273,13 +273,14 @@ impl Driver {
                 core.counts.parks += 1;
             }
             let _ = core.submit(wait);
-            report.completions += core.reap();
+            let reaped = core.reap();
+            report.completions += reaped;
             if lingered || matches!(wait, Wait::ForOne(_)) {
                 report.unparked |= shared.take_notified();
                 Self::service(core, shared, &mut messages, &mut report);
             }
             if let Some(IdlePoint::Timed(started)) = idle {
-                self.timed_wait_ended(started, report.unparked);
+                self.timed_wait_ended(started, report.unparked || reaped > 0);
             }
             if core.flush().is_ok() && core.has_unsubmitted() {
                 let _ = core.submit(Wait::No);

@@ -51,6 +51,11 @@ impl DriverState {
         self.submit_error.is_some_and(|errno| errno != libc::ENOMEM)
     }
 
+    /// Whether the ring holds a completion a reap (after a non-waiting submit) would find.
+    pub(crate) fn completions_ready(&mut self) -> bool {
+        self.backend.completions_ready()
+    }
+
     /// Whether SQEs were pushed since the last submit.
     pub(crate) fn has_unsubmitted(&self) -> bool {
         self.unsubmitted > 0

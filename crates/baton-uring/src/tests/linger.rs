@@ -18,15 +18,28 @@ fn an_unpark_of_a_clear_token_asks_for_the_eventfd_write_and_later_ones_do_not()
 fn a_linger_with_an_unpark_pending_is_answered_at_once() {
     let token = Token::new();
     let _first: TokenWas = token.unpark();
-    assert_eq!(token.linger(Budget::of(Duration::from_secs(60))), Linger::Answered);
+    assert_eq!(token.linger(Budget::of(Duration::from_secs(60)), || false), Linger::Answered);
     assert!(token.take());
 }
 
 #[test]
 fn a_linger_nobody_answers_expires_and_leaves_the_token_clear() {
     let token = Token::new();
-    assert_eq!(token.linger(Budget::of(Duration::from_micros(10))), Linger::Expired);
+    assert_eq!(token.linger(Budget::of(Duration::from_micros(10)), || false), Linger::Expired);
     assert_eq!(token.unpark(), TokenWas::Clear);
+}
+
+#[test]
+fn a_linger_that_finds_completions_ends_ready_and_leaves_the_token_clear() {
+    let token = Token::new();
+    let mut looks = 0;
+    let ended = token.linger(Budget::of(Duration::from_secs(60)), || {
+        looks += 1;
+        looks == 3
+    });
+    assert_eq!(ended, Linger::Ready);
+    assert_eq!(looks, 3, "the linger stops looking once the ring is ready");
+    assert_eq!(token.unpark(), TokenWas::Clear, "no longer lingering: the unpark must write");
 }
 
 #[test]

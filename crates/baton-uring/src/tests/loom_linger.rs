@@ -6,7 +6,7 @@
 
 use crate::linger::{Budget, Linger, TokenWas};
 use crate::mailbox::Mailbox;
-use crate::sync::Arc;
+use crate::sync::{Arc, AtomicBool, Ordering};
 
 /// How the driver's side of one idle point ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,17 +15,25 @@ enum Idle {
     Taken,
     /// The linger saw an unpark: the token is pending, no block.
     Answered,
+    /// The linger saw a completion in the ring first: the token is clear again, no block.
+    Ready,
     /// The linger expired: the driver blocks in the ring.
     Blocked,
 }
 
 fn idle_point(shared: &Mailbox, budget: Budget) -> Idle {
+    idle_point_watching(shared, budget, || false)
+}
+
+/// As [`idle_point`], with `ready` standing for the ring's completion queue the linger watches.
+fn idle_point_watching(shared: &Mailbox, budget: Budget, ready: impl FnMut() -> bool) -> Idle {
     if shared.take_notified() {
         return Idle::Taken;
     }
     shared.reach_idle_point();
-    match shared.linger(budget) {
+    match shared.linger(budget, ready) {
         Linger::Answered => Idle::Answered,
+        Linger::Ready => Idle::Ready,
         Linger::Expired => Idle::Blocked,
     }
 }
@@ -98,5 +106,39 @@ fn loom_two_unparks_race_a_linger() {
                 "the unparks that ended the block left no token for the turn after it"
             );
         }
+    });
+}
+
+/// Proves F8 when a completion in the ring ends the linger (a busy driver lingers for its own
+/// I/O, not only for replies to forward): whether the unpark lands before the idle point, while
+/// the driver lingers, just as the completion ends the linger, or after it, the unpark is never
+/// lost. One that found the driver lingering (and so wrote no eventfd) leaves the token pending
+/// for the driver's next idle point; any other either was taken at this one or wrote the
+/// eventfd that ends a later block.
+#[test]
+fn loom_a_linger_ended_by_a_completion_races_an_unpark() {
+    loom::model(|| {
+        let shared = Mailbox::new(1, None);
+        let completed = Arc::new(AtomicBool::new(false));
+        let remote = Arc::clone(&shared);
+        let unparker = loom::thread::spawn(move || remote.unpark_noting());
+        let ring = Arc::clone(&completed);
+        let kernel = loom::thread::spawn(move || ring.store(true, Ordering::Release));
+        let idle = idle_point_watching(&shared, Budget::steps(1), || {
+            completed.load(Ordering::Acquire)
+        });
+        let unparked = unparker.join().expect("unparking thread");
+        kernel.join().expect("completing thread");
+        let pending = shared.take_notified();
+        if unparked == TokenWas::Lingering {
+            assert!(
+                pending,
+                "lost wake-up: an unpark found the linger, which ended without leaving its token ({idle:?})"
+            );
+        }
+        assert!(
+            idle == Idle::Taken || pending || unparked == TokenWas::Clear,
+            "lost wake-up: the unpark was neither taken, nor pending, nor an eventfd write ({idle:?}, {unparked:?})"
+        );
     });
 }

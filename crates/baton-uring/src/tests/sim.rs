@@ -208,6 +208,10 @@ impl Backend for SimBackend {
         out.extend(lock(&self.state).cq.drain(..));
     }
 
+    fn completions_ready(&mut self) -> bool {
+        !lock(&self.state).cq.is_empty()
+    }
+
     fn supports(&self, opcode: u8) -> bool {
         !self.unsupported.contains(&opcode)
     }
