@@ -13,7 +13,7 @@ macro_rules! without_loom {
 }
 
 without_loom! {
-    support, buf, durability, key, lifecycle_model, linger, listener, path_ops, request, retention,
+    support, buf, driver_idle, durability, key, lifecycle_model, linger, listener, path_ops, request, retention,
     ring_setup, routes, shutdown_unwind, sleep, stash, state,
 }
 

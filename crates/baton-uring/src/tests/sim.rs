@@ -25,6 +25,9 @@ struct SimState {
     stalled: bool,
     /// Every submit fails with this errno.
     failing: Option<i32>,
+    /// Submitted requests complete at once with this result, as a read the kernel serves
+    /// inline from the page cache.
+    completing: Option<i32>,
 }
 
 /// The backend half, owned by the driver.
@@ -165,6 +168,12 @@ impl SimRing {
     pub(crate) fn fail_submits(&self, errno: Option<i32>) {
         lock(&self.state).failing = errno;
     }
+
+    /// While `Some(result)`, every request completes with `result` as it is submitted.
+    #[cfg(not(loom))]
+    pub(crate) fn complete_on_submit(&self, result: Option<i32>) {
+        lock(&self.state).completing = result;
+    }
 }
 
 impl SimBackend {
@@ -198,7 +207,11 @@ impl Backend for SimBackend {
         for user_data in pushed {
             match key::decode(user_data) {
                 Tagged::Cancel(_) => state.cancels.push(user_data),
-                Tagged::Request(_) | Tagged::Wake => state.in_flight.push(user_data),
+                Tagged::Request(_) => match state.completing {
+                    Some(result) => state.cq.push_back(Cqe { user_data, result }),
+                    None => state.in_flight.push(user_data),
+                },
+                Tagged::Wake => state.in_flight.push(user_data),
             }
         }
         Ok(())
