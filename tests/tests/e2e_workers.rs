@@ -174,6 +174,56 @@ fn operations_made_on_worker_one_complete_when_polled_on_worker_zero() -> io::Re
 }
 
 #[test]
+fn a_stream_made_on_worker_zero_does_its_io_on_worker_one_while_worker_zero_is_busy()
+-> io::Result<()> {
+    let (rt, handle) = two_workers_and_handle()?;
+    let made = handle.spawn_on(0, async { UnixStream::pair() });
+    let (a, b) = joined(&rt, made)??;
+    // Worker 0's thread blocks in a task until worker 1's echo is done (or the bound passes):
+    // a stream whose I/O still went through worker 0's ring could not progress meanwhile.
+    let (blocking_tx, blocking) = mpsc::channel();
+    let (release_tx, release) = mpsc::channel::<()>();
+    let blocker = handle.spawn_on(0, async move {
+        let _ = blocking_tx.send(());
+        release.recv_timeout(Duration::from_secs(20)).is_ok()
+    });
+    blocking
+        .recv_timeout(DEADLINE)
+        .map_err(|_| io::Error::other("worker 0 never started the blocking task"))?;
+    let (done_tx, done) = mpsc::channel();
+    let echo = handle.spawn_on(1, async move {
+        let mut got = Vec::new();
+        for round in 0..20_u8 {
+            let (res, _) = a.write_all(vec![round; 8]).await;
+            res?;
+            let mut need = 8;
+            while need > 0 {
+                let (res, buf) = b.read(Vec::with_capacity(need)).await;
+                let n = res?;
+                if n == 0 {
+                    return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+                }
+                got.extend_from_slice(&buf);
+                need -= n;
+            }
+        }
+        let _ = release_tx.send(());
+        let _ = done_tx.send(());
+        Ok::<_, io::Error>(got)
+    });
+    done.recv_timeout(DEADLINE)
+        .map_err(|_| io::Error::other("the echo on worker 1 never finished"))?;
+    assert!(
+        joined(&rt, blocker)?,
+        "worker 1 finished its I/O only after worker 0 was free again"
+    );
+    let got = joined(&rt, echo)??;
+    let expected: Vec<u8> = (0..20_u8).flat_map(|round| [round; 8]).collect();
+    assert_eq!(got, expected);
+    Ok(())
+}
+
+#[test]
 fn blocking_jobs_from_either_worker_and_awaited_on_the_other_complete() -> io::Result<()> {
     let (rt, handle) = two_workers_and_handle()?;
     let started = handle.spawn_on(1, async {

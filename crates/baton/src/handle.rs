@@ -255,9 +255,23 @@ impl Handle {
         self.shared.runtime_id()
     }
 
-    /// The driver that I/O made through this handle binds to: its home worker's.
+    /// The driver that I/O made through this handle binds to: its home worker's. Files bind
+    /// here, so every write and sync of one file goes through one driver's durability permits
+    /// (a sync there must see the writes made before it).
     pub(crate) fn driver(&self) -> &DriverHandle {
         self.home().handle().driver()
+    }
+
+    /// The driver of this runtime's worker that the calling thread is running, else the home
+    /// worker's. Sockets bind here: a stream accepted on one worker and served by a task on
+    /// another does its I/O on the ring of the worker that polls it, instead of sending every
+    /// request to its home worker and having each result forwarded back.
+    pub(crate) fn local_driver(&self) -> &DriverHandle {
+        crate::context::current_worker(self.shared.runtime_id())
+            .and_then(|index| self.shared.worker(index))
+            .unwrap_or_else(|| self.home())
+            .handle()
+            .driver()
     }
 
     /// Whether two handles refer to the same runtime.

@@ -22,10 +22,13 @@
 //!    between its background thread and `block_on` callers, as with one worker (loan rules).
 //!
 //! Q4. Home: a handle has a home worker — the one whose thread made it current (worker 0 for
-//!    `Runtime::handle` and outside every worker). Files, sockets, listeners and timers made
-//!    through it submit to the home worker's ring; polled from another worker or thread, their
-//!    operations are forwarded there (forwarding rules) and the result comes back through the
-//!    poller's waker. A blocking job registers its wait on the home worker (its registrar, its
+//!    `Runtime::handle` and outside every worker). Files and timers made through it submit to
+//!    the home worker's ring (a file's writes and syncs must meet in one driver's durability
+//!    permits). Sockets submit each request to the ring of the runtime's worker whose thread
+//!    makes it, and to the home worker's ring only off the runtime's workers, so a connection
+//!    handed to another worker does its I/O there. An operation polled from another worker or
+//!    thread than the one it is bound to is forwarded there (forwarding rules) and the result
+//!    comes back through the poller's waker. A blocking job registers its wait on the home worker (its registrar, its
 //!    lease), and the relay that takes a wait over runs there, never on a placed worker.
 //!
 //! Q5. Each worker has its own [`RuntimeId`]: its inbox counts another worker's completion as

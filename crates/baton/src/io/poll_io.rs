@@ -197,7 +197,7 @@ pub(crate) struct RingStart {
 impl RingStart {
     fn bound<T>(&self, op: Op<T>) -> Op<T> {
         match &self.handle {
-            Some(handle) => op.bind(handle.driver()),
+            Some(handle) => op.bind(handle.local_driver()),
             None => op,
         }
     }

@@ -110,7 +110,7 @@ impl Socket {
     pub(crate) fn shutdown_op(&self, how: Shutdown) -> Op<io::Result<()>> {
         let op = ops::shutdown(Arc::clone(self.fd()), how);
         match self.runtime_handle() {
-            Some(handle) => op.bind(handle.driver()),
+            Some(handle) => op.bind(handle.local_driver()),
             None => op,
         }
     }
@@ -120,7 +120,7 @@ impl Socket {
     pub(crate) fn readiness(&self, make: fn(Arc<OwnedFd>) -> Op<io::Result<()>>) -> Readiness {
         let op = make(Arc::clone(self.fd()));
         Readiness::new(match self.runtime_handle() {
-            Some(handle) => op.bind(handle.driver()),
+            Some(handle) => op.bind(handle.local_driver()),
             None => op,
         })
     }

@@ -88,10 +88,11 @@ impl Socket {
     }
 
     /// Binds `op` to the socket's runtime, if it has one, for as long as the socket is
-    /// borrowed (no count on the driver per operation).
+    /// borrowed (no count on the driver per operation): to the ring of the runtime's worker
+    /// this thread runs, else to the socket's home worker ([`Handle::local_driver`]).
     fn bind<'s, T>(&'s self, op: Operation<'s, T>) -> Operation<'s, T> {
         match &self.handle {
-            Some(handle) => op.bind_borrowed(handle.driver()),
+            Some(handle) => op.bind_borrowed(handle.local_driver()),
             None => op,
         }
     }
