@@ -21,6 +21,8 @@ use std::task::{Context, Poll, ready};
 
 use baton::io::{PollIo, PollRead, PollWrite, ReadOwned, Readiness, ShutdownWrite, WriteAllOwned};
 
+use crate::write_waiters::{Side, WriteWaiters};
+
 /// How many bytes one receive asks the kernel for (the read buffer's capacity).
 const BUFFER_CAPACITY: usize = 16 * 1024;
 
@@ -85,6 +87,8 @@ pub struct Compat<S> {
     write_buf: Vec<u8>,
     /// The background write of a small write, kept until it completes (M2).
     write_op: Option<WriteAllOwned>,
+    /// The sides waiting on `write_op`: both are woken when it ends.
+    write_waiters: WriteWaiters,
     /// The error of a background write that ended while a read was waiting on it, for the
     /// next write call.
     write_error: Option<io::Error>,
@@ -131,6 +135,7 @@ impl<S: PollIo> Compat<S> {
             read_op: None,
             write_buf: Vec::new(),
             write_op: None,
+            write_waiters: WriteWaiters::default(),
             write_error: None,
             write_ready: None,
             shutdown_op: None,
@@ -145,21 +150,25 @@ impl<S: PollIo> Compat<S> {
     /// Drives the background write, if any, to its end, keeping its error for the next
     /// `poll_write`/`poll_flush`/`poll_shutdown`.
     fn poll_write_settled(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if let Err(error) = ready!(self.poll_write_done(cx)) {
+        if let Err(error) = ready!(self.poll_write_done(cx, Side::Reader)) {
             self.write_error = Some(error);
         }
         Poll::Ready(())
     }
 
-    /// Waits for the background write, if any, to finish; its error is returned here.
-    fn poll_write_done(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    /// Waits for the background write, if any, to finish, on behalf of `side`; its error is
+    /// returned here.
+    fn poll_write_done(&mut self, cx: &mut Context<'_>, side: Side) -> Poll<io::Result<()>> {
         if let Some(error) = self.write_error.take() {
             return Poll::Ready(Err(error));
         }
         let Some(op) = &mut self.write_op else {
             return Poll::Ready(Ok(()));
         };
-        let (result, mut buf) = ready!(Pin::new(op).poll(cx));
+        let (result, mut buf) = ready!(
+            self.write_waiters
+                .poll(side, cx, |cx| Pin::new(op).poll(cx))
+        );
         self.write_op = None;
         buf.clear();
         self.write_buf = buf;
@@ -276,7 +285,7 @@ impl<S: PollWrite> Compat<S> {
             return Poll::Ready(Ok(0));
         }
         // In order: the background write goes out before anything after it.
-        ready!(self.poll_write_done(cx))?;
+        ready!(self.poll_write_done(cx, Side::Writer))?;
         if offered > COPY_LIMIT {
             return self.poll_send_direct(cx, srcs);
         }
@@ -288,7 +297,7 @@ impl<S: PollWrite> Compat<S> {
         self.write_op = Some(self.stream.write_all_owned(buf));
         // Polled once now so the write is submitted before the caller's next poll; when it
         // fails at once, the bytes were not taken and the error is returned instead.
-        match self.poll_write_done(cx) {
+        match self.poll_write_done(cx, Side::Starter) {
             Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
             Poll::Ready(Ok(())) | Poll::Pending => Poll::Ready(Ok(offered)),
         }
@@ -318,7 +327,7 @@ impl<S: PollWrite> Compat<S> {
 
     /// Waits until every accepted byte is written.
     pub fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_write_done(cx)
+        self.poll_write_done(cx, Side::Writer)
     }
 
     /// Flushes, then shuts the stream's write side (`Ok` when the peer already closed, M4).

@@ -33,7 +33,9 @@
 //!    As with any write buffer, dropping the `Compat` before a flush may leave the tail of a
 //!    background write unsent: flush or shut down first, as hyper does.
 //! M3. **A read and a write may wait at once** (full duplex, as hyper needs): each has its own
-//!    request in flight. `S` is any Baton socket ([`baton::io::PollIo`]): `TcpStream`,
+//!    request in flight, and when both wait on the background write (a flush, and a read at the
+//!    end of the stream, M5), its end wakes both, also with the halves of a split `Compat` in
+//!    two tasks. `S` is any Baton socket ([`baton::io::PollIo`]): `TcpStream`,
 //!    `UnixStream`, their borrowed and owned halves, a child's piped `ChildStdin`,
 //!    `ChildStdout` and `ChildStderr`. The read traits are implemented when `S` reads
 //!    ([`baton::io::PollRead`]), the write traits when it writes ([`baton::io::PollWrite`]),
@@ -79,6 +81,7 @@ mod futures_io;
 pub mod hyper;
 #[cfg(feature = "tokio-io")]
 mod tokio_io;
+mod write_waiters;
 
 pub use compat::{Compat, CompatExt};
 

@@ -6,6 +6,8 @@ mod futures_io;
 #[cfg(feature = "tokio-io")]
 mod sides;
 #[cfg(feature = "tokio-io")]
+mod split;
+#[cfg(feature = "tokio-io")]
 mod tokio_io;
 
 use std::future::Future;
