@@ -97,11 +97,9 @@ fn bad_input_gives_clear_errors() -> io::Result<()> {
             "NUL in path",
         );
         let file = File::create(&path).await?;
+        // As std's `write_at(&[], 0)`: nothing to write is `Ok(0)`.
         let (empty, _) = file.write_at(Vec::new(), 0).await;
-        assert_eq!(
-            empty.map_err(|e| e.kind()).err(),
-            Some(io::ErrorKind::InvalidInput)
-        );
+        assert_eq!(empty.map_err(|e| e.kind()), Ok(0));
         let (write_only, _) = file.read_at(vec![0; 4], 0).await;
         assert!(write_only.is_err(), "reading a write-only file fails");
         baton::fs::remove_file(&path).await

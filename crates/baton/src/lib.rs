@@ -67,9 +67,10 @@
 //!   (as in tokio-uring, monoio and compio). A read fills the buffer from its beginning, up to
 //!   its capacity, and sets its length to exactly the count; the stream traits are
 //!   [`io::AsyncRead`] and [`io::AsyncWrite`] (see [`io`]).
-//! * **Empty buffers are an error.** A read or write of a buffer with neither length nor
-//!   capacity fails with [`io::ErrorKind::InvalidInput`](std::io::ErrorKind::InvalidInput)
-//!   instead of returning `Ok(0)`, which would be indistinguishable from end of file.
+//! * **Empty read buffers are an error.** A read into a buffer with no capacity fails with
+//!   [`io::ErrorKind::InvalidInput`](std::io::ErrorKind::InvalidInput) instead of returning
+//!   `Ok(0)`, which would be indistinguishable from end of file. A write of nothing is
+//!   `Ok(0)`, as std's.
 //! * **`bind` is synchronous.** [`net::TcpListener::bind`] and [`net::UnixListener::bind`]
 //!   return at once (the socket, bind and listen calls do not block), as in tokio-uring and
 //!   monoio; `connect` and `accept` are async.
@@ -88,7 +89,7 @@
 //! let rt = baton::Runtime::new()?;
 //! rt.block_on(async {
 //!     let (a, b) = baton::net::UnixStream::pair()?;
-//!     let (res, _empty) = a.write(Vec::new()).await;
+//!     let (res, _empty) = b.read(Vec::new()).await; // no room to read into
 //!     assert_eq!(res.map_err(|e| e.kind()), Err(std::io::ErrorKind::InvalidInput));
 //!     let (res, _sent) = a.write_all(b"owned".to_vec()).await; // the buffer comes back
 //!     res?;

@@ -115,7 +115,11 @@ fn unix_sockaddr(path: &Path) -> Option<Box<SockAddrBuf>> {
     for (dst, src) in sun.sun_path.iter_mut().zip(bytes) {
         *dst = *src as libc::c_char;
     }
-    buf.len = (std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1) as libc::socklen_t;
+    // The terminating NUL is counted only after a path: an empty path is the bare family,
+    // which the kernel refuses for a connect with `EINVAL`, as for std's.
+    let terminator = usize::from(!bytes.is_empty());
+    buf.len =
+        (std::mem::size_of::<libc::sa_family_t>() + bytes.len() + terminator) as libc::socklen_t;
     Some(buf)
 }
 

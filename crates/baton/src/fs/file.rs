@@ -49,6 +49,9 @@ pub struct File {
     /// Where the sequential view (`AsyncRead`, `AsyncWrite`, [`seek`](File::seek)) reads and
     /// writes next; positional calls neither use nor move it.
     pub(super) pos: u64,
+    /// Opened with `O_APPEND`: every write lands at the end, and the sequential view's cursor
+    /// follows it there.
+    pub(super) appends: bool,
 }
 
 impl fmt::Debug for File {
@@ -60,11 +63,13 @@ impl fmt::Debug for File {
 }
 
 impl File {
-    pub(crate) fn from_parts(fd: OwnedFd, handle: Handle) -> File {
+    /// `appends`: whether `fd` was opened with `O_APPEND`.
+    pub(crate) fn from_parts(fd: OwnedFd, handle: Handle, appends: bool) -> File {
         File {
             fd: Arc::new(fd),
             handle,
             pos: 0,
+            appends,
         }
     }
 
@@ -108,7 +113,14 @@ impl File {
     /// [`Error::NotInRuntime`](crate::Error::NotInRuntime) outside a runtime.
     pub fn from_std(file: std::fs::File) -> io::Result<File> {
         let handle = context::require("fs::File::from_std")?;
-        Ok(File::from_parts(OwnedFd::from(file), handle))
+        let fd = OwnedFd::from(file);
+        // SAFETY: F_GETFL reads the descriptor's status flags and touches no memory; `fd` is
+        // open (owned here).
+        let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+        if flags < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(File::from_parts(fd, handle, flags & libc::O_APPEND != 0))
     }
 
     /// Reads at `offset` into `buf`, from its beginning up to its capacity: the buffer comes
@@ -187,15 +199,19 @@ impl File {
     }
 
     /// Writes `buf`'s initialized bytes at `offset`, returning how many were written and the
-    /// buffer. The write is retained: dropping the future does not cancel it. An empty buffer,
-    /// and an `offset` above `i64::MAX`, are `InvalidInput`, refused before anything is
-    /// submitted (io_uring would write at the file cursor).
+    /// buffer. The write is retained: dropping the future does not cancel it. An `offset`
+    /// above `i64::MAX` is `InvalidInput`, refused before anything is submitted (io_uring
+    /// would write at the file cursor); an empty buffer writes nothing and is `Ok(0)`, as
+    /// std's.
     ///
     /// # Cancel safety
     ///
     /// Retained, not cancelled: a dropped write still lands (its count is lost with the
     /// future), and shutdown waits for it.
     pub async fn write_at<B: IoBuf>(&self, buf: B, offset: u64) -> BufResult<usize, B> {
+        if buf.bytes_init() == 0 && offset <= i64::MAX as u64 {
+            return (Ok(0), buf);
+        }
         let op = ops::write_at(Arc::clone(&self.fd), buf, offset);
         let (res, buf) = op.bind_borrowed(self.handle.driver()).await;
         (convert(res), buf)
@@ -278,7 +294,10 @@ impl File {
     ) -> BufResult<usize, V> {
         let op = ops::writev_at(Arc::clone(&self.fd), bufs, offset);
         let (res, bufs) = op.bind_borrowed(self.handle.driver()).await;
-        (convert(res), bufs)
+        if offset > i64::MAX as u64 {
+            return (convert(res), bufs);
+        }
+        (crate::io::empty_write_is_zero(convert(res), &bufs), bufs)
     }
 
     /// Flushes data and metadata to the device (`fsync(2)`); retained.

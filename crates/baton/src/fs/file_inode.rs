@@ -171,28 +171,30 @@ impl File {
     ///
     /// # Errors
     ///
-    /// `InvalidInput` for an `offset` above `i64::MAX` or a range past `u64::MAX` (before
-    /// anything is submitted), or the OS error (`ESPIPE` for a pipe, say).
+    /// `InvalidInput` for a range that ends past `i64::MAX` (before anything is submitted, as
+    /// the kernel's `EINVAL`), or the OS error (`ESPIPE` for a pipe, say).
     ///
     /// # Cancel safety
     ///
     /// Retained: a dropped call still runs each request it started. A range longer than
     /// 1 GiB is several requests; a drop between two leaves the rest unsynced.
     pub async fn sync_range(&self, offset: u64, len: u64) -> io::Result<()> {
-        let past_max = || {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "the range does not fit: pass an offset of at most i64::MAX and an offset + len \
-                 of at most u64::MAX",
-            )
-        };
-        if offset > i64::MAX as u64 {
-            return Err(past_max());
-        }
+        let end = offset
+            .checked_add(len)
+            .filter(|&end| end <= i64::MAX as u64)
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the range does not fit: offset + len must be at most i64::MAX \
+                     (len 0 syncs to the end of the file)",
+                )
+            })?;
         if len == 0 {
             return self.sync_chunk(offset, 0).await;
         }
-        let end = offset.checked_add(len).ok_or_else(past_max)?;
+        // Past the end of the file there is nothing to write back; requests for it would only
+        // cost time (a range near i64::MAX is billions of 1 GiB requests).
+        let end = end.min(self.len_now()?.max(offset));
         let mut at = offset;
         while at < end {
             let chunk = (end - at).min(SYNC_RANGE_CHUNK);

@@ -125,7 +125,8 @@ impl OpenOptions {
                 "truncate, create and create_new need write(true) or append(true)",
             ));
         }
-        if self.truncate && self.append {
+        // As std: with create_new the file is new, so there is nothing to truncate.
+        if self.truncate && self.append && !self.create_new {
             return Err(invalid("truncate and append cannot both be set"));
         }
         let creation = if self.create_new {
@@ -156,7 +157,7 @@ impl OpenOptions {
         let flags = self.flags()?;
         let op = ops::open(path, flags, self.mode).bind_borrowed(handle.driver());
         let fd = convert(op.await)?;
-        Ok(File::from_parts(fd, handle))
+        Ok(File::from_parts(fd, handle, flags & libc::O_APPEND != 0))
     }
 }
 

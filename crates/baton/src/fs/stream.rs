@@ -14,8 +14,8 @@ impl File {
     ///
     /// # Errors
     ///
-    /// `InvalidInput` for a position before the start of the file (or past `u64::MAX`), or the
-    /// OS error of reading the size.
+    /// `InvalidInput` for a position before the start of the file or past `i64::MAX` (as std:
+    /// the largest file offset), or the OS error of reading the size.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -34,18 +34,15 @@ impl File {
     /// # }
     /// ```
     pub fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let (base, delta) = match to {
-            SeekFrom::Start(at) => {
-                self.pos = at;
-                return Ok(at);
-            }
-            SeekFrom::Current(delta) => (self.pos, delta),
-            SeekFrom::End(delta) => (self.len_now()?, delta),
+        let pos = match to {
+            SeekFrom::Start(at) => Some(at),
+            SeekFrom::Current(delta) => self.pos.checked_add_signed(delta),
+            SeekFrom::End(delta) => self.len_now()?.checked_add_signed(delta),
         };
-        let pos = base.checked_add_signed(delta).ok_or_else(|| {
+        let pos = pos.filter(|&pos| pos <= i64::MAX as u64).ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "the seek would move the cursor before the start of the file (or past u64::MAX)",
+                "the seek would move the cursor before the start of the file or past i64::MAX",
             )
         })?;
         self.pos = pos;
@@ -62,6 +59,17 @@ impl File {
     fn advance<T>(&mut self, (res, buf): BufResult<usize, T>) -> BufResult<usize, T> {
         if let Ok(n) = &res {
             self.pos += *n as u64;
+        }
+        (res, buf)
+    }
+
+    /// [`advance`](Self::advance) for a write. A file opened for appending took the bytes at
+    /// its end whatever the offset, so the cursor goes to the end, as std's does (the size
+    /// after the write; past the bytes written if the size cannot be read).
+    fn advance_written<T>(&mut self, written: BufResult<usize, T>) -> BufResult<usize, T> {
+        let (res, buf) = self.advance(written);
+        if res.is_ok() && self.appends {
+            self.pos = self.len_now().unwrap_or(self.pos);
         }
         (res, buf)
     }
@@ -84,11 +92,11 @@ impl AsyncRead for File {
 
 impl AsyncWrite for File {
     async fn write<B: IoBuf>(&mut self, buf: B) -> BufResult<usize, B> {
-        self.advance(self.write_at(buf, self.pos).await)
+        self.advance_written(self.write_at(buf, self.pos).await)
     }
 
     async fn write_vectored<V: IoVecBuf>(&mut self, bufs: V) -> BufResult<usize, V> {
-        self.advance(self.write_vectored_at(bufs, self.pos).await)
+        self.advance_written(self.write_vectored_at(bufs, self.pos).await)
     }
 
     /// Nothing to flush: every write goes to the kernel as it is made (use

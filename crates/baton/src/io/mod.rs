@@ -46,3 +46,21 @@ pub use poll_io::{
     PollIo, PollRead, PollWrite, ReadOwned, Readiness, ShutdownWrite, WriteAllOwned,
 };
 pub use traits::{AsyncRead, AsyncWrite, BufResult};
+
+/// A vectored write's result, with the ring's refusal of buffers that hold no byte turned into
+/// `Ok(0)`, as std's `write_vectored` of empty buffers gives. The check runs only on an
+/// `InvalidInput`, so a write that went through costs nothing more.
+pub(crate) fn empty_write_is_zero<V: IoVecBuf>(
+    result: std::io::Result<usize>,
+    bufs: &V,
+) -> std::io::Result<usize> {
+    match result {
+        Err(err)
+            if err.kind() == std::io::ErrorKind::InvalidInput
+                && bufs.io_slices().iter().all(|slice| slice.is_empty()) =>
+        {
+            Ok(0)
+        }
+        other => other,
+    }
+}

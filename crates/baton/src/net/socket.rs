@@ -163,16 +163,22 @@ impl Socket {
         (convert(res), bufs)
     }
 
+    /// A stream send; an empty buffer sends nothing and is `Ok(0)`, as std's `write` (the
+    /// ring's `send` refuses it).
     pub(crate) async fn write<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
+        if buf.bytes_init() == 0 {
+            return (Ok(0), buf);
+        }
         let op = ops::send(Arc::clone(&self.fd), buf);
         let (res, buf) = self.bind(op).await;
         (convert(res), buf)
     }
 
+    /// [`write`](Self::write) of several buffers in one `sendmsg`; all empty is `Ok(0)`.
     pub(crate) async fn write_vectored<V: IoVecBuf>(&self, bufs: V) -> BufResult<usize, V> {
         let op = ops::send_vectored(Arc::clone(&self.fd), bufs);
         let (res, bufs) = self.bind(op).await;
-        (convert(res), bufs)
+        (crate::io::empty_write_is_zero(convert(res), &bufs), bufs)
     }
 
     /// `shutdown(2)`. A socket whose peer already reset the connection is no longer

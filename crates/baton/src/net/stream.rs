@@ -63,7 +63,7 @@ macro_rules! stream_methods {
             }
 
             /// Sends `buf`'s initialized bytes, returning how many the kernel took. An empty
-            /// buffer is `InvalidInput`.
+            /// buffer sends nothing and is `Ok(0)`, as std's.
             ///
             /// # Cancel safety
             ///

@@ -2,6 +2,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
 
@@ -41,8 +42,16 @@ impl UnixListener {
     /// # Errors
     ///
     /// The OS error (`AddrInUse` when the path exists, ...); `InvalidInput` for a path too
-    /// long for a socket address.
+    /// long for a socket address or holding a NUL byte (as std: the kernel would bind the
+    /// path's prefix up to the NUL, or an abstract address for a leading one).
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
+        let path = path.as_ref();
+        if path.as_os_str().as_bytes().contains(&0) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a Unix socket path must not contain a NUL byte",
+            ));
+        }
         let addr = socket2::SockAddr::unix(path)?;
         let socket = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None)?;
         socket.bind(&addr)?;
