@@ -29,9 +29,12 @@ fn polled_reads(driver: &Driver, fd: &std::sync::Arc<std::os::fd::OwnedFd>, coun
         .collect()
 }
 
-/// A turn that may block, with a deadline far enough never to end it.
-fn waiting_turn(driver: &Driver) -> crate::driver::TurnReport {
-    driver.turn(Park::Wait(Some(Instant::now() + Duration::from_secs(10))))
+/// A turn that may block, with a deadline far enough never to end it: how many completions it
+/// reaped, and whether it parked.
+fn waiting_turn(driver: &Driver) -> (usize, bool) {
+    let parks = driver.metrics().parks;
+    let report = driver.turn(Park::Wait(Some(Instant::now() + Duration::from_secs(10))));
+    (report.completions, driver.metrics().parks > parks)
 }
 
 /// Completes the oldest request the simulated kernel owns.
@@ -40,20 +43,23 @@ fn complete_oldest(sim: &SimRing) {
     assert!(sim.complete(oldest, 4));
 }
 
+/// Completes the oldest request and reaps it in a turn that does not wait: a fresh delivery,
+/// after which the linger policy lingers (unless a linger went unanswered since).
+fn deliver_one(driver: &Driver, sim: &SimRing) {
+    complete_oldest(sim);
+    assert_eq!(driver.turn(Park::Poll).completions, 1, "the completion was reaped");
+}
+
 #[test]
 fn a_completion_waiting_at_the_idle_point_ends_the_turn_without_a_park() {
     let (driver, sim, fd) = sim_driver_with_fd(8);
     let _reads = polled_reads(&driver, &fd, 2);
     let _ = driver.turn(Park::Poll);
+    deliver_one(&driver, &sim);
     complete_oldest(&sim);
-    assert_eq!(driver.turn(Park::Poll).completions, 1, "the first read completed");
-    complete_oldest(&sim);
-    let parks = driver.metrics().parks;
-    let report = waiting_turn(&driver);
-    assert_eq!(report.completions, 1, "the turn reaped the second read");
     assert_eq!(
-        driver.metrics().parks,
-        parks,
+        waiting_turn(&driver),
+        (1, false),
         "a turn that just completed I/O lingers, and the linger ends on the waiting completion"
     );
 }
@@ -63,17 +69,13 @@ fn what_a_turn_queued_is_submitted_before_it_lingers() {
     let (driver, sim, fd) = sim_driver_with_fd(8);
     let _first = polled_reads(&driver, &fd, 1);
     let _ = driver.turn(Park::Poll);
-    complete_oldest(&sim);
-    assert_eq!(driver.turn(Park::Poll).completions, 1);
+    deliver_one(&driver, &sim);
     // Served inline, as a page-cache read is: it completes the moment it is submitted.
     sim.complete_on_submit(Some(4));
     let _second = polled_reads(&driver, &fd, 1);
-    let parks = driver.metrics().parks;
-    let report = waiting_turn(&driver);
-    assert_eq!(report.completions, 1, "the turn reaped the second read");
     assert_eq!(
-        driver.metrics().parks,
-        parks,
+        waiting_turn(&driver),
+        (1, false),
         "the second read went to the kernel before the linger, which found its completion"
     );
 }
@@ -83,25 +85,21 @@ fn a_timed_wait_ended_by_a_completion_rearms_lingering() {
     let (driver, sim, fd) = sim_driver_with_fd(8);
     let _reads = polled_reads(&driver, &fd, 4);
     let _ = driver.turn(Park::Poll);
-    complete_oldest(&sim);
-    assert_eq!(driver.turn(Park::Poll).completions, 1);
-    let parks = driver.metrics().parks;
+    deliver_one(&driver, &sim);
     // Nothing completes during this linger: it expires, the turn parks, and the policy stops
     // lingering until a timed wait is answered in time.
-    let _ = waiting_turn(&driver);
-    assert_eq!(driver.metrics().parks, parks + 1, "the unanswered linger was followed by a park");
+    assert_eq!(waiting_turn(&driver), (0, true), "the unanswered linger, then a park");
+    deliver_one(&driver, &sim);
     complete_oldest(&sim);
-    assert_eq!(driver.turn(Park::Poll).completions, 1);
-    complete_oldest(&sim);
-    let report = waiting_turn(&driver);
-    assert_eq!(report.completions, 1, "the timed wait reaped the third read");
-    assert_eq!(driver.metrics().parks, parks + 2, "after a missed linger the turn blocks, timed");
-    complete_oldest(&sim);
-    let report = waiting_turn(&driver);
-    assert_eq!(report.completions, 1, "the turn reaped the fourth read");
     assert_eq!(
-        driver.metrics().parks,
-        parks + 2,
+        waiting_turn(&driver),
+        (1, true),
+        "after a missed linger the turn blocks (timed), and the wait reaps the third read"
+    );
+    complete_oldest(&sim);
+    assert_eq!(
+        waiting_turn(&driver),
+        (1, false),
         "the timed wait that a completion ended re-armed lingering, and this linger found the fourth"
     );
 }
