@@ -322,6 +322,8 @@ impl Loan {
         let driven = self.driven_roots.load(Ordering::Relaxed);
         self.driven_roots.store(driven + 1, Ordering::Release);
         let mut root = pin!(Some(future));
+        // The root's drop, once it ran (L12): right after its completing poll, or below.
+        let mut dropped = None;
         // Rule L13: a worker turn may panic too (a wake or drop that fails the runner). That
         // unwind is caught here, so the root is still dropped in place with its context below
         // (never during unwinding, where its panicking destructor would abort the process).
@@ -334,13 +336,21 @@ impl Loan {
                 }
                 if wake.take() {
                     // Rule L10: poll the root in place, its worker parked for nested frames.
+                    // Rule L12: a root that completes is dropped in the same parked window, so
+                    // the common one-poll `block_on` parks the worker in its entry once.
                     let polled = frame.with_root(|| {
-                        panic::catch_unwind(AssertUnwindSafe(|| {
+                        let polled = panic::catch_unwind(AssertUnwindSafe(|| {
                             root.as_mut()
                                 .as_pin_mut()
                                 .expect("the root is present until it completes")
                                 .poll(&mut cx)
-                        }))
+                        }));
+                        if matches!(polled, Ok(Poll::Ready(_))) {
+                            dropped = Some(panic::catch_unwind(AssertUnwindSafe(|| {
+                                root.set(None);
+                            })));
+                        }
+                        polled
                     });
                     match polled {
                         Ok(Poll::Ready(output)) => break Ok(output),
@@ -363,8 +373,11 @@ impl Loan {
         }));
         // A turn's payload and a poll's payload both end the root; they cannot both occur.
         let outcome: Result<F::Output, Box<dyn Any + Send>> = ended.unwrap_or_else(Err);
-        // Rule L12: drop the root in place, context installed, worker available for nesting.
-        let dropped = frame.with_root(|| panic::catch_unwind(AssertUnwindSafe(|| root.set(None))));
+        // Rule L12: drop the root in place, context installed, worker available for nesting
+        // (a root whose poll or turn panicked is still here).
+        let dropped = dropped.unwrap_or_else(|| {
+            frame.with_root(|| panic::catch_unwind(AssertUnwindSafe(|| root.set(None))))
+        });
         let driven = self.driven_roots.load(Ordering::Relaxed);
         self.driven_roots.store(driven - 1, Ordering::Release);
         frame.worker().root_finished();
@@ -393,12 +406,13 @@ impl Loan {
     /// Rule L12: at most `drain_turns` turns, only while work is runnable; never waits.
     fn drain(&self, frame: &mut Frame<'_>) {
         for _ in 0..self.drain_turns {
-            let ran = frame.dispatch(|worker| {
-                (worker.has_runnable() && !worker.is_shutting_down()).then(|| worker.turn())
-            });
-            if ran.is_none() {
+            // Asked outside the dispatch: the checks run no task code, and a `block_on` whose
+            // root spawned nothing then marks its entry for no turn at all.
+            let worker = frame.worker();
+            if !worker.has_runnable() || worker.is_shutting_down() {
                 break;
             }
+            let _turn: TurnOutcome = frame.dispatch(|worker| worker.turn());
         }
     }
 
