@@ -93,6 +93,15 @@ impl hyper::rt::Timer for Timer {
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
         Box::pin(Sleep(baton::time::sleep_until(deadline)))
     }
+
+    /// Moves one of this timer's sleeps in place (hyper resets its timers per request; the
+    /// default would box a new sleep each time). Any other sleep is replaced, as by default.
+    fn reset(&self, sleep: &mut Pin<Box<dyn hyper::rt::Sleep>>, new_deadline: Instant) {
+        match sleep.as_mut().downcast_mut_pin::<Sleep>() {
+            Some(mut ours) => ours.0.reset(new_deadline),
+            None => *sleep = self.sleep_until(new_deadline),
+        }
+    }
 }
 
 /// A Baton sleep as `hyper::rt::Sleep` (which must be `Send + Sync`, as Baton's sleep is).

@@ -13,7 +13,7 @@ use std::future::{Future, IntoFuture};
 use std::io;
 use std::pin::Pin;
 use std::sync::{Mutex, PoisonError};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use baton_uring::{Op, ops};
@@ -83,12 +83,14 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         deadline,
         handle: context::current(),
-        op: Mutex::new(None),
+        timer: Mutex::new(TimerState::Unregistered),
     }
 }
 
 /// The future of [`sleep`] and [`sleep_until`]. After the runtime shut down, a sleep completes
-/// at once (there is no timer left to wait on).
+/// at once (there is no timer left to wait on). A sleep that completed stays complete: polled
+/// again (say, as `&mut sleep` in a loop) it is ready at once, until [`reset`](Sleep::reset)
+/// gives it a new deadline.
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
@@ -105,11 +107,22 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 pub struct Sleep {
     deadline: Instant,
     handle: Option<Handle>,
-    /// The timer, once registered. A driver operation is `Send` but not `Sync`; the `Mutex`
-    /// makes `Sleep` `Sync` (hyper's `rt::Sleep` and boxed `Send + Sync` futures need it) at
-    /// no cost: it is only reached through `&mut self` with [`Mutex::get_mut`], which never
-    /// locks, so a shared `&Sleep` can never touch the operation.
-    op: Mutex<Option<Op<io::Result<()>>>>,
+    /// The timer. A driver operation is `Send` but not `Sync`; the `Mutex` makes `Sleep` `Sync`
+    /// (hyper's `rt::Sleep` and boxed `Send + Sync` futures need it) at no cost: it is only
+    /// reached through `&mut self` with [`Mutex::get_mut`], which never locks, so a shared
+    /// `&Sleep` can never touch the operation.
+    timer: Mutex<TimerState>,
+}
+
+/// Where a [`Sleep`]'s timer is.
+enum TimerState {
+    /// Not registered yet: the first poll registers it with the deadline.
+    Unregistered,
+    /// Registered with the driver; dropping the operation removes the timer.
+    Waiting(Op<io::Result<()>>),
+    /// The operation completed (fired, found its deadline passed, or found the runtime shut
+    /// down); an operation is polled to completion only once, so this answers later polls.
+    Done,
 }
 
 impl fmt::Debug for Sleep {
@@ -131,16 +144,43 @@ impl Sleep {
     pub fn is_elapsed(&self) -> bool {
         Instant::now() >= self.deadline
     }
+
+    /// Moves the sleep to `deadline`, earlier or later, whether it is waiting or already
+    /// completed: the next poll waits for the new deadline (at once if it has passed). A
+    /// registered timer is removed; the sleep stays with its runtime.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::time::Duration;
+    /// use baton::time::{Instant, sleep};
+    /// let rt = baton::Runtime::new()?;
+    /// rt.block_on(async {
+    ///     let mut idle = sleep(Duration::from_secs(60));
+    ///     let deadline = Instant::now() + Duration::from_millis(5);
+    ///     idle.reset(deadline);
+    ///     (&mut idle).await;
+    ///     assert!(Instant::now() >= deadline);
+    /// });
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn reset(&mut self, deadline: Instant) {
+        self.deadline = deadline;
+        // Dropping a waiting operation removes its timer (cancel-safe, as dropping the sleep).
+        *self.timer.get_mut().unwrap_or_else(PoisonError::into_inner) = TimerState::Unregistered;
+    }
 }
 
 impl Sleep {
     /// Polls the timer: `Ok` when it fired, `Timeout` for a deadline already passed, `Closed`
     /// after shutdown (driver errors, not yet relabelled).
+    /// A sleep that completed answers `Ok` again (its first answer was already reported).
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let slot = self.op.get_mut().unwrap_or_else(PoisonError::into_inner);
-        let op = match slot {
-            Some(op) => op,
-            None => {
+        let timer = self.timer.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let op = match timer {
+            TimerState::Waiting(op) => op,
+            TimerState::Done => return Poll::Ready(Ok(())),
+            TimerState::Unregistered => {
                 let Some(handle) = self.handle.clone().or_else(context::current) else {
                     panic!(
                         "{}",
@@ -149,10 +189,16 @@ impl Sleep {
                         }
                     );
                 };
-                slot.insert(ops::sleep_until(self.deadline).bind(handle.driver()))
+                *timer = TimerState::Waiting(ops::sleep_until(self.deadline).bind(handle.driver()));
+                let TimerState::Waiting(op) = timer else {
+                    unreachable!("the timer was registered just above");
+                };
+                op
             }
         };
-        Pin::new(op).poll(cx)
+        let outcome = ready!(Pin::new(op).poll(cx));
+        *timer = TimerState::Done;
+        Poll::Ready(outcome)
     }
 }
 

@@ -7,6 +7,8 @@ mod futures_io;
 mod sides;
 #[cfg(feature = "tokio-io")]
 mod split;
+#[cfg(feature = "hyper")]
+mod timer;
 #[cfg(feature = "tokio-io")]
 mod tokio_io;
 

@@ -1,0 +1,87 @@
+//! End to end: a `Sleep` as code ported from tokio uses it — polled again after it completed
+//! (a `select!` loop over `&mut sleep`), and moved to a new deadline with `reset`.
+
+use std::future::{Future, poll_fn};
+use std::io;
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::Duration;
+
+use baton::time::{Instant, Sleep, sleep, timeout};
+
+/// How long a sleep that should finish at once may take, generously.
+const PROMPTLY: Duration = Duration::from_secs(20);
+
+/// Polls `sleep` exactly once.
+async fn poll_once(sleep: &mut Sleep) -> Poll<()> {
+    poll_fn(|cx| Poll::Ready(Pin::new(&mut *sleep).poll(cx))).await
+}
+
+#[test]
+fn a_sleep_polled_again_after_it_completed_is_ready_again() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    rt.block_on(async {
+        for wait in [Duration::ZERO, Duration::from_millis(2)] {
+            let mut sleep = sleep(wait);
+            (&mut sleep).await;
+            assert_eq!(
+                poll_once(&mut sleep).await,
+                Poll::Ready(()),
+                "after {wait:?}"
+            );
+            let again = timeout(PROMPTLY, &mut sleep).await;
+            assert!(
+                again.is_ok(),
+                "a completed sleep awaited again after {wait:?}"
+            );
+        }
+    });
+    Ok(())
+}
+
+#[test]
+fn reset_moves_a_waiting_sleep_earlier_and_later() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    rt.block_on(async {
+        let mut early = sleep(Duration::from_secs(600));
+        assert_eq!(poll_once(&mut early).await, Poll::Pending);
+        let deadline = Instant::now() + Duration::from_millis(5);
+        early.reset(deadline);
+        assert_eq!(early.deadline(), deadline);
+        let fired = timeout(PROMPTLY, &mut early).await;
+        assert!(
+            fired.is_ok(),
+            "a sleep reset from 600 s to 5 ms did not end"
+        );
+
+        let mut later = sleep(Duration::from_millis(1));
+        assert_eq!(poll_once(&mut later).await, Poll::Pending);
+        let deadline = Instant::now() + Duration::from_millis(150);
+        later.reset(deadline);
+        (&mut later).await;
+        assert!(
+            Instant::now() >= deadline,
+            "the old 1 ms timer ended the sleep"
+        );
+    });
+    Ok(())
+}
+
+#[test]
+fn reset_after_completion_waits_again() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    rt.block_on(async {
+        let mut sleep = sleep(Duration::from_millis(1));
+        (&mut sleep).await;
+        let deadline = Instant::now() + Duration::from_millis(100);
+        sleep.reset(deadline);
+        assert!(!sleep.is_elapsed());
+        assert_eq!(poll_once(&mut sleep).await, Poll::Pending);
+        (&mut sleep).await;
+        assert!(
+            Instant::now() >= deadline,
+            "the reset sleep ended before its deadline"
+        );
+    });
+    Ok(())
+}
