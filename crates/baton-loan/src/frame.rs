@@ -6,6 +6,7 @@
 //! its worker sits in its entry, so a nested `block_on` on the same runtime takes it from there
 //! and puts it back before the outer poll resumes.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
@@ -162,6 +163,17 @@ pub(crate) struct Frame<'a> {
     /// Rule L8: this frame saw the slot closed (and the worker was closed on loan by it or by
     /// an inner frame).
     closure_seen: bool,
+    /// Rule L7: the worker's answer to `pending`, when it was asked after the root was dropped
+    /// and nothing ran on the worker since; the give-back uses it instead of asking again.
+    pending: Option<Asked>,
+}
+
+/// The worker's answer to `pending`, or the payload of its panic (which counts as work).
+type Asked = Result<Pending, Box<dyn Any + Send>>;
+
+/// Asks `worker` whether it has work pending (L7), containing a panic.
+fn ask_pending(worker: &dyn LoanWorker) -> Asked {
+    catch_unwind(AssertUnwindSafe(|| worker.pending()))
 }
 
 /// Rule L8: the closure check of a frame's run predicate. A copy, so the predicate does not
@@ -207,6 +219,7 @@ impl<'a> Frame<'a> {
             worker: Some(worker),
             entered: false,
             closure_seen: false,
+            pending: None,
         };
         frame.worker().enter();
         frame.entered = true;
@@ -218,6 +231,24 @@ impl<'a> Frame<'a> {
         self.worker
             .as_deref_mut()
             .expect("the worker is back in its frame between root polls")
+    }
+
+    /// Rule L7, after the root was dropped: whether a worker borrowed through the slot has
+    /// nothing pending (so nothing runnable either, and no drain turn to run). The answer is
+    /// kept for the give-back, which then needs no second look; it stays true because every
+    /// event after it reaches the rest waker, which the slot remembers during a loan. Frames
+    /// nested in an outer root hand their worker back without asking, so they answer `false`.
+    pub(crate) fn has_nothing_pending(&mut self) -> bool {
+        if !matches!(self.origin, Origin::Slot) {
+            return false;
+        }
+        let asked = ask_pending(self.worker());
+        let nothing = matches!(asked, Ok(Pending::Nothing));
+        // Work is asked again at the give-back: the drain's turns may change the answer.
+        if !matches!(asked, Ok(Pending::Work)) {
+            self.pending = Some(asked);
+        }
+        nothing
     }
 
     /// What this frame's run predicates check for a closure it has not noticed yet (L8).
@@ -302,6 +333,7 @@ impl Drop for Frame<'_> {
             origin: self.origin,
             index: self.index,
             worker,
+            pending: self.pending.take(),
         };
         if let (true, Some(worker)) = (self.entered, home.worker.as_deref_mut()) {
             if thread::panicking() {
@@ -323,6 +355,8 @@ struct Homecoming<'a> {
     origin: Origin,
     index: usize,
     worker: Option<Box<dyn LoanWorker>>,
+    /// The frame's kept answer to `pending`, if it has one (L7).
+    pending: Option<Asked>,
 }
 
 impl Drop for Homecoming<'_> {
@@ -336,7 +370,7 @@ impl Drop for Homecoming<'_> {
             Origin::Slot => {
                 // Rule L7: ask before locking. A panicking answer counts as work; its payload is
                 // re-raised once the worker is back (discarded if we are already unwinding).
-                let asked = catch_unwind(AssertUnwindSafe(|| worker.pending()));
+                let asked = self.pending.take().unwrap_or_else(|| ask_pending(&*worker));
                 let pending = asked.as_ref().map_or(Pending::Work, |pending| *pending);
                 match self.slot.give_back(worker, pending) {
                     GiveBack::Returned | GiveBack::Resting => {}

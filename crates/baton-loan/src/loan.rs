@@ -405,6 +405,11 @@ impl Loan {
 
     /// Rule L12: at most `drain_turns` turns, only while work is runnable; never waits.
     fn drain(&self, frame: &mut Frame<'_>) {
+        // Rule L7's question first: a `block_on` that left nothing behind (the common case)
+        // then asks the worker once in all.
+        if frame.has_nothing_pending() {
+            return;
+        }
         for _ in 0..self.drain_turns {
             // Asked outside the dispatch: the checks run no task code, and a `block_on` whose
             // root spawned nothing then marks its entry for no turn at all.

@@ -123,7 +123,8 @@ pub trait LoanWorker: Send {
     fn close_on_loan(&mut self) {}
 
     /// Whether the worker has work that no outside event will announce (L7), asked on the
-    /// borrowing thread after its context was left, when a `block_on` gives it back.
+    /// borrowing thread when a `block_on` gives it back: after its root was dropped, with the
+    /// context still entered (before the drain, L12) or already left (after drain turns).
     /// [`Pending::Nothing`] is a promise: nothing is queued or in flight (an event the rest
     /// waker already announced must be reported as [`Pending::Work`]), and from now on every
     /// event that gives the worker work (a spawn or a task wake from another thread, an

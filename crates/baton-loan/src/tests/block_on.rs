@@ -115,6 +115,30 @@ fn drain_is_bounded_by_drain_turns() {
     );
 }
 
+/// Rules L7 and L12: a `block_on` that leaves nothing behind asks its worker once whether
+/// anything is pending, and so never whether anything is runnable (there is nothing to drain);
+/// one that leaves a runnable task still drains it.
+#[test]
+fn a_block_on_that_leaves_nothing_behind_asks_its_worker_once() {
+    let (loan, handle) = runtime();
+    loan.block_on(async {});
+    let (pending, runnable) = handle.questions();
+    for round in 0..100 {
+        assert_eq!(loan.block_on(async move { round }), round);
+    }
+    let (pending_after, runnable_after) = handle.questions();
+    assert_eq!(pending_after - pending, 100, "one pending question per block_on");
+    assert_eq!(runnable_after - runnable, 0, "no drain question without work");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&ran);
+    loan.block_on(async {
+        let _join = handle.spawn(async move {
+            counter.fetch_add(1, Ordering::AcqRel);
+        });
+    });
+    assert_eq!(ran.load(Ordering::Acquire), 1, "the drain ran the task left behind");
+}
+
 #[test]
 fn root_wake_from_foreign_thread_ends_idle_wait() {
     let (loan, _handle) = runtime();

@@ -37,6 +37,9 @@ struct TestWorkerState {
     pretend_local: AtomicBool,
     drops: AtomicUsize,
     turns: AtomicUsize,
+    /// Calls of `pending` and of `has_runnable` through the `LoanWorker` trait.
+    pending_asked: AtomicUsize,
+    runnable_asked: AtomicUsize,
     /// `Send` tasks spawned and not finished.
     live: AtomicUsize,
     /// The loan's rest waker, once installed (L7).
@@ -198,6 +201,8 @@ pub(crate) fn test_worker() -> (Box<dyn LoanWorker>, Arc<dyn Unpark>, TestHandle
         pretend_local: AtomicBool::new(false),
         drops: AtomicUsize::new(0),
         turns: AtomicUsize::new(0),
+        pending_asked: AtomicUsize::new(0),
+        runnable_asked: AtomicUsize::new(0),
         live: AtomicUsize::new(0),
         rest_waker: Mutex::new(None),
         pretend_pending: AtomicBool::new(false),
@@ -246,6 +251,11 @@ impl TestWorker {
             }
         }
         progressed
+    }
+
+    /// Whether a turn would find work (`has_runnable` without counting the question).
+    fn runnable_now(&self) -> bool {
+        !sync::lock(&self.state.queue).is_empty() || self.local_woken()
     }
 
     fn local_woken(&self) -> bool {
@@ -301,7 +311,7 @@ impl LoanWorker for TestWorker {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return RunOutcome::DeadlineReached;
             }
-            if self.has_runnable() {
+            if self.runnable_now() {
                 let _turn = self.turn();
             } else {
                 self.state.park(deadline);
@@ -310,7 +320,8 @@ impl LoanWorker for TestWorker {
     }
 
     fn has_runnable(&self) -> bool {
-        !sync::lock(&self.state.queue).is_empty() || self.local_woken()
+        self.state.runnable_asked.fetch_add(1, Ordering::AcqRel);
+        self.runnable_now()
     }
 
     fn holds_local_tasks(&self) -> bool {
@@ -355,6 +366,7 @@ impl LoanWorker for TestWorker {
     }
 
     fn pending(&self) -> Pending {
+        self.state.pending_asked.fetch_add(1, Ordering::AcqRel);
         if self.state.panic_on_pending.swap(false, Ordering::AcqRel) {
             std::panic::panic_any(ContextFault("pending"));
         }

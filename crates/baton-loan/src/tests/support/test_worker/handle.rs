@@ -73,6 +73,14 @@ impl TestHandle {
         self.state.drops.load(Ordering::Acquire)
     }
 
+    /// How many times the loan asked `pending` and `has_runnable`.
+    pub(crate) fn questions(&self) -> (usize, usize) {
+        (
+            self.state.pending_asked.load(Ordering::Acquire),
+            self.state.runnable_asked.load(Ordering::Acquire),
+        )
+    }
+
     /// How many dispatch turns ran.
     pub(crate) fn turns(&self) -> usize {
         self.state.turns.load(Ordering::Acquire)
