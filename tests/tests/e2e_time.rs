@@ -3,8 +3,9 @@
 
 use std::future::{Future, poll_fn};
 use std::io;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::task::Poll;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use baton::time::{Instant, Sleep, sleep, timeout};
@@ -83,5 +84,26 @@ fn reset_after_completion_waits_again() -> io::Result<()> {
             "the reset sleep ended before its deadline"
         );
     });
+    Ok(())
+}
+
+#[test]
+fn reset_keeps_a_sleep_made_outside_a_runtime_with_the_runtime_it_bound_to() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let mut cx = Context::from_waker(Waker::noop());
+    for reset in [false, true] {
+        // Made outside any runtime: it binds to `rt` at its first poll.
+        let mut sleep = sleep(Duration::from_secs(600));
+        assert_eq!(rt.block_on(poll_once(&mut sleep)), Poll::Pending);
+        if reset {
+            sleep.reset(Instant::now() + Duration::from_secs(300));
+        }
+        let polled =
+            std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut sleep).poll(&mut cx)));
+        assert!(
+            matches!(polled, Ok(Poll::Pending)),
+            "reset = {reset}: the sleep lost its runtime when polled outside it"
+        );
+    }
     Ok(())
 }

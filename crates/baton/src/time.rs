@@ -189,6 +189,9 @@ impl Sleep {
                         }
                     );
                 };
+                // Kept, so a sleep made outside any runtime stays with the one where it was
+                // first polled when a `reset` registers it again.
+                let handle = self.handle.insert(handle);
                 *timer = TimerState::Waiting(ops::sleep_until(self.deadline).bind(handle.driver()));
                 let TimerState::Waiting(op) = timer else {
                     unreachable!("the timer was registered just above");
