@@ -125,8 +125,10 @@ pub trait LoanWorker: Send {
     /// Whether the worker has work that no outside event will announce (L7), asked on the
     /// borrowing thread when a `block_on` gives it back: after its root was dropped, with the
     /// context still entered (before the drain, L12) or already left (after drain turns).
-    /// [`Pending::Nothing`] is a promise: nothing is queued or in flight (an event the rest
-    /// waker already announced must be reported as [`Pending::Work`]), and from now on every
+    /// [`Pending::Nothing`] is a promise: nothing is queued, runnable (so
+    /// [`has_runnable`](Self::has_runnable) is false: the drain trusts it and runs no turn) or
+    /// in flight (an event the rest waker already announced must be reported as
+    /// [`Pending::Work`]), and from now on every
     /// event that gives the worker work (a spawn or a task wake from another thread, an
     /// explicit unpark) triggers the rest waker. The grace period after which the background
     /// thread reclaims an untouched resting worker is only a backstop: every borrow postpones

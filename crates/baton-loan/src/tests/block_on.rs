@@ -139,6 +139,20 @@ fn a_block_on_that_leaves_nothing_behind_asks_its_worker_once() {
     assert_eq!(ran.load(Ordering::Acquire), 1, "the drain ran the task left behind");
 }
 
+/// Rule L12 through L7's answer: a local task the root leaves runnable is drained before
+/// `block_on` returns, because a worker with a runnable task never answers nothing pending.
+#[test]
+fn a_local_task_the_root_leaves_runnable_is_drained() {
+    let (loan, handle) = runtime();
+    loan.block_on(async {});
+    let ran = Rc::new(Cell::new(false));
+    let flag = Rc::clone(&ran);
+    loan.block_on(async {
+        let _join = handle.spawn_local(async move { flag.set(true) });
+    });
+    assert!(ran.get(), "the drain did not run the local task the root left");
+}
+
 #[test]
 fn root_wake_from_foreign_thread_ends_idle_wait() {
     let (loan, _handle) = runtime();

@@ -371,7 +371,7 @@ impl LoanWorker for TestWorker {
             std::panic::panic_any(ContextFault("pending"));
         }
         let work = self.state.live.load(Ordering::Acquire) > 0
-            || !sync::lock(&self.state.queue).is_empty()
+            || self.runnable_now()
             || self.state.pretend_pending.load(Ordering::Acquire);
         if work {
             Pending::Work
