@@ -123,3 +123,19 @@ fn the_current_handle_is_the_runtime_everywhere_its_worker_runs() -> std::io::Re
     assert!(baton::Handle::try_current().is_err());
     Ok(())
 }
+
+/// The drain after a root (loan rule L12): a local task the root spawned and left runnable has
+/// run when `block_on` returns, on the calling thread, with the worker at rest after it.
+#[test]
+fn a_local_task_left_by_a_block_on_root_runs_before_block_on_returns() -> std::io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    for round in 0..100 {
+        let ran = std::rc::Rc::new(std::cell::Cell::new(false));
+        let flag = std::rc::Rc::clone(&ran);
+        rt.block_on(async move {
+            let _join = baton::spawn_local(async move { flag.set(true) });
+        });
+        assert!(ran.get(), "round {round}: the local task had not run");
+    }
+    Ok(())
+}
