@@ -57,13 +57,12 @@ fn reset_moves_a_waiting_sleep_earlier_and_later() -> io::Result<()> {
 
         let mut later = sleep(Duration::from_millis(1));
         assert_eq!(poll_once(&mut later).await, Poll::Pending);
-        let deadline = Instant::now() + Duration::from_millis(150);
-        later.reset(deadline);
-        (&mut later).await;
-        assert!(
-            Instant::now() >= deadline,
-            "the old 1 ms timer ended the sleep"
-        );
+        reset_and_wait(
+            &mut later,
+            Duration::from_millis(150),
+            "reset from 1 ms to 150 ms",
+        )
+        .await;
     });
     Ok(())
 }
@@ -74,17 +73,28 @@ fn reset_after_completion_waits_again() -> io::Result<()> {
     rt.block_on(async {
         let mut sleep = sleep(Duration::from_millis(1));
         (&mut sleep).await;
-        let deadline = Instant::now() + Duration::from_millis(100);
-        sleep.reset(deadline);
-        assert!(!sleep.is_elapsed());
-        assert_eq!(poll_once(&mut sleep).await, Poll::Pending);
-        (&mut sleep).await;
-        assert!(
-            Instant::now() >= deadline,
-            "the reset sleep ended before its deadline"
-        );
+        reset_and_wait(
+            &mut sleep,
+            Duration::from_millis(100),
+            "reset after completing",
+        )
+        .await;
     });
     Ok(())
+}
+
+/// Resets `sleep` to `after` from now and checks that it waits for that deadline: pending at
+/// its next poll, and ended no earlier than the deadline (a timer never fires early).
+async fn reset_and_wait(sleep: &mut Sleep, after: Duration, what: &str) {
+    let deadline = Instant::now() + after;
+    sleep.reset(deadline);
+    assert_eq!(sleep.deadline(), deadline, "{what}");
+    assert_eq!(poll_once(sleep).await, Poll::Pending, "{what}");
+    (&mut *sleep).await;
+    assert!(
+        Instant::now() >= deadline,
+        "{what}: ended before its deadline"
+    );
 }
 
 #[test]

@@ -235,8 +235,9 @@ impl<'a> Frame<'a> {
 
     /// Rule L7, after the root was dropped: whether a worker borrowed through the slot has
     /// nothing pending (so nothing runnable either, and no drain turn to run). The answer is
-    /// kept for the give-back, which then needs no second look; it stays true because every
-    /// event after it reaches the rest waker, which the slot remembers during a loan. Frames
+    /// kept for the give-back, which then needs no second look; it is still a sound answer
+    /// there, because every event after it reaches the rest waker, which the slot remembers
+    /// during a loan (so the worker is returned, not rested). Frames
     /// nested in an outer root hand their worker back without asking, so they answer `false`.
     pub(crate) fn has_nothing_pending(&mut self) -> bool {
         if !matches!(self.origin, Origin::Slot) {

@@ -94,7 +94,9 @@
 //!
 //! L12. After the root completes it is dropped in place with the context installed and the
 //!     worker available for nesting; then at most `drain_turns` turns run while work is
-//!     runnable, never waiting on timers or I/O.
+//!     runnable, never waiting on timers or I/O. A worker that answers nothing pending (L7)
+//!     has nothing runnable, so it gets no turn, and that answer is the one it is given back
+//!     with.
 //!
 //! L13. A panic in the root's poll or destructor is caught, the worker is returned, and the
 //!     original payload is re-raised (the poll's wins). A panicking dispatch turn is caught too:

@@ -411,8 +411,8 @@ impl Loan {
             return;
         }
         for _ in 0..self.drain_turns {
-            // Asked outside the dispatch: the checks run no task code, and a `block_on` whose
-            // root spawned nothing then marks its entry for no turn at all.
+            // Asked outside the dispatch: the checks run no task code, so only a turn marks
+            // the entry as a task poll (L11).
             let worker = frame.worker();
             if !worker.has_runnable() || worker.is_shutting_down() {
                 break;

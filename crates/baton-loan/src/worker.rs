@@ -128,9 +128,8 @@ pub trait LoanWorker: Send {
     /// [`Pending::Nothing`] is a promise: nothing is queued, runnable (so
     /// [`has_runnable`](Self::has_runnable) is false: the drain trusts it and runs no turn) or
     /// in flight (an event the rest waker already announced must be reported as
-    /// [`Pending::Work`]), and from now on every
-    /// event that gives the worker work (a spawn or a task wake from another thread, an
-    /// explicit unpark) triggers the rest waker. The grace period after which the background
+    /// [`Pending::Work`]), and from now on every event that gives the worker work (a spawn or a
+    /// task wake from another thread, an explicit unpark) triggers the rest waker. The grace period after which the background
     /// thread reclaims an untouched resting worker is only a backstop: every borrow postpones
     /// it. The default, [`Pending::Work`], always hands the worker back to the background
     /// thread.

@@ -173,31 +173,26 @@ impl Sleep {
 
 impl Sleep {
     /// Polls the timer: `Ok` when it fired, `Timeout` for a deadline already passed, `Closed`
-    /// after shutdown (driver errors, not yet relabelled).
-    /// A sleep that completed answers `Ok` again (its first answer was already reported).
+    /// after shutdown (driver errors, not yet relabelled); a sleep that completed answers `Ok`
+    /// again (its first answer was already reported).
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let timer = self.timer.get_mut().unwrap_or_else(PoisonError::into_inner);
-        let op = match timer {
-            TimerState::Waiting(op) => op,
-            TimerState::Done => return Poll::Ready(Ok(())),
-            TimerState::Unregistered => {
-                let Some(handle) = self.handle.clone().or_else(context::current) else {
-                    panic!(
-                        "{}",
-                        Error::NotInRuntime {
-                            function: "time::sleep"
-                        }
-                    );
-                };
-                // Kept, so a sleep made outside any runtime stays with the one where it was
-                // first polled when a `reset` registers it again.
-                let handle = self.handle.insert(handle);
-                *timer = TimerState::Waiting(ops::sleep_until(self.deadline).bind(handle.driver()));
-                let TimerState::Waiting(op) = timer else {
-                    unreachable!("the timer was registered just above");
-                };
-                op
-            }
+        if matches!(timer, TimerState::Unregistered) {
+            let Some(handle) = self.handle.clone().or_else(context::current) else {
+                panic!(
+                    "{}",
+                    Error::NotInRuntime {
+                        function: "time::sleep"
+                    }
+                );
+            };
+            // Kept, so a sleep made outside any runtime stays with the one where it was first
+            // polled when a `reset` registers it again.
+            let handle = self.handle.insert(handle);
+            *timer = TimerState::Waiting(ops::sleep_until(self.deadline).bind(handle.driver()));
+        }
+        let TimerState::Waiting(op) = timer else {
+            return Poll::Ready(Ok(()));
         };
         let outcome = ready!(Pin::new(op).poll(cx));
         *timer = TimerState::Done;
