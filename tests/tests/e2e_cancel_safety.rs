@@ -4,6 +4,8 @@
 
 use std::io::{Read, Write};
 use std::net::Shutdown;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use baton::net::{TcpListener, TcpStream, UnixStream};
@@ -27,48 +29,56 @@ impl Rng {
 /// Overall bound of one scenario: a lost byte or connection fails instead of hanging.
 const BOUND: Duration = Duration::from_secs(120);
 
-/// What a peer thread sends: one byte at a time, at random short delays.
-fn send_bytes_slowly(mut peer: impl Write, total: usize, seed: u64) -> Vec<u8> {
+/// What a peer thread sends: one byte at a time, each after the reader's timeout count moved
+/// past its value at the previous byte and a random short pause, so every byte races a fresh
+/// timeout and the reads are cut off at least once per byte however the threads are scheduled.
+fn send_bytes_slowly(
+    mut peer: impl Write,
+    total: usize,
+    seed: u64,
+    fired: &AtomicUsize,
+) -> Vec<u8> {
     let mut rng = Rng::new(seed);
     let mut sent = Vec::with_capacity(total);
+    let start = Instant::now();
     for i in 0..total {
+        let seen = fired.load(Ordering::Acquire);
+        while fired.load(Ordering::Acquire) == seen {
+            assert!(start.elapsed() < BOUND, "the reader stopped timing out");
+            std::thread::sleep(Duration::from_micros(5));
+        }
+        let pause = rng.below(40);
+        if pause > 0 {
+            std::thread::sleep(Duration::from_micros(pause));
+        }
         let byte = (i % 251) as u8;
         if peer.write_all(&[byte]).is_err() {
             break;
         }
         sent.push(byte);
-        let pause = rng.below(40);
-        if pause > 0 {
-            std::thread::sleep(Duration::from_micros(pause));
-        }
     }
     sent
 }
 
-/// Reads with `rounds` random timeouts of 1–60 µs, then to the end of the stream; returns
-/// every byte read and how many reads were cut off by their timeout.
-async fn read_through_timeouts<R>(mut read: R, rounds: usize, seed: u64) -> (Vec<u8>, usize)
+/// Reads with random timeouts of 1–60 µs until the end of the stream, counting each read cut
+/// off by its timeout in `fired`; returns every byte read.
+async fn read_through_timeouts<R>(mut read: R, seed: u64, fired: &AtomicUsize) -> Vec<u8>
 where
     R: AsyncReadOnce,
 {
     let mut rng = Rng::new(seed);
     let mut got = Vec::new();
-    let mut fired = 0;
     let start = Instant::now();
-    let mut round = 0;
     loop {
         assert!(start.elapsed() < BOUND, "the reads did not finish in time");
-        let limit = if round < rounds {
-            Duration::from_micros(1 + rng.below(60))
-        } else {
-            BOUND
-        };
-        round += 1;
+        let limit = Duration::from_micros(1 + rng.below(60));
         match baton::time::timeout(limit, read.read_once(Vec::with_capacity(8))).await {
-            Ok((Ok(0), _)) => return (got, fired),
+            Ok((Ok(0), _)) => return got,
             Ok((Ok(n), buf)) => got.extend_from_slice(&buf[..n]),
             Ok((Err(err), _)) => panic!("read failed: {err}"),
-            Err(_elapsed) => fired += 1,
+            Err(_elapsed) => {
+                fired.fetch_add(1, Ordering::Release);
+            }
         }
     }
 }
@@ -100,45 +110,61 @@ impl AsyncReadOnce for &UnixStream {
 }
 
 #[test]
-fn tcp_reads_cut_off_by_20_000_timeouts_lose_no_byte() {
+fn tcp_reads_cut_off_by_timeouts_lose_no_byte() {
+    const BYTES: usize = 6_000;
     let rt = baton::Runtime::new().expect("runtime");
+    let fired = Arc::new(AtomicUsize::new(0));
+    let fired_seen = Arc::clone(&fired);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     let addr = listener.local_addr().expect("addr");
     let writer = std::thread::spawn(move || {
         let (peer, _) = listener.accept().expect("accept");
         let _ = peer.set_nodelay(true);
-        let sent = send_bytes_slowly(&peer, 6_000, 7);
+        let sent = send_bytes_slowly(&peer, BYTES, 7, &fired_seen);
         peer.shutdown(Shutdown::Write)
             .expect("shut down the write side");
         sent
     });
-    let (got, fired) = rt.block_on(async {
+    let got = rt.block_on(async {
         let stream = TcpStream::connect(addr).await.expect("connect");
-        read_through_timeouts(&stream, 20_000, 11).await
+        read_through_timeouts(&stream, 11, &fired).await
     });
     let sent = writer.join().expect("writer thread");
-    assert!(fired > 1_000, "most rounds should time out ({fired} did)");
+    assert_eq!(sent.len(), BYTES, "the peer sent every byte");
+    let fired = fired.load(Ordering::Acquire);
+    assert!(
+        fired >= BYTES,
+        "a read was cut off before each byte ({fired} were)"
+    );
     assert_eq!(got.len(), sent.len(), "every byte sent was read once");
     assert!(got == sent, "the bytes came back in order");
 }
 
 #[test]
 fn unix_reads_cut_off_by_timeouts_lose_no_byte() {
+    const BYTES: usize = 3_000;
     let rt = baton::Runtime::new().expect("runtime");
+    let fired = Arc::new(AtomicUsize::new(0));
+    let fired_seen = Arc::clone(&fired);
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("socketpair");
     let writer = std::thread::spawn(move || {
-        let sent = send_bytes_slowly(&theirs, 3_000, 13);
+        let sent = send_bytes_slowly(&theirs, BYTES, 13, &fired_seen);
         theirs
             .shutdown(Shutdown::Write)
             .expect("shut down the write side");
         sent
     });
-    let (got, fired) = rt.block_on(async {
+    let got = rt.block_on(async {
         let stream = UnixStream::from_std(ours).expect("adopt the stream");
-        read_through_timeouts(&stream, 10_000, 17).await
+        read_through_timeouts(&stream, 17, &fired).await
     });
     let sent = writer.join().expect("writer thread");
-    assert!(fired > 500, "most rounds should time out ({fired} did)");
+    assert_eq!(sent.len(), BYTES, "the peer sent every byte");
+    let fired = fired.load(Ordering::Acquire);
+    assert!(
+        fired >= BYTES,
+        "a read was cut off before each byte ({fired} were)"
+    );
     assert!(got == sent, "every byte sent was read once, in order");
 }
 
