@@ -174,12 +174,22 @@ fn accepts_cut_off_by_timeouts_lose_no_connection_and_reset_none() {
     let rt = baton::Runtime::new().expect("runtime");
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     let addr = listener.local_addr().expect("addr");
-    // Each client connects at a random moment, sends its number and waits for the echo; a
-    // connection the server lost would be reset (or never answered).
+    let fired = Arc::new(AtomicUsize::new(0));
+    let fired_seen = Arc::clone(&fired);
+    // Each client connects once the server's timeout count moved past its value at the
+    // previous client and after a random short pause, so every connection races a fresh
+    // timeout however the threads are scheduled; it sends its number and waits for the echo.
+    // A connection the server lost would be reset (or never answered).
     let clients = std::thread::spawn(move || {
         let mut rng = Rng::new(19);
         let mut threads = Vec::new();
+        let start = Instant::now();
         for id in 0..CLIENTS {
+            let seen = fired_seen.load(Ordering::Acquire);
+            while fired_seen.load(Ordering::Acquire) == seen {
+                assert!(start.elapsed() < BOUND, "the server stopped timing out");
+                std::thread::sleep(Duration::from_micros(5));
+            }
             std::thread::sleep(Duration::from_micros(rng.below(300)));
             threads.push(std::thread::spawn(move || -> Result<(), String> {
                 let mut stream = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
@@ -203,10 +213,9 @@ fn accepts_cut_off_by_timeouts_lose_no_connection_and_reset_none() {
             .map(|t| t.join().expect("client thread"))
             .collect::<Vec<_>>()
     });
-    let (accepted, fired) = rt.block_on(async {
+    let accepted = rt.block_on(async {
         let mut rng = Rng::new(23);
         let mut accepted = 0;
-        let mut fired = 0;
         let start = Instant::now();
         let mut echoes = Vec::new();
         while accepted < CLIENTS {
@@ -226,17 +235,23 @@ fn accepts_cut_off_by_timeouts_lose_no_connection_and_reset_none() {
                     }));
                 }
                 Ok(Err(err)) => panic!("accept failed: {err}"),
-                Err(_elapsed) => fired += 1,
+                Err(_elapsed) => {
+                    fired.fetch_add(1, Ordering::Release);
+                }
             }
         }
         for echo in echoes {
             echo.await.expect("echo task").expect("echo");
         }
-        (accepted, fired)
+        accepted
     });
     let outcomes = clients.join().expect("clients");
     assert_eq!(accepted, CLIENTS);
-    assert!(fired > 0, "some accepts should time out");
+    let fired = fired.load(Ordering::Acquire);
+    assert!(
+        fired >= CLIENTS,
+        "an accept was cut off before each connection ({fired} were)"
+    );
     let failed: Vec<_> = outcomes.iter().filter_map(|o| o.as_ref().err()).collect();
     assert!(failed.is_empty(), "clients failed: {failed:?}");
 }

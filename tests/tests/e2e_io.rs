@@ -122,11 +122,13 @@ fn read_exact_past_the_end_is_unexpected_eof_and_read_to_string_checks_utf8() ->
 
 #[test]
 fn a_read_line_cut_off_by_a_timeout_loses_no_byte() -> io::Result<()> {
+    use std::io::Write;
     let (ours, mut theirs) = std::os::unix::net::UnixStream::pair()?;
+    theirs.write_all(b"hel")?;
+    // The rest of the line is sent only once the read was cut off, so the cut is certain.
+    let (cut_off, was_cut_off) = std::sync::mpsc::channel::<()>();
     let writer = std::thread::spawn(move || -> io::Result<()> {
-        use std::io::Write;
-        theirs.write_all(b"hel")?;
-        std::thread::sleep(Duration::from_millis(60));
+        was_cut_off.recv().map_err(io::Error::other)?;
         theirs.write_all(b"lo\nworld\n")?;
         Ok(())
     });
@@ -136,6 +138,7 @@ fn a_read_line_cut_off_by_a_timeout_loses_no_byte() -> io::Result<()> {
         let cut =
             baton::time::timeout(Duration::from_millis(20), reader.read_line(&mut line)).await;
         assert!(cut.is_err(), "the line was not complete in time");
+        cut_off.send(()).map_err(io::Error::other)?;
         assert!(
             line.is_empty(),
             "nothing is appended before the line is whole"

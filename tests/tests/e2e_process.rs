@@ -92,23 +92,38 @@ fn output_captures_both_streams_and_the_exit_code() -> io::Result<()> {
     })
 }
 
+/// The child runs until the test closes its standard input, which it does only after `TICKS`
+/// timer ticks beside the wait. A wait that blocked the worker would hold it, so no tick could
+/// complete: the child ends by itself after `GIVE_UP` (instead of hanging) with `timeout`'s
+/// status 124, and the wait ends before the ticks did, which fails the test.
 #[test]
 fn waiting_blocks_no_thread_a_timer_beside_it_keeps_time() -> io::Result<()> {
+    const TICKS: usize = 20;
+    const GIVE_UP: &str = "60";
     on_runtime(async {
-        let mut child = Command::new("sleep").arg("0.3").spawn()?;
+        let mut child = Command::new("timeout")
+            .args([GIVE_UP, "cat"])
+            .stdin(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        let stdin = child.stdin.take().expect("stdin was piped");
         let waiting = baton::spawn(async move { child.wait().await });
-        let mut worst = Duration::ZERO;
-        let started = Instant::now();
-        while !waiting.is_finished() {
-            assert!(started.elapsed() < BOUND, "the wait never finished");
-            let tick = Instant::now();
+        for tick in 0..TICKS {
             baton::time::sleep(Duration::from_millis(5)).await;
-            worst = worst.max(tick.elapsed().saturating_sub(Duration::from_millis(5)));
+            assert!(
+                !waiting.is_finished(),
+                "the wait ended before the child was let go, at tick {tick}: \
+                 it held the worker until the child gave up"
+            );
         }
-        assert!(waiting.await.map_err(io::Error::other)??.success());
+        drop(stdin);
+        let status = baton::time::timeout(BOUND, waiting)
+            .await
+            .map_err(io::Error::other)?
+            .map_err(io::Error::other)??;
         assert!(
-            worst < Duration::from_millis(100),
-            "a timer beside the wait was late by {worst:?}"
+            status.success(),
+            "cat ended at the end of its input: {status:?}"
         );
         Ok(())
     })
@@ -117,10 +132,19 @@ fn waiting_blocks_no_thread_a_timer_beside_it_keeps_time() -> io::Result<()> {
 #[test]
 fn a_wait_cut_off_by_a_timeout_leaves_the_child_to_a_later_wait() -> io::Result<()> {
     on_runtime(async {
-        let mut child = Command::new("sleep").arg("0.2").spawn()?;
+        // Runs until killed below (or dropped, if the test fails first).
+        let mut child = Command::new("sleep").arg("30").kill_on_drop(true).spawn()?;
         let early = baton::time::timeout(Duration::from_millis(10), child.wait()).await;
         assert!(early.is_err(), "still running");
-        assert!(child.wait().await?.success());
+        child.start_kill()?;
+        let status = baton::time::timeout(BOUND, child.wait())
+            .await
+            .map_err(io::Error::other)??;
+        assert_eq!(
+            status.signal(),
+            Some(libc::SIGKILL),
+            "the later wait sees the child's end"
+        );
         Ok(())
     })
 }

@@ -11,10 +11,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Generous: these bounds only guard against hangs, they never measure speed.
-const DEADLINE: Duration = Duration::from_secs(10);
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// How long a `Runtime`'s `Drop` waits for its worker (baton's `DROP_SHUTDOWN_TIMEOUT`).
+const DROP_WAIT: Duration = Duration::from_secs(10);
 
 /// Pending forever; records its drop (on its own thread: the flag is `!Send`).
 struct PendingWithDropFlag(Rc<Cell<bool>>);
@@ -173,8 +176,9 @@ fn shutdown_waits_for_a_busy_borrower_only_until_its_deadline_and_says_so() -> i
         let result = handle.block_on(async {
             let listener = baton::net::TcpListener::bind("127.0.0.1:0")?;
             let _sent = busy.send(());
-            // Blocks inside the root's poll: no dispatch boundary until released.
-            let _released = released.recv_timeout(DEADLINE);
+            // Blocks inside the root's poll: no dispatch boundary until released (or until the
+            // test failed and dropped `release`; `result` bounds the wait).
+            let _released = released.recv();
             listener.accept().await.map(drop)
         });
         (result, handle.is_shutting_down())
@@ -343,19 +347,29 @@ fn shutdown_from_a_block_on_root_returns_and_refuses_later_spawns() -> io::Resul
     Ok(())
 }
 
-/// Dropping the `Runtime` inside one of its tasks shuts it down the same way (its `Drop` would
-/// otherwise wait up to 10 s for a worker that is running the dropping task).
+/// Dropping the `Runtime` inside one of its tasks shuts it down the same way: its `Drop` would
+/// otherwise wait its whole [`DROP_WAIT`] for a worker that is running the dropping task, so a
+/// drop that takes that long fails (the bound is just under it, generous for one that returns
+/// at once).
 #[test]
 fn dropping_the_runtime_inside_its_own_task_returns_and_the_runtime_stops() -> io::Result<()> {
     let rt = baton::Runtime::new()?;
     let handle = rt.handle();
     let pending = rt.spawn(std::future::pending::<()>());
-    let dropper = handle.spawn(async move { drop(rt) });
+    let dropper = handle.spawn(async move {
+        let started = Instant::now();
+        drop(rt);
+        started.elapsed()
+    });
     let joined = within_deadline({
         let handle = handle.clone();
         move || handle.block_on(dropper)
     });
-    joined.map_err(|err| io::Error::other(err.to_string()))?;
+    let dropping = joined.map_err(|err| io::Error::other(err.to_string()))?;
+    assert!(
+        dropping < DROP_WAIT - Duration::from_secs(1),
+        "the drop waited {dropping:?} for the worker running it"
+    );
     assert!(handle.is_shutting_down());
     assert_refused(handle.spawn(async {}), &handle);
     assert_cancelled_by_shutdown(pending, &handle);

@@ -4,6 +4,8 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use baton::net::UdpSocket;
@@ -150,29 +152,46 @@ fn a_connected_socket_sends_to_and_receives_from_its_peer_only() -> io::Result<(
 #[test]
 fn receives_cut_off_by_timeouts_lose_no_datagram() -> io::Result<()> {
     const TOTAL: u32 = 400;
+    // Datagrams sent and not yet received, at most: well within a socket's receive buffer,
+    // so a receiver that falls behind loses none to the kernel.
+    const WINDOW: u32 = 32;
+    const BOUND: Duration = Duration::from_secs(60);
     on_runtime(async {
-        let (receiver, sender) = pair()?;
+        let receiver = UdpSocket::bind("127.0.0.1:0")?;
         let to = receiver.local_addr()?;
-        // A peer thread sends at short, irregular intervals while the receiver's receives
-        // time out at random: some complete in the kernel after their future is gone.
-        let peer = std::thread::spawn(move || -> io::Result<()> {
-            let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
-            for i in 0..TOTAL {
-                socket.send_to(&i.to_le_bytes(), to)?;
-                std::thread::sleep(Duration::from_micros(u64::from(i % 7) * 20));
-            }
-            Ok(())
-        });
-        drop(sender);
-        let mut next = 0u32;
-        let mut fired = 0;
+        let fired = Arc::new(AtomicU32::new(0));
+        let received = Arc::new(AtomicU32::new(0));
+        // A peer thread sends each datagram once the receiver's timeout count moved past its
+        // value at the previous one, after a short irregular pause, while the receiver's
+        // receives time out at random: every datagram races a fresh timeout, and some complete
+        // in the kernel after their future is gone.
+        let peer = {
+            let (fired, received) = (Arc::clone(&fired), Arc::clone(&received));
+            std::thread::spawn(move || -> io::Result<()> {
+                let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+                let start = Instant::now();
+                for i in 0..TOTAL {
+                    let seen = fired.load(Ordering::Acquire);
+                    while fired.load(Ordering::Acquire) == seen
+                        || i >= received.load(Ordering::Acquire) + WINDOW
+                    {
+                        assert!(start.elapsed() < BOUND, "the receiver stopped at {i}");
+                        std::thread::sleep(Duration::from_micros(5));
+                    }
+                    std::thread::sleep(Duration::from_micros(u64::from(i % 7) * 20));
+                    socket.send_to(&i.to_le_bytes(), to)?;
+                }
+                Ok(())
+            })
+        };
         let start = Instant::now();
         let mut round = 0u64;
-        while next < TOTAL {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "datagram {next} never came"
-            );
+        loop {
+            let next = received.load(Ordering::Acquire);
+            if next == TOTAL {
+                break;
+            }
+            assert!(start.elapsed() < BOUND, "datagram {next} never came");
             round += 1;
             let limit = Duration::from_micros(1 + (round * 7919) % 50);
             match baton::time::timeout(limit, receiver.recv_from(Vec::with_capacity(8))).await {
@@ -180,13 +199,21 @@ fn receives_cut_off_by_timeouts_lose_no_datagram() -> io::Result<()> {
                     assert_eq!(res?.0, 4);
                     let got = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
                     assert_eq!(got, next, "in order, none lost, none twice");
-                    next += 1;
+                    received.store(next + 1, Ordering::Release);
                 }
-                Err(_elapsed) => fired += 1,
+                Err(_elapsed) => {
+                    fired.fetch_add(1, Ordering::Release);
+                }
             }
         }
-        assert!(fired > 0, "some receives were cut off");
-        peer.join().map_err(|_| io::Error::other("peer panicked"))?
+        peer.join()
+            .map_err(|_| io::Error::other("peer panicked"))??;
+        let fired = fired.load(Ordering::Acquire);
+        assert!(
+            fired >= TOTAL,
+            "a receive was cut off before each datagram ({fired} were)"
+        );
+        Ok(())
     })
 }
 

@@ -257,14 +257,17 @@ fn pool_stress_every_completion_arrives_exactly_once() {
     let monitor = {
         let (pool, done) = (Arc::clone(&pool), Arc::clone(&done));
         std::thread::spawn(move || {
+            // At least one snapshot however late this thread runs: `done` is read after it.
             let mut checked = 0_u64;
-            while !done.load(Ordering::SeqCst) {
+            loop {
                 let snapshot = pool.snapshot();
                 assert!(snapshot.adds_up(), "counters do not add up: {snapshot:?}");
                 checked += 1;
+                if done.load(Ordering::SeqCst) {
+                    break checked;
+                }
                 std::thread::sleep(Duration::from_micros(200));
             }
-            checked
         })
     };
     let submitters: Vec<_> = (0..THREADS)
