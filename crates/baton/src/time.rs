@@ -1,4 +1,5 @@
-//! Time: [`sleep`], [`sleep_until`] and [`timeout`], on the worker's userspace timer heap.
+//! Time: [`sleep`], [`sleep_until`], [`timeout`] and [`interval`], on the worker's userspace
+//! timer heap.
 //!
 //! A sleep is a driver timer (`baton-uring`): it needs no ring slot, so it fires even while
 //! every slot holds an untimed request. A sleep made inside a runtime belongs to it and may be
@@ -23,6 +24,10 @@ pub use web_time::Instant;
 use crate::context;
 use crate::error::{Error, convert_io};
 use crate::handle::Handle;
+
+mod interval;
+
+pub use interval::{Interval, MissedTickBehavior, interval, interval_at};
 
 /// Waits until `duration` has passed.
 ///
@@ -56,10 +61,14 @@ const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 /// `now + duration`, or a deadline far enough away to never pass when that sum overflows
 /// (`sleep(Duration::MAX)` waits forever instead of panicking).
 fn deadline_after(duration: Duration) -> Instant {
-    let now = Instant::now();
-    now.checked_add(duration)
-        .or_else(|| now.checked_add(FAR_FUTURE))
-        .unwrap_or(now)
+    later(Instant::now(), duration)
+}
+
+/// `from + duration`, clamped as in [`deadline_after`].
+fn later(from: Instant, duration: Duration) -> Instant {
+    from.checked_add(duration)
+        .or_else(|| from.checked_add(FAR_FUTURE))
+        .unwrap_or(from)
 }
 
 /// Waits until `deadline`. A deadline in the past completes at once.

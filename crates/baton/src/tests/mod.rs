@@ -7,6 +7,7 @@
 
 mod drained_hint;
 mod fs_fallback;
+mod interval;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
