@@ -26,7 +26,11 @@ fn a_zero_period_is_invalid_input_like_std_and_no_panic() {
     let std_err = std::net::UdpSocket::bind("127.0.0.1:0")
         .and_then(|socket| socket.set_read_timeout(Some(Duration::ZERO)))
         .expect_err("std refuses a zero timeout");
-    assert_eq!(err.kind(), std_err.kind(), "the same kind as std's zero duration");
+    assert_eq!(
+        err.kind(),
+        std_err.kind(),
+        "the same kind as std's zero duration"
+    );
 }
 
 #[test]
@@ -79,10 +83,17 @@ fn late_ticks_delay_restarts_the_schedule_from_the_late_tick() {
         every.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let start = every.tick().await;
         let behind = fall_behind(&every, 3);
-        assert_eq!(every.tick().await, start + period, "the late tick itself is delivered");
+        assert_eq!(
+            every.tick().await,
+            start + period,
+            "the late tick itself is delivered"
+        );
         let taken = Instant::now();
         let next = every.next_tick();
-        assert!(next >= behind + period && next <= taken + period, "{next:?}");
+        assert!(
+            next >= behind + period && next <= taken + period,
+            "{next:?}"
+        );
         assert_eq!(every.tick().await, next);
         assert!(Instant::now() >= next);
     });
@@ -96,12 +107,23 @@ fn late_ticks_skip_keeps_the_phase() {
         every.set_missed_tick_behavior(MissedTickBehavior::Skip);
         let start = every.tick().await;
         let behind = fall_behind(&every, 3);
-        assert_eq!(every.tick().await, start + period, "the late tick itself is delivered");
+        assert_eq!(
+            every.tick().await,
+            start + period,
+            "the late tick itself is delivered"
+        );
         let taken = Instant::now();
         let next = every.next_tick();
         let since_start = next - start;
-        assert_eq!(since_start.as_nanos() % period.as_nanos(), 0, "on the old phase");
-        assert!(next > behind && next - period <= taken, "the first tick still ahead");
+        assert_eq!(
+            since_start.as_nanos() % period.as_nanos(),
+            0,
+            "on the old phase"
+        );
+        assert!(
+            next > behind && next - period <= taken,
+            "the first tick still ahead"
+        );
         assert_eq!(every.tick().await, next);
     });
 }
@@ -113,11 +135,19 @@ fn a_tick_dropped_before_it_came_is_not_lost() {
         let start = every.tick().await;
         let cut = timeout(Duration::from_millis(1), every.tick()).await;
         assert!(cut.is_err(), "the second tick is ten minutes away");
-        assert_eq!(every.next_tick(), start + NEVER, "the dropped tick took nothing");
+        assert_eq!(
+            every.next_tick(),
+            start + NEVER,
+            "the dropped tick took nothing"
+        );
         let soon = Instant::now() + Duration::from_millis(2);
         every.reset_at(soon);
         assert_eq!(every.tick().await, soon);
-        assert_eq!(every.next_tick(), soon + NEVER, "the schedule follows the reset");
+        assert_eq!(
+            every.next_tick(),
+            soon + NEVER,
+            "the schedule follows the reset"
+        );
     });
 }
 

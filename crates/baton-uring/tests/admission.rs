@@ -6,7 +6,7 @@ use std::future::Future;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Poll, Waker};
 use std::time::Duration;
 
 use baton_uring::{Error, Park, ops};
@@ -15,6 +15,19 @@ use support::{
     poll_once, ring_file_or_skip, ring_serial, run, turn_until,
 };
 use web_time::Instant;
+
+/// `make()`'s op, once a first poll (with `waker`) found it waiting. An op whose deadline has
+/// passed at its first poll (this thread ran late) times out at once without waiting at all,
+/// so it is dropped and another made.
+fn waiting<F: Future + Unpin>(waker: &Waker, mut make: impl FnMut() -> F) -> F {
+    for _ in 0..1000 {
+        let mut op = make();
+        if poll_once(&mut op, waker).is_pending() {
+            return op;
+        }
+    }
+    panic!("no op was still waiting at its first poll");
+}
 
 #[test]
 fn queued_request_completes_without_further_polls() {
@@ -55,11 +68,13 @@ fn deadlines_and_sleeps_fire_while_the_in_flight_limit_is_held_by_an_untimed_req
     entered_driver!(driver = support::driver_limited(1, 1));
     let file = TempFile::new("timed", b"data");
     let (fifo, probe, waker, untimed) = held_place("untimed");
-    let mut timed = ops::read_at(file.fd.clone(), Vec::with_capacity(8), 0)
-        .with_deadline(Instant::now() + Duration::from_millis(40));
-    assert!(poll_once(&mut timed, &waker).is_pending());
+    let mut timed = waiting(&waker, || {
+        ops::read_at(file.fd.clone(), Vec::with_capacity(8), 0)
+            .with_deadline(Instant::now() + Duration::from_millis(40))
+    });
     let start = Instant::now();
-    run(&driver, ops::sleep(Duration::from_millis(20))).expect("sleep fires");
+    let sleep = waiting(Waker::noop(), || ops::sleep(Duration::from_millis(20)));
+    run(&driver, sleep).expect("sleep fires");
     let Poll::Ready((n, _)) = ({
         turn_until(&driver, || driver.metrics().queued == 0);
         poll_once(&mut timed, &waker)
@@ -85,11 +100,19 @@ fn in_flight_deadline_cancels_and_times_out() {
     let Some(_s) = ring_serial() else { return };
     let driver = support::driver(2);
     let (sock, _peer) = pair();
-    let (n, buf) = run(
-        &driver,
-        ops::recv(sock.clone(), Vec::with_capacity(8))
-            .with_deadline(Instant::now() + Duration::from_millis(30)),
-    );
+    // A deadline that passes before the recv is submitted (this thread ran late) times it out
+    // in the queue, without a cancel: that attempt proves nothing here, so another is made.
+    let (n, buf) = (0..1000)
+        .find_map(|_| {
+            let cancelled = driver.metrics().cancelled;
+            let out = run(
+                &driver,
+                ops::recv(sock.clone(), Vec::with_capacity(8))
+                    .with_deadline(Instant::now() + Duration::from_millis(30)),
+            );
+            (driver.metrics().cancelled != cancelled).then_some(out)
+        })
+        .expect("a recv went in flight before its deadline");
     assert!(Error::is_timeout(&n.expect_err("timeout")));
     assert_eq!(
         buf.capacity(),
@@ -294,10 +317,9 @@ fn idle_receives_beyond_the_ring_size_never_hold_back_a_send_a_sleep_or_a_nop() 
     }
     let (out, mut out_peer) = pair();
     let mut send = ops::send(out.clone(), b"through".to_vec());
-    let mut sleep = ops::sleep(Duration::from_millis(5));
     let mut nop = ops::nop();
     assert!(poll_once(&mut send, &waker).is_pending());
-    assert!(poll_once(&mut sleep, &waker).is_pending());
+    let mut sleep = waiting(&waker, || ops::sleep(Duration::from_millis(5)));
     assert!(poll_once(&mut nop, &waker).is_pending());
     let mut sent = None;
     let mut slept = false;

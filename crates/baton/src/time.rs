@@ -103,11 +103,16 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
+/// use std::time::Duration;
+/// use baton::time::{Instant, sleep};
 /// let rt = baton::Runtime::new()?;
 /// rt.block_on(async {
-///     let sleep = baton::time::sleep(std::time::Duration::from_millis(1));
+///     let mut sleep = sleep(Duration::from_secs(60));
 ///     assert!(!sleep.is_elapsed());
-///     sleep.await;
+///     sleep.reset(Instant::now() + Duration::from_millis(1));
+///     (&mut sleep).await;
+///     assert!(sleep.is_elapsed());
+///     (&mut sleep).await; // complete: ready at once
 /// });
 /// # Ok(())
 /// # }

@@ -425,6 +425,18 @@ impl Lanes {
     pub(crate) fn wakes(&self, lane: LaneId) -> u64 {
         self.lock().lanes[lane as usize].wakes
     }
+
+    /// Tests only: whether every thread of `lane` that runs no job waits on the lane's condvar
+    /// with no wake outstanding (none starting, spinning, or notified and not yet back), so the
+    /// next queued job reaches a thread only through the lane's wake decision (rule P7).
+    #[cfg(test)]
+    pub(crate) fn asleep(&self, lane: LaneId) -> bool {
+        let state = self.lock();
+        let lane = &state.lanes[lane as usize];
+        lane.idle as u64 + lane.running == lane.threads as u64
+            && lane.spinning == 0
+            && lane.notified == 0
+    }
 }
 
 impl Synced {

@@ -177,6 +177,12 @@ impl BlockingPool {
     pub(crate) fn shared(&self) -> &Arc<PoolShared> {
         &self.shared
     }
+
+    /// Test hook: whether every idle interruptible thread sleeps with no wake outstanding
+    /// ([`Lanes::asleep`]).
+    pub(crate) fn interruptible_threads_asleep(&self) -> bool {
+        self.shared.lanes.asleep(LaneId::Interruptible)
+    }
 }
 
 impl IoExecutor for BlockingPool {

@@ -15,19 +15,47 @@ use crate::worker::Unpark;
 /// second look, so the worker's `pending` must report every event its rest waker announces.
 const REST_GRACE: Duration = Duration::from_millis(1);
 
+#[cfg(all(test, not(loom)))]
+std::thread_local! {
+    /// Tests only: the grace period of the background thread this is read on ([`REST_GRACE`]
+    /// unless [`Slot::set_rest_grace_on_this_thread`] changed it).
+    static TEST_REST_GRACE: std::cell::Cell<Duration> = const { std::cell::Cell::new(REST_GRACE) };
+}
+
+/// The grace period the calling background thread waits.
+#[cfg(not(all(test, not(loom))))]
+fn rest_grace() -> Duration {
+    REST_GRACE
+}
+
+/// The grace period the calling background thread waits: [`REST_GRACE`], or what its test set.
+#[cfg(all(test, not(loom)))]
+fn rest_grace() -> Duration {
+    TEST_REST_GRACE.get()
+}
+
 /// Whether, and how, the background thread waits on the condvar (it is the only thread that
 /// waits while the worker is away from it, so give-backs notify only when this says so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum BackgroundWait {
     /// Not waiting: running the worker, or woken and about to look at the phase.
     No,
-    /// Waiting with a timer ([`REST_GRACE`]): it looks at the slot again on its own.
+    /// Waiting with a timer (the grace period): it looks at the slot again on its own.
     Timed,
     /// Waiting without a timer (a long loan): a rest must wake it to start the timer.
     Untimed,
 }
 
 impl Slot {
+    /// Test hook: sets the grace period of the background thread that calls it (from
+    /// [`LoanConfig::on_background_start`](crate::LoanConfig::on_background_start)). A grace
+    /// period longer than any test lets a test see a rest that only the rest waker, a borrow or
+    /// the shutdown ends, however late its thread runs.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn set_rest_grace_on_this_thread(grace: Duration) {
+        TEST_REST_GRACE.set(grace);
+    }
+
     /// The rest waker (L7): work became runnable from another thread. A resting worker is
     /// handed to the background thread; a worker away from it otherwise (requested, offered,
     /// lent, returned) is marked so that no give-back rests before the background thread has
@@ -104,7 +132,7 @@ impl Slot {
             }
             state.background_wait = wait;
             state = match wait {
-                BackgroundWait::Timed => sync::wait_timeout(&self.changed, state, REST_GRACE),
+                BackgroundWait::Timed => sync::wait_timeout(&self.changed, state, rest_grace()),
                 BackgroundWait::Untimed | BackgroundWait::No => sync::wait(&self.changed, state),
             };
             state.background_wait = BackgroundWait::No;

@@ -216,13 +216,17 @@ fn a_waker_kept_from_an_earlier_root_only_causes_a_spare_poll() {
     }));
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let polls = Cell::new(0);
+    let (first_pending, polled_once) = std::sync::mpsc::channel();
     let setter = {
         let done = Arc::clone(&done);
         let stale = stale.clone();
         thread::spawn(move || {
             // A wake through the earlier root's waker, while the next root waits.
             stale.wake_by_ref();
-            thread::sleep(Duration::from_millis(20));
+            // `done` is set only once the root answered Pending, so it must be polled again.
+            polled_once
+                .recv_timeout(HANG_GUARD)
+                .expect("the root was polled");
             done.store(true, std::sync::atomic::Ordering::Release);
             stale.wake();
         })
@@ -230,10 +234,12 @@ fn a_waker_kept_from_an_earlier_root_only_causes_a_spare_poll() {
     let same_waker = loan.block_on(std::future::poll_fn(|cx| {
         polls.set(polls.get() + 1);
         if done.load(std::sync::atomic::Ordering::Acquire) {
-            std::task::Poll::Ready(cx.waker().will_wake(&stale))
-        } else {
-            std::task::Poll::Pending
+            return std::task::Poll::Ready(cx.waker().will_wake(&stale));
         }
+        if polls.get() == 1 {
+            first_pending.send(()).expect("the setter waits");
+        }
+        std::task::Poll::Pending
     }));
     setter.join().expect("setter thread");
     assert!(same_waker, "rule L14: the loan's waker is re-armed, not remade");

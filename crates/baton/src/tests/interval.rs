@@ -61,6 +61,9 @@ fn a_period_too_long_for_an_instant_clamps_instead_of_overflowing() {
         MissedTickBehavior::Skip,
     ] {
         let next = behavior.next_tick(due, due + ms(1), Duration::MAX);
-        assert!(next > due + Duration::from_secs(86_400 * 365), "{behavior:?}");
+        assert!(
+            next > due + Duration::from_secs(86_400 * 365),
+            "{behavior:?}"
+        );
     }
 }

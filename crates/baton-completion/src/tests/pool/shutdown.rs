@@ -23,8 +23,11 @@ fn shutdown_withdraws_queued_work_and_reports_drained() {
             half
         })
         .collect();
+    // The blocker finishes only once the shutdown withdrew the queued jobs, so the one thread
+    // never gets to run them.
+    let lease = Arc::clone(&f.lease);
     let releaser = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(50));
+        wait_until(|| lease.snapshot().cancelled == 3);
         gate.send(()).expect("blocker waits");
     });
     let report = f.pool.shutdown(later(20));

@@ -5,6 +5,7 @@
 use super::{Fixture, fixture};
 use crate::pool::{BlockingPool, InterruptibleThreads};
 use std::time::Duration;
+use web_time::Instant;
 
 /// A pool of four fixed threads that spreads short jobs over one.
 fn one_short_job_at_a_time() -> Fixture {
@@ -15,9 +16,15 @@ fn one_short_job_at_a_time() -> Fixture {
     )
 }
 
-/// Long enough for every idle thread to end its watch and sleep on the condvar.
-fn let_threads_fall_asleep() {
-    std::thread::sleep(Duration::from_millis(20));
+/// Waits until every thread that runs no job sleeps on the condvar with no wake outstanding
+/// (started, done watching the queue, and back from any wake), so that the jobs queued next
+/// reach a thread only through the wakes counted.
+fn let_threads_fall_asleep(f: &Fixture) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !f.pool.interruptible_threads_asleep() {
+        assert!(Instant::now() < deadline, "the pool's threads never all slept");
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// Longer than any test runs: no sentinel tick can fall inside a window a test counts.
@@ -31,11 +38,11 @@ fn short_jobs_behind_a_busy_thread_wake_at_most_a_sentinel() {
             .short_job_parallelism(1)
             .sentinel_tick(NO_TICK),
     );
-    let_threads_fall_asleep();
+    let_threads_fall_asleep(&f);
     let (busy, started, gate) = f.gated(false);
     f.lease.submit(busy).expect("accepted");
     started.recv().expect("the busy job starts");
-    let_threads_fall_asleep();
+    let_threads_fall_asleep(&f);
     let (before, _) = f.pool.thread_wakes();
     for value in 0..10_u8 {
         f.lease.submit(f.blocking(move || value)).expect("accepted");
@@ -56,17 +63,19 @@ fn short_jobs_behind_a_busy_thread_wake_at_most_a_sentinel() {
 #[test]
 fn a_tick_that_finds_jobs_waiting_behind_a_busy_thread_makes_them_worth_a_wake() {
     let f = one_short_job_at_a_time();
-    let_threads_fall_asleep();
+    let_threads_fall_asleep(&f);
     let (busy, started, gate) = f.gated(false);
     f.lease.submit(busy).expect("accepted");
     started.recv().expect("the busy job starts");
+    // No thread awake but the busy one: the queued jobs wait for the sentinel's tick.
+    let_threads_fall_asleep(&f);
     for value in 0..10_u8 {
         f.lease.submit(f.blocking(move || value)).expect("accepted");
     }
     // The busy job never finishes meanwhile, so the sentinel's first tick finds jobs queued
     // and none finished: jobs count as long from then on, and the queue is spread.
     assert_eq!(f.wait_for_completions(10).len(), 10);
-    let_threads_fall_asleep();
+    let_threads_fall_asleep(&f);
     let (before, _) = f.pool.thread_wakes();
     f.lease.submit(f.blocking(|| 10_u8)).expect("accepted");
     let (after, _) = f.pool.thread_wakes();
@@ -86,7 +95,7 @@ fn jobs_measured_long_wake_a_thread_each() {
     let (busy, started, gate) = f.gated(false);
     f.lease.submit(busy).expect("accepted");
     started.recv().expect("the busy job starts");
-    let_threads_fall_asleep();
+    let_threads_fall_asleep(&f);
     let (before, _) = f.pool.thread_wakes();
     let gates: Vec<_> = (0..3)
         .map(|_| {
