@@ -75,23 +75,43 @@ fn late_ticks_burst_by_default() {
     });
 }
 
+/// What [`one_late_tick`] saw: the schedule's start, when the thread caught up, when the late
+/// tick was taken, and the next tick the behavior chose.
+struct LateTick {
+    start: Instant,
+    behind: Instant,
+    taken: Instant,
+    next: Instant,
+}
+
+/// Ticks once on time, falls three periods behind, takes the late tick (which must be the one
+/// due on the old schedule) and reports what `behavior` made of the schedule.
+async fn one_late_tick(every: &mut Interval, behavior: MissedTickBehavior) -> LateTick {
+    every.set_missed_tick_behavior(behavior);
+    let start = every.tick().await;
+    let behind = fall_behind(every, 3);
+    assert_eq!(
+        every.tick().await,
+        start + every.period(),
+        "the late tick itself is delivered"
+    );
+    LateTick {
+        start,
+        behind,
+        taken: Instant::now(),
+        next: every.next_tick(),
+    }
+}
+
 #[test]
 fn late_ticks_delay_restarts_the_schedule_from_the_late_tick() {
     let period = Duration::from_millis(10);
     rt().block_on(async {
         let mut every = interval(period).expect("a valid period");
-        every.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        let start = every.tick().await;
-        let behind = fall_behind(&every, 3);
-        assert_eq!(
-            every.tick().await,
-            start + period,
-            "the late tick itself is delivered"
-        );
-        let taken = Instant::now();
-        let next = every.next_tick();
+        let late = one_late_tick(&mut every, MissedTickBehavior::Delay).await;
+        let next = late.next;
         assert!(
-            next >= behind + period && next <= taken + period,
+            next >= late.behind + period && next <= late.taken + period,
             "{next:?}"
         );
         assert_eq!(every.tick().await, next);
@@ -104,24 +124,15 @@ fn late_ticks_skip_keeps_the_phase() {
     let period = Duration::from_millis(10);
     rt().block_on(async {
         let mut every = interval(period).expect("a valid period");
-        every.set_missed_tick_behavior(MissedTickBehavior::Skip);
-        let start = every.tick().await;
-        let behind = fall_behind(&every, 3);
+        let late = one_late_tick(&mut every, MissedTickBehavior::Skip).await;
+        let next = late.next;
         assert_eq!(
-            every.tick().await,
-            start + period,
-            "the late tick itself is delivered"
-        );
-        let taken = Instant::now();
-        let next = every.next_tick();
-        let since_start = next - start;
-        assert_eq!(
-            since_start.as_nanos() % period.as_nanos(),
+            (next - late.start).as_nanos() % period.as_nanos(),
             0,
             "on the old phase"
         );
         assert!(
-            next > behind && next - period <= taken,
+            next > late.behind && next - period <= late.taken,
             "the first tick still ahead"
         );
         assert_eq!(every.tick().await, next);
