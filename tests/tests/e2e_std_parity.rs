@@ -91,6 +91,94 @@ fn seeking_past_i64_max_is_invalid_input() -> io::Result<()> {
 }
 
 #[test]
+fn seeking_past_the_file_systems_largest_offset_fails_as_std_does() -> io::Result<()> {
+    let (rt, scratch) = runtime_with_scratch("seek-fs-max")?;
+    let path = scratch.file("f", b"0123456789")?;
+    // Every file system has its own largest offset (ext4: 16 TiB; xfs and tmpfs: near
+    // i64::MAX), so std's answer on this very file is the expected one, position by position.
+    let positions = [
+        1 << 40,
+        1 << 44,
+        (1 << 44) + 4096,
+        1 << 50,
+        1 << 62,
+        i64::MAX as u64,
+    ];
+    let mut std = std::fs::File::open(&path)?;
+    let std_results: Vec<_> = positions
+        .iter()
+        .map(|&at| std.seek(SeekFrom::Start(at)).map_err(|e| e.kind()))
+        .collect();
+    let (ours, after) = rt.block_on(async {
+        let mut file = baton::fs::File::open(&path).await?;
+        file.seek(SeekFrom::Start(3))?;
+        let ours: Vec<_> = positions
+            .iter()
+            .map(|&at| {
+                let res = file.seek(SeekFrom::Start(at)).map_err(|e| e.kind());
+                // A refused seek leaves the cursor where it was, as std's does.
+                let kept = res.is_ok() || file.stream_position() == 3;
+                file.seek(SeekFrom::Start(3)).map(|_| (res, kept))
+            })
+            .collect::<io::Result<_>>()?;
+        let (res, rest) = file.read_to_end(Vec::new()).await;
+        res?;
+        Ok::<_, io::Error>((ours, rest))
+    })?;
+    let (ours, kept): (Vec<_>, Vec<_>) = ours.into_iter().unzip();
+    assert_eq!(ours, std_results, "seeks to {positions:x?}");
+    assert!(
+        kept.iter().all(|&kept| kept),
+        "a refused seek moved the cursor"
+    );
+    assert_eq!(after, b"3456789");
+    Ok(())
+}
+
+#[test]
+fn a_file_adopted_from_std_keeps_std_s_cursor() -> io::Result<()> {
+    let (rt, scratch) = runtime_with_scratch("from-std-cursor")?;
+    let path = scratch.file("f", b"0123456789")?;
+    let mut std = std::fs::File::open(&path)?;
+    std.seek(SeekFrom::Start(4))?;
+    let mut std_rest = Vec::new();
+    std.try_clone()?.read_to_end(&mut std_rest)?;
+    std.seek(SeekFrom::Start(4))?;
+    let (pos, rest) = rt.block_on(async {
+        let mut file = baton::fs::File::from_std(std)?;
+        let pos = file.stream_position();
+        let (res, rest) = file.read_to_end(Vec::new()).await;
+        res?;
+        Ok::<_, io::Error>((pos, rest))
+    })?;
+    assert_eq!(pos, 4);
+    assert_eq!(rest, std_rest);
+    assert_eq!(rest, b"456789");
+    Ok(())
+}
+
+#[test]
+fn seeking_a_pipe_fails_as_std_does() -> io::Result<()> {
+    let rt = baton::Runtime::new()?;
+    let (std_reader, _std_writer) = io::pipe()?;
+    let mut std = std::fs::File::from(std::os::fd::OwnedFd::from(std_reader));
+    let std_result = std.seek(SeekFrom::Start(0)).map_err(|e| e.raw_os_error());
+    let (our_reader, _our_writer) = io::pipe()?;
+    let ours = rt.block_on(async {
+        let mut file =
+            baton::fs::File::from_std(std::fs::File::from(std::os::fd::OwnedFd::from(our_reader)))?;
+        let pos = file.stream_position();
+        Ok::<_, io::Error>((
+            pos,
+            file.seek(SeekFrom::Start(0)).map_err(|e| e.raw_os_error()),
+        ))
+    })?;
+    assert_eq!(std_result, Err(Some(libc::ESPIPE)));
+    assert_eq!(ours, (0, std_result));
+    Ok(())
+}
+
+#[test]
 fn after_a_write_in_append_mode_the_cursor_is_at_the_end() -> io::Result<()> {
     let (rt, scratch) = runtime_with_scratch("append-cursor")?;
     let [std_path, our_path] = [scratch.file("s", b"abc")?, scratch.file("b", b"abc")?];

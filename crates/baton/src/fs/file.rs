@@ -106,7 +106,8 @@ impl File {
             .await
     }
 
-    /// Adopts a standard-library file, running its I/O on the current runtime.
+    /// Adopts a standard-library file, running its I/O on the current runtime. The sequential
+    /// view's cursor starts where std's was.
     ///
     /// # Errors
     ///
@@ -120,7 +121,11 @@ impl File {
         if flags < 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(File::from_parts(fd, handle, flags & libc::O_APPEND != 0))
+        let mut file = File::from_parts(fd, handle, flags & libc::O_APPEND != 0);
+        // The cursor goes on from std's, as a std read would; a descriptor that cannot seek
+        // (a pipe) has none, and starts at 0.
+        file.pos = file.kernel_seek(0, libc::SEEK_CUR).unwrap_or(0);
+        Ok(file)
     }
 
     /// Reads at `offset` into `buf`, from its beginning up to its capacity: the buffer comes

@@ -76,6 +76,17 @@ impl File {
         Ok(u64::try_from(stat.st_size).unwrap_or(0))
     }
 
+    /// Sets the descriptor's own offset with `lseek(2)` and returns where it landed, so the
+    /// kernel judges a position as it does for std: past the file system's largest offset is
+    /// `EINVAL`, and a pipe or socket is `ESPIPE`. Never blocks on I/O (the size of an open
+    /// inode, at most, is read).
+    pub(super) fn kernel_seek(&self, offset: i64, whence: libc::c_int) -> io::Result<u64> {
+        // SAFETY: lseek reads and writes no memory of ours; the descriptor is open (this file
+        // owns a count of it).
+        let pos = unsafe { libc::lseek(self.fd.as_raw_fd(), offset, whence) };
+        u64::try_from(pos).map_err(|_| io::Error::last_os_error())
+    }
+
     /// Cuts the file to `size` bytes, or extends it with zeroes (`ftruncate(2)`: on the ring
     /// with `IORING_OP_FTRUNCATE`, Linux 6.9+; on the blocking pool before), as
     /// `std::fs::File::set_len` does. The change counts as a write: the next

@@ -1,6 +1,7 @@
 //! The sequential view of a [`File`]: [`AsyncRead`] and [`AsyncWrite`] at the file's own
 //! cursor, and [`File::seek`]. The cursor is the file's, not the kernel's: each call is a
-//! positional request at the cursor, which moves by the count once the request is done.
+//! positional request at the cursor, which moves by the count once the request is done. Only
+//! [`File::seek`] sets the descriptor's offset too, so that the kernel checks the position.
 
 use std::future::Future;
 use std::io::{self, SeekFrom};
@@ -9,13 +10,16 @@ use super::File;
 use crate::io::{AsyncRead, AsyncWrite, BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 
 impl File {
-    /// Moves the cursor of the sequential view and returns its new position (`End` asks the
-    /// file's size).
+    /// Moves the cursor of the sequential view and returns its new position (`End` is measured
+    /// from the file's size now). The kernel checks the position, as it does std's: the
+    /// descriptor's own offset is set to it, though Baton's reads and writes never use it.
     ///
     /// # Errors
     ///
-    /// `InvalidInput` for a position before the start of the file or past `i64::MAX` (as std:
-    /// the largest file offset), or the OS error of reading the size.
+    /// As std's: `InvalidInput` for a position before the start of the file or past the
+    /// largest offset its file system allows (16 TiB on ext4, near `i64::MAX` on xfs), and the
+    /// OS error (`ESPIPE`) for a descriptor that cannot seek, such as a pipe. A refused seek
+    /// leaves the cursor where it was.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -34,19 +38,24 @@ impl File {
     /// # }
     /// ```
     pub fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let pos = match to {
-            SeekFrom::Start(at) => Some(at),
-            SeekFrom::Current(delta) => self.pos.checked_add_signed(delta),
-            SeekFrom::End(delta) => self.len_now()?.checked_add_signed(delta),
+        let (offset, whence) = match to {
+            SeekFrom::Start(at) => (i64::try_from(at).ok(), libc::SEEK_SET),
+            SeekFrom::Current(delta) => (
+                self.pos
+                    .checked_add_signed(delta)
+                    .and_then(|pos| i64::try_from(pos).ok()),
+                libc::SEEK_SET,
+            ),
+            SeekFrom::End(delta) => (Some(delta), libc::SEEK_END),
         };
-        let pos = pos.filter(|&pos| pos <= i64::MAX as u64).ok_or_else(|| {
+        let offset = offset.ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "the seek would move the cursor before the start of the file or past i64::MAX",
             )
         })?;
-        self.pos = pos;
-        Ok(pos)
+        self.pos = self.kernel_seek(offset, whence)?;
+        Ok(self.pos)
     }
 
     /// Where the sequential view reads and writes next.
