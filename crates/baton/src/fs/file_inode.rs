@@ -78,8 +78,9 @@ impl File {
 
     /// Sets the descriptor's own offset with `lseek(2)` and returns where it landed, so the
     /// kernel judges a position as it does for std: past the file system's largest offset is
-    /// `EINVAL`, and a pipe or socket is `ESPIPE`. Never blocks on I/O (the size of an open
-    /// inode, at most, is read).
+    /// `EINVAL`, and a pipe or socket is `ESPIPE`. Called without awaiting, like
+    /// [`len_now`](File::len_now): on a local file system it reads at most the open inode's
+    /// size, and does no I/O.
     pub(super) fn kernel_seek(&self, offset: i64, whence: libc::c_int) -> io::Result<u64> {
         // SAFETY: lseek reads and writes no memory of ours; the descriptor is open (this file
         // owns a count of it).
