@@ -119,6 +119,12 @@ impl Worker {
     /// A turn called from inside a task poll, a decoder or a waker does nothing (worker rule W7).
     pub fn turn(&self, park: Park) -> WorkerTurn {
         let _entered = self.enter();
+        self.turn_entered(park)
+    }
+
+    /// [`turn`](Worker::turn)'s body, for a caller that holds a [`WorkerGuard`] of this worker
+    /// on this thread already.
+    fn turn_entered(&self, park: Park) -> WorkerTurn {
         let local = &*self.local;
         let mut report = WorkerTurn::default();
         if local.turning.replace(true) {
@@ -161,7 +167,11 @@ impl Worker {
 
     /// Runs turns, parking whenever nothing is runnable, until `done()` holds (checked before
     /// every turn) or `deadline` passes.
+    ///
+    /// The worker stays entered on this thread across the turns (and while `done` runs), so a
+    /// turn does not enter and leave its contexts again.
     pub fn run_until(&self, done: &mut dyn FnMut() -> bool, deadline: Option<Instant>) -> RunUntil {
+        let _entered = self.enter();
         loop {
             if done() {
                 return RunUntil::Satisfied;
@@ -169,7 +179,7 @@ impl Worker {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return RunUntil::DeadlineReached;
             }
-            let turn = self.turn(Park::Wait(deadline));
+            let turn = self.turn_entered(Park::Wait(deadline));
             if turn.reentered {
                 // Rule W7: nothing can progress from here; answer instead of spinning.
                 return if done() {
