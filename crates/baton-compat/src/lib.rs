@@ -30,8 +30,10 @@
 //!    written, and an error from such a background write is returned by the next `poll_write`,
 //!    `poll_flush` or `poll_shutdown`. A larger write returns `Ok(n)` once the kernel took `n`
 //!    of its bytes (the caller writes the rest). Writes go out in the order they were accepted.
-//!    As with any write buffer, dropping the `Compat` before a flush may leave the tail of a
-//!    background write unsent: flush or shut down first, as hyper does.
+//!    Socket sends are retained, so dropping the `Compat` right after `write_all` still sends
+//!    what was accepted (tokio code that returns without a flush keeps working); only when the
+//!    kernel took part of a background write and the `Compat` is dropped before the rest was
+//!    sent is that tail lost. Flush or shut down first when every byte matters, as hyper does.
 //! M3. **A read and a write may wait at once** (full duplex, as hyper needs): each has its own
 //!    request in flight, and when both wait on the background write (a flush, and a read at the
 //!    end of the stream, M5), its end wakes both, also with the halves of a split `Compat` in

@@ -21,6 +21,13 @@
 //!    waits until no ticket is outstanding, then takes the stashed results first, in the order
 //!    the kernel completed them. So bytes come back in order and nothing received is discarded.
 //!
+//! S5. Sends keep their order the same way, through a stash of their own (a receive must not
+//!    wait for a send, which may wait for the peer to read): a send is retained, so when its
+//!    future is dropped before its final completion it keeps running and holds a ticket until
+//!    then (ending with nothing kept). The socket's next send, and a shutdown of its write side,
+//!    wait until no ticket is outstanding ([`Stash::poll_settled`]), so the stream's bytes go out
+//!    in the order their writes were made and none is cut off by the shutdown.
+//!
 //! The fast path costs one atomic load: [`Stash::is_idle`] is true while nothing is
 //! outstanding or stashed, and a ticket is taken only on the drop path.
 
@@ -321,6 +328,12 @@ impl Stash {
         self.pending.store(state.pending(), Ordering::Release);
         drop(state);
         Poll::Ready(Some((n, removed)))
+    }
+
+    /// Stash rule S5: waits until no ticket is outstanding (the retained sends dropped before
+    /// their completion are all done), ignoring anything stashed.
+    pub fn poll_settled(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.poll_take(cx, |_| Take::Leave).map(|_| ())
     }
 
     /// Stash rule S1: counts one more outstanding result; the ticket ends it (S2).

@@ -221,3 +221,26 @@ fn owned_reads_cut_short_and_compat_reads_interleave_in_order() {
         .await
     });
 }
+
+/// tokio code ends a reply with `write_all(..).await?` and returns, with no flush (tokio's
+/// `TcpStream` has no write buffer). The background write is retained, so dropping the
+/// `Compat` right after loses nothing, whether the write reached the ring or not.
+#[test]
+fn a_write_all_then_drop_without_flush_delivers_every_byte() {
+    run(async {
+        for len in [17, 4096, 16 * 1024] {
+            let (stream, peer) = tcp_pair().await?;
+            let sent = pattern(len);
+            let mut compat = stream.compat();
+            compat.write_all(&sent).await?;
+            drop(compat);
+            let received = baton::time::timeout(Duration::from_secs(30), read_all(&peer)).await??;
+            assert!(
+                received == sent,
+                "{len} bytes written, {} read",
+                received.len()
+            );
+        }
+        Ok(())
+    });
+}

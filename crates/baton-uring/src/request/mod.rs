@@ -265,13 +265,15 @@ impl Request {
     }
 
     /// Retained requests are finished even when their future is dropped (durability):
-    /// writes, syncs, close and shutdown, and the effects on the file system that a cancel
-    /// could not undo (mkdir, rename, unlink, link, symlink, truncate, range sync).
+    /// writes and sends, syncs, close and shutdown, and the effects on the file system that a
+    /// cancel could not undo (mkdir, rename, unlink, link, symlink, truncate, range sync).
     pub(crate) fn is_retained(&self) -> bool {
         matches!(
             self,
             Request::Write { .. }
                 | Request::Writev { .. }
+                | Request::Send { .. }
+                | Request::SendMsg { .. }
                 | Request::Fsync { .. }
                 | Request::Close { .. }
                 | Request::Shutdown { .. }
@@ -279,6 +281,13 @@ impl Request {
                 | Request::Ftruncate { .. }
                 | Request::SyncRange { .. }
         )
+    }
+
+    /// Retained requests that closure still runs to completion (lifecycle rule U9): all but
+    /// the sends, which wait on a peer that may never read again, so closure cancels them as
+    /// it does receives — a shutdown must not hang on a stalled connection.
+    pub(crate) fn outlives_closure(&self) -> bool {
+        self.is_retained() && !self.waits_on_peer()
     }
 
     /// Requests that wait on a peer (a receive waits for bytes, a send for window space, an

@@ -26,7 +26,7 @@ impl DriverState {
                 continue;
             };
             let kind = slot.kind();
-            let retained = slot.data.is_retained();
+            let retained = slot.data.outlives_closure();
             let waiter = std::mem::replace(&mut slot.waiter, Waiter::None);
             slot.attached = false;
             match waiter {

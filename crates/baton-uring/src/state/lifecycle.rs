@@ -162,7 +162,11 @@ impl DriverState {
                 self.dispose(outcome, Some(data), ticket);
             }
             PhaseKind::Queued | PhaseKind::AwaitingPermit if retained => {
-                self.deferred.drop_ticket(ticket);
+                // A retained send's ticket holds the socket's next send back until this one's
+                // final completion (stash rule S5).
+                if let Some(slot) = self.slots.get_mut(key) {
+                    slot.late = ticket;
+                }
             }
             PhaseKind::Queued | PhaseKind::Sleeping => {
                 let slot = self.slots.remove(key);
@@ -259,7 +263,7 @@ impl DriverState {
         crate::trace::settled(&slot.span, &outcome);
         if !slot.attached {
             // U7: closure told this request's handle `Closed`; an error it hid is counted.
-            if self.closed && outcome.is_err() && slot.data.is_retained() {
+            if self.closed && outcome.is_err() && slot.data.outlives_closure() {
                 self.counts.retained_failures += 1;
             }
             let mut slot = self.slots.remove(key);

@@ -31,9 +31,10 @@
 //!
 //! U5. Dropping the handle *detaches* it: a queued, non-retained request is retired at once; an
 //!    in-flight read/recv/accept/open/connect gets one async cancel and its slot retires only at
-//!    the final CQE; retained requests (writes, syncs, close, shutdown, and the file-system
-//!    effects no cancel could undo: mkdir, rename, unlink, link, symlink, truncate, range sync)
-//!    run to completion and lose their deadline, so they are neither timed out nor cancelled.
+//!    the final CQE; retained requests (writes and sends, syncs, close, shutdown, and the
+//!    file-system effects no cancel could undo: mkdir, rename, unlink, link, symlink, truncate,
+//!    range sync) run to completion and lose their deadline, so they are neither timed out nor
+//!    cancelled. A retained request's stash ticket stays in its slot until its final CQE (S5).
 //!
 //! U6. A deadline firing on a queued request settles it with `Timeout`; on an in-flight request
 //!    it submits an async cancel. The final CQE decides: `-ECANCELED` becomes `Timeout`, any
@@ -55,6 +56,8 @@
 //!    shutdown, the file-system effects of U5) still queued or awaiting its durability
 //!    permit at closure stays queued, detached and without deadline, and is submitted as slots
 //!    free — syncs keep their permit order. Shutdown waits for these as for in-flight requests.
+//!    Sends are the exception (`Request::outlives_closure`): they
+//!    wait on a peer that may never read again, so closure cancels them as it does receives.
 
 mod closure;
 mod deferred;

@@ -1,5 +1,6 @@
-//! Retained requests (writes, syncs, close, shutdown) outlive their handles (lifecycle rules U5
-//! and U9): dropping the future neither times them out nor cancels them.
+//! Retained requests (writes and sends, syncs, close, shutdown) outlive their handles
+//! (lifecycle rules U5 and U9): dropping the future neither times them out nor cancels them. A
+//! dropped send holds its socket's send-stash ticket until done (S5), and closure cancels it.
 
 use std::pin::Pin;
 use std::task::{Context, Waker};
@@ -101,4 +102,81 @@ fn closure_reports_closed_to_a_waiting_write_and_counts_its_failure_in_the_shutd
         report.retained_failures, 1,
         "the write's EIO is reported, not lost: {report:?}"
     );
+}
+
+/// A send whose future is dropped while the kernel holds it is retained (U5): no cancel, and
+/// its ticket in the socket's send stash stays outstanding until its final completion (S5), so
+/// the socket's next send waits for it.
+#[test]
+fn dropped_in_flight_send_runs_on_and_holds_its_ticket_until_done() {
+    let (driver, sim, fd) = sim_driver_with_fd(4);
+    let _entered = driver.enter();
+    let sends = std::sync::Arc::new(crate::Stash::new());
+    let mut send = ops::send(fd.clone(), vec![1; 4]).stash_late_result(&sends);
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(Pin::new(&mut send).poll(&mut cx).is_pending());
+    let _ = driver.turn(Park::Poll);
+    assert_eq!(sim.in_flight().len(), 1, "the kernel owns the send");
+    drop(send);
+    let _ = driver.turn(Park::Poll);
+    assert!(sim.pending_cancels().is_empty(), "the send was not cancelled");
+    assert!(!sends.is_idle(), "the running send holds a ticket");
+    assert!(sends.poll_settled(&mut cx).is_pending());
+    let in_flight = sim.in_flight();
+    assert!(sim.complete(in_flight[0], 4));
+    let _ = driver.turn(Park::Poll);
+    assert!(sends.is_idle(), "the final completion ended the ticket");
+    assert!(sends.poll_settled(&mut cx).is_ready());
+    assert!(driver.is_idle());
+}
+
+/// A send dropped before any turn submitted it stays queued and is submitted (U5), its ticket
+/// held until its completion.
+#[test]
+fn dropped_queued_send_is_still_submitted() {
+    let (driver, sim, fd) = sim_driver_with_fd(4);
+    let _entered = driver.enter();
+    let sends = std::sync::Arc::new(crate::Stash::new());
+    let mut send = ops::send(fd.clone(), vec![1; 4]).stash_late_result(&sends);
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(Pin::new(&mut send).poll(&mut cx).is_pending());
+    drop(send);
+    assert!(!sends.is_idle());
+    let _ = driver.turn(Park::Poll);
+    let in_flight = sim.in_flight();
+    assert_eq!(in_flight.len(), 1, "the dropped send reached the kernel");
+    assert!(sim.complete(in_flight[0], 4));
+    let _ = driver.turn(Park::Poll);
+    assert!(sends.is_idle());
+    assert!(driver.is_idle());
+}
+
+/// Closure cancels a dropped send still running (U9's exception): a peer that never reads
+/// again must not hold shutdown up, and the cancelled send is not a retained failure.
+#[test]
+fn closure_cancels_a_dropped_send_and_does_not_count_it_as_a_failure() {
+    let (driver, sim, fd) = sim_driver_with_fd(4);
+    let sends = std::sync::Arc::new(crate::Stash::new());
+    {
+        let _entered = driver.enter();
+        let mut send = ops::send(fd.clone(), vec![1; 4]).stash_late_result(&sends);
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(Pin::new(&mut send).poll(&mut cx).is_pending());
+        let _ = driver.turn(Park::Poll);
+        drop(send);
+        let _ = driver.turn(Park::Poll);
+        assert!(sim.pending_cancels().is_empty(), "not cancelled before closure");
+    }
+    driver.close();
+    {
+        let _entered = driver.enter();
+        let _ = driver.turn(Park::Poll);
+    }
+    let cancels = sim.pending_cancels();
+    assert_eq!(cancels.len(), 1, "closure cancelled the send");
+    assert!(sim.resolve_cancel(cancels[0]));
+    let report = driver.shutdown(Some(Instant::now() + Duration::from_secs(5)));
+    assert!(report.drained, "{report:?}");
+    assert_eq!(report.retained_failures, 0, "{report:?}");
+    assert!(sends.is_idle(), "the cancelled send's ticket ended");
 }

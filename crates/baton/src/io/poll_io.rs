@@ -82,7 +82,7 @@ pub trait PollRead: PollIo {
     ///
     /// Cancel-safe: the wait holds no data.
     fn readable(&self) -> Readiness {
-        Sealed::socket(self).readiness(ops::poll_readable)
+        Sealed::socket(self).readiness(ops::poll_readable, false)
     }
 
     /// An owned-buffer receive into `buf` (from its beginning up to its capacity), as `read`
@@ -100,18 +100,21 @@ pub trait PollRead: PollIo {
 /// The writing side of a [`PollIo`] socket.
 pub trait PollWrite: PollIo {
     /// Writes what the socket takes now of `srcs`, in order (a non-blocking `sendmsg(2)`;
-    /// no `SIGPIPE`); [`WouldBlock`](io::ErrorKind::WouldBlock) when it takes nothing.
+    /// no `SIGPIPE`); [`WouldBlock`](io::ErrorKind::WouldBlock) when it takes nothing, or
+    /// while a write dropped before its completion still runs (a write is retained, and its
+    /// bytes go first).
     fn try_write_vectored(&self, srcs: &[io::IoSlice<'_>]) -> io::Result<usize> {
         Sealed::socket(self).try_write_vectored(srcs)
     }
 
-    /// Waits until the socket is writable, or has an error or hang-up for a write to report.
+    /// Waits until the socket is writable, or has an error or hang-up for a write to report,
+    /// and no dropped send is still running (its bytes go first).
     ///
     /// # Cancel safety
     ///
     /// Cancel-safe: the wait holds no data.
     fn writable(&self) -> Readiness {
-        Sealed::socket(self).readiness(ops::poll_writable)
+        Sealed::socket(self).readiness(ops::poll_writable, true)
     }
 
     /// Writes all of `buf`'s bytes through the ring, as `write_all` does, as a `'static`,
@@ -119,27 +122,52 @@ pub trait PollWrite: PollIo {
     ///
     /// # Cancel safety
     ///
-    /// Not cancel-safe: dropping it lets the send in flight finish; the rest is not sent.
+    /// Not cancel-safe: dropping it lets the send in flight (or not yet submitted) finish; the
+    /// rest of the buffer, after a short send, is not sent.
     fn write_all_owned(&self, buf: Vec<u8>) -> WriteAllOwned {
         WriteAllOwned::new(Sealed::socket(self).ring_start(), buf)
     }
 
     /// Shuts the write side down (`shutdown(Write)`: the peer reads the end of the stream), as
     /// a `'static`, `Unpin` future. A socket whose peer already closed or reset shuts down
-    /// with `Ok(())`.
+    /// with `Ok(())`. It waits first for any write dropped before its completion that still
+    /// runs, so it cuts none of it off.
     ///
     /// # Cancel safety
     ///
-    /// Retained: once polled, the shutdown happens even if the future is dropped.
+    /// Retained: once it reached the ring, the shutdown happens even if the future is dropped.
     fn shutdown_write(&self) -> ShutdownWrite {
+        let (op, sends) = Sealed::socket(self).shutdown_op(std::net::Shutdown::Write);
         ShutdownWrite {
-            op: Sealed::socket(self).shutdown_op(std::net::Shutdown::Write),
+            after: AfterSends::new(sends),
+            op,
         }
+    }
+}
+
+/// The wait at the start of a send-side request until the socket's dropped sends still running
+/// are done (stash rule S5); one atomic load once it has nothing to wait for.
+struct AfterSends(Option<Arc<Stash>>);
+
+impl AfterSends {
+    fn new(sends: Arc<Stash>) -> AfterSends {
+        AfterSends(Some(sends))
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if let Some(sends) = &self.0 {
+            if !sends.is_idle() {
+                ready!(sends.poll_settled(cx));
+            }
+            self.0 = None;
+        }
+        Poll::Ready(())
     }
 }
 
 /// A write-side shutdown from [`PollWrite::shutdown_write`].
 pub struct ShutdownWrite {
+    after: AfterSends,
     op: Op<io::Result<()>>,
 }
 
@@ -153,6 +181,7 @@ impl Future for ShutdownWrite {
     type Output = io::Result<()>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.after.poll(cx));
         Pin::new(&mut self.op)
             .poll(cx)
             .map(|result| shutdown_result(convert(result)))
@@ -162,12 +191,17 @@ impl Future for ShutdownWrite {
 /// A one-shot readiness wait (a ring poll request) from [`PollIo`]; `'static` and `Unpin`, so
 /// an adapter can keep it across polls. Dropping it cancels the wait, which holds no data.
 pub struct Readiness {
+    /// For a wait for writing: the socket's dropped sends still running come first (S5).
+    after: AfterSends,
     op: Op<io::Result<()>>,
 }
 
 impl Readiness {
-    pub(crate) fn new(op: Op<io::Result<()>>) -> Readiness {
-        Readiness { op }
+    pub(crate) fn new(op: Op<io::Result<()>>, after_sends: Option<Arc<Stash>>) -> Readiness {
+        Readiness {
+            after: AfterSends(after_sends),
+            op,
+        }
     }
 }
 
@@ -181,16 +215,19 @@ impl Future for Readiness {
     type Output = io::Result<()>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.after.poll(cx));
         Pin::new(&mut self.op).poll(cx).map(convert)
     }
 }
 
 /// What a receive or send of [`PollIo`] needs to start a ring request on its socket: the
-/// descriptor, the stash of late receives, and the runtime the socket belongs to (`None`: the
-/// one current where the request is first polled).
+/// descriptor, the stash of late receives, the stash of dropped sends still running (S5), and
+/// the runtime the socket belongs to (`None`: the one current where the request is first
+/// polled).
 pub(crate) struct RingStart {
     pub(crate) fd: Arc<OwnedFd>,
     pub(crate) stash: Arc<Stash>,
+    pub(crate) sends: Arc<Stash>,
     pub(crate) handle: Option<Handle>,
 }
 
@@ -209,8 +246,10 @@ impl RingStart {
             .stash_late_result_shared(Arc::clone(&self.stash))
     }
 
+    /// A send, retained: dropped, it holds a ticket in the send stash until it is done (S5).
     fn send(&self, buf: Slice<Vec<u8>>) -> Op<(io::Result<usize>, Slice<Vec<u8>>)> {
         self.bound(ops::send(Arc::clone(&self.fd), buf))
+            .stash_late_result_shared(Arc::clone(&self.sends))
     }
 }
 
@@ -309,26 +348,21 @@ pub struct WriteAllOwned {
 }
 
 enum WriteState {
-    /// An empty buffer: nothing to send, the write is complete at its first poll.
-    Empty(Vec<u8>),
+    /// Not sent yet: waits for the socket's dropped sends still running (S5), then sends; an
+    /// empty buffer is complete at once (a send of zero bytes is refused by the socket layer,
+    /// and `write_all` of nothing is `Ok`).
+    Starting(Vec<u8>),
     Sending(Op<(io::Result<usize>, Slice<Vec<u8>>)>),
     Done,
 }
 
 impl WriteAllOwned {
     pub(crate) fn new(start: RingStart, buf: Vec<u8>) -> WriteAllOwned {
-        let total = buf.len();
-        // A send of zero bytes is refused by the socket layer; `write_all` of nothing is `Ok`.
-        let state = if total == 0 {
-            WriteState::Empty(buf)
-        } else {
-            WriteState::Sending(start.send(buf.slice(0..total)))
-        };
         WriteAllOwned {
             start,
             written: 0,
-            total,
-            state,
+            total: buf.len(),
+            state: WriteState::Starting(buf),
         }
     }
 }
@@ -350,13 +384,20 @@ impl Future for WriteAllOwned {
         loop {
             let op = match &mut this.state {
                 WriteState::Sending(op) => op,
-                WriteState::Empty(_) => {
-                    let WriteState::Empty(buf) =
+                WriteState::Starting(_) => {
+                    if this.total > 0 && !this.start.sends.is_idle() {
+                        ready!(this.start.sends.poll_settled(cx));
+                    }
+                    let WriteState::Starting(buf) =
                         std::mem::replace(&mut this.state, WriteState::Done)
                     else {
-                        unreachable!("matched Empty just above")
+                        unreachable!("matched Starting just above")
                     };
-                    return Poll::Ready((Ok(()), buf));
+                    if this.total == 0 {
+                        return Poll::Ready((Ok(()), buf));
+                    }
+                    this.state = WriteState::Sending(this.start.send(buf.slice(0..this.total)));
+                    continue;
                 }
                 WriteState::Done => panic!("a WriteAllOwned was polled after it completed"),
             };

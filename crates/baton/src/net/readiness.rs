@@ -9,7 +9,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use baton_uring::{Op, ops};
+use baton_uring::{Op, Stash, ops};
 
 use super::socket::Socket;
 use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
@@ -62,10 +62,15 @@ impl Socket {
         }
     }
 
-    /// [`PollWrite::try_write_vectored`]: `sendmsg(MSG_DONTWAIT | MSG_NOSIGNAL)`.
+    /// [`PollWrite::try_write_vectored`]: `sendmsg(MSG_DONTWAIT | MSG_NOSIGNAL)`, or
+    /// `WouldBlock` while a dropped send still runs (stash rule S5: its bytes go first; the
+    /// socket's [`writable`](PollWrite::writable) wait ends after it).
     pub(crate) fn try_write_vectored(&self, srcs: &[io::IoSlice<'_>]) -> io::Result<usize> {
         if srcs.iter().all(|src| src.is_empty()) {
             return Ok(0);
+        }
+        if !self.sends().is_idle() {
+            return Err(io::ErrorKind::WouldBlock.into());
         }
         // `IoSlice` is ABI-compatible with `iovec`; the kernel takes at most `UIO_MAXIOV` of
         // them (a longer list is `EINVAL`), so the rest waits for the next call.
@@ -101,28 +106,37 @@ impl Socket {
         RingStart {
             fd: Arc::clone(self.fd()),
             stash: Arc::clone(self.stash()),
+            sends: Arc::clone(self.sends()),
             handle: self.runtime_handle().cloned(),
         }
     }
 
     /// A `shutdown(how)` on this socket's runtime's ring (or the one current where it is first
-    /// polled), for [`PollWrite::shutdown_write`].
-    pub(crate) fn shutdown_op(&self, how: Shutdown) -> Op<io::Result<()>> {
+    /// polled), for [`PollWrite::shutdown_write`]; it waits first for any dropped send still
+    /// running (stash rule S5).
+    pub(crate) fn shutdown_op(&self, how: Shutdown) -> (Op<io::Result<()>>, Arc<Stash>) {
         let op = ops::shutdown(Arc::clone(self.fd()), how);
-        match self.runtime_handle() {
+        let op = match self.runtime_handle() {
             Some(handle) => op.bind(handle.local_driver()),
             None => op,
-        }
+        };
+        (op, Arc::clone(self.sends()))
     }
 
     /// A readiness wait made by `make` on this socket, on its runtime's ring (or the one current
-    /// where it is first polled, for a socket made outside a runtime).
-    pub(crate) fn readiness(&self, make: fn(Arc<OwnedFd>) -> Op<io::Result<()>>) -> Readiness {
+    /// where it is first polled, for a socket made outside a runtime). A wait for writing
+    /// (`after_sends`) first waits for any dropped send still running (stash rule S5).
+    pub(crate) fn readiness(
+        &self,
+        make: fn(Arc<OwnedFd>) -> Op<io::Result<()>>,
+        after_sends: bool,
+    ) -> Readiness {
         let op = make(Arc::clone(self.fd()));
-        Readiness::new(match self.runtime_handle() {
+        let op = match self.runtime_handle() {
             Some(handle) => op.bind(handle.local_driver()),
             None => op,
-        })
+        };
+        Readiness::new(op, after_sends.then(|| Arc::clone(self.sends())))
     }
 }
 

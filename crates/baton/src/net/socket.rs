@@ -26,10 +26,16 @@ use crate::io::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 /// after (or while) the kernel completes it leaves its bytes or connection there, and the next
 /// [`read`](Socket::read) or [`accept`](Socket::accept) hands them out first, in order (the
 /// driver's stash rules).
+///
+/// `sends` keeps the sends in order: a send is retained, so one whose future is dropped keeps
+/// running, holding a ticket there until its final completion; the next send and a shutdown of
+/// the write side wait for it (stash rule S5), so bytes go out in the order their writes were
+/// made.
 pub(crate) struct Socket {
     fd: Arc<OwnedFd>,
     handle: Option<Handle>,
     stash: Arc<Stash>,
+    sends: Arc<Stash>,
 }
 
 impl fmt::Debug for Socket {
@@ -47,6 +53,7 @@ impl Socket {
             fd: Arc::new(fd),
             handle,
             stash: Arc::new(Stash::new()),
+            sends: Arc::new(Stash::new()),
         }
     }
 
@@ -64,6 +71,7 @@ impl Socket {
             fd: Arc::new(fd),
             handle: current_open()?,
             stash: Arc::new(Stash::for_datagrams()),
+            sends: Arc::new(Stash::new()),
         })
     }
 
@@ -75,6 +83,19 @@ impl Socket {
     /// Where late receives and accepts are kept (stash rules).
     pub(crate) fn stash(&self) -> &Arc<Stash> {
         &self.stash
+    }
+
+    /// Where dropped sends still running hold their tickets (stash rule S5).
+    pub(crate) fn sends(&self) -> &Arc<Stash> {
+        &self.sends
+    }
+
+    /// Waits until every send dropped before its completion has finished (stash rule S5): one
+    /// atomic load when none is running.
+    pub(crate) async fn sends_settled(&self) {
+        if !self.sends.is_idle() {
+            poll_fn(|cx| self.sends.poll_settled(cx)).await;
+        }
     }
 
     /// The runtime the socket was made on, if any.
@@ -163,28 +184,35 @@ impl Socket {
         (convert(res), bufs)
     }
 
-    /// A stream send; an empty buffer sends nothing and is `Ok(0)`, as std's `write` (the
-    /// ring's `send` refuses it).
+    /// A stream send, after any dropped send still running (S5); an empty buffer sends
+    /// nothing and is `Ok(0)`, as std's `write` (the ring's `send` refuses it). Retained: a
+    /// drop leaves the send running.
     pub(crate) async fn write<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
         if buf.bytes_init() == 0 {
             return (Ok(0), buf);
         }
-        let op = ops::send(Arc::clone(&self.fd), buf);
+        self.sends_settled().await;
+        let op = ops::send(Arc::clone(&self.fd), buf).stash_late_result(&self.sends);
         let (res, buf) = self.bind(op).await;
         (convert(res), buf)
     }
 
     /// [`write`](Self::write) of several buffers in one `sendmsg`; all empty is `Ok(0)`.
     pub(crate) async fn write_vectored<V: IoVecBuf>(&self, bufs: V) -> BufResult<usize, V> {
-        let op = ops::send_vectored(Arc::clone(&self.fd), bufs);
+        self.sends_settled().await;
+        let op = ops::send_vectored(Arc::clone(&self.fd), bufs).stash_late_result(&self.sends);
         let (res, bufs) = self.bind(op).await;
         (crate::io::empty_write_is_zero(convert(res), &bufs), bufs)
     }
 
-    /// `shutdown(2)`. A socket whose peer already reset the connection is no longer
-    /// connected; shutting it down then succeeds (there is nothing left to shut), as tokio's
-    /// does, instead of failing with `NotConnected`.
+    /// `shutdown(2)`, after any dropped send still running when it shuts the write side (S5).
+    /// A socket whose peer already reset the connection is no longer connected; shutting it
+    /// down then succeeds (there is nothing left to shut), as tokio's does, instead of failing
+    /// with `NotConnected`.
     pub(crate) async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        if how != Shutdown::Read {
+            self.sends_settled().await;
+        }
         let op = ops::shutdown(Arc::clone(&self.fd), how);
         shutdown_result(convert(self.bind(op).await))
     }
@@ -254,13 +282,15 @@ impl Socket {
         (convert(res), buf)
     }
 
-    /// Sends one datagram, to `to` or (with `None`) to the connected peer.
+    /// Sends one datagram, to `to` or (with `None`) to the connected peer, after any dropped
+    /// send still running (S5), so datagrams leave in the order they were sent.
     pub(crate) async fn send_to<B: IoBuf>(
         &self,
         buf: B,
         to: Option<SocketAddr>,
     ) -> BufResult<usize, B> {
-        let op = ops::send_to(Arc::clone(&self.fd), buf, to);
+        self.sends_settled().await;
+        let op = ops::send_to(Arc::clone(&self.fd), buf, to).stash_late_result(&self.sends);
         let (res, buf) = self.bind(op).await;
         (convert(res), buf)
     }
