@@ -139,3 +139,42 @@ fn a_local_task_left_by_a_block_on_root_runs_before_block_on_returns() -> std::i
     }
     Ok(())
 }
+
+/// `?` on a join or a blocking handle works in `io::Result` code (as tokio's `JoinError`
+/// does): the failure arrives as an `ErrorKind::Other` error carrying the original one.
+#[test]
+fn join_and_blocking_errors_convert_into_io_errors() {
+    let rt = baton::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        async fn joined(handle: baton::JoinHandle<u8>) -> std::io::Result<u8> {
+            Ok(handle.await?)
+        }
+        async fn blocked(handle: baton::blocking::BlockingHandle<u8>) -> std::io::Result<u8> {
+            Ok(handle.await?)
+        }
+        assert_eq!(joined(baton::spawn(async { 7 })).await.expect("ok"), 7);
+        let pending = baton::spawn(std::future::pending::<u8>());
+        pending.abort();
+        let err = joined(pending).await.expect_err("aborted");
+        assert_eq!(err.kind(), std::io::ErrorKind::Other);
+        let inner = err
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<baton::JoinError>());
+        assert!(inner.is_some_and(baton::JoinError::is_cancelled), "{err:?}");
+
+        assert_eq!(
+            blocked(baton::blocking::spawn_blocking(|| 9))
+                .await
+                .expect("ok"),
+            9
+        );
+        let err = blocked(baton::blocking::spawn_blocking(|| -> u8 { panic!("boom") }))
+            .await
+            .expect_err("panicked");
+        assert_eq!(err.kind(), std::io::ErrorKind::Other);
+        let inner = err
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<baton::BlockingError>());
+        assert!(inner.is_some_and(baton::BlockingError::is_panic), "{err:?}");
+    });
+}

@@ -73,6 +73,16 @@ pub enum JoinError {
     },
 }
 
+/// A task that produced no output is an I/O failure to code that returns `io::Result` (as
+/// tokio's `JoinError` is), so `handle.await?` works there. The error is kept whole as the
+/// `io::Error`'s payload ([`ErrorKind::Other`](std::io::ErrorKind::Other)): downcast it to
+/// tell a cancellation from a panic, or to re-raise the panic.
+impl From<JoinError> for std::io::Error {
+    fn from(err: JoinError) -> std::io::Error {
+        std::io::Error::other(err)
+    }
+}
+
 impl JoinError {
     pub(crate) fn cancelled(reason: CancelReason) -> JoinError {
         JoinError::Cancelled(reason)

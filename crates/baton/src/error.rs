@@ -175,6 +175,17 @@ pub enum BlockingError {
     NotInRuntime,
 }
 
+/// A blocking job that produced no value is an I/O failure to code that returns `io::Result`,
+/// so `spawn_blocking(..).await?` works there. The runtime's own refusals become [`Error`]s
+/// (`Closed`, `ShuttingDown`, `NotInRuntime`, with their kinds); the job's own failures
+/// (cancelled, panicked, bound exceeded, ...) are kept whole as the payload of an
+/// [`ErrorKind::Other`](io::ErrorKind::Other) error.
+impl From<BlockingError> for io::Error {
+    fn from(err: BlockingError) -> io::Error {
+        err.into_io_for("blocking::spawn_blocking")
+    }
+}
+
 impl BlockingError {
     /// Whether the job was cancelled before it ran.
     pub fn is_cancelled(&self) -> bool {

@@ -207,3 +207,12 @@ fn join_set_api_resolves() {
 async fn macros_resolve_and_expand() {
     assert!(baton::Handle::try_current().is_ok());
 }
+
+#[test]
+fn io_cursor_is_stds_and_is_a_stream() {
+    assert_same_types! {
+        baton::io::Cursor<Vec<u8>> => std::io::Cursor<Vec<u8>>,
+    }
+    fn stream<T: baton::io::AsyncRead + baton::io::AsyncWrite>() {}
+    stream::<baton::io::Cursor<Vec<u8>>>();
+}

@@ -17,7 +17,7 @@
 //! * **Streams.** [`AsyncRead`] and [`AsyncWrite`], with [`AsyncReadExt`] and
 //!   [`AsyncWriteExt`], are implemented by `TcpStream`, `UnixStream` (and `&` them), their
 //!   halves, `fs::File` (a cursor-based sequential view), [`BufReader`], [`BufWriter`] and
-//!   `std::io::Cursor<Vec<u8>>`. Their futures are `Send`, so generic code over a stream can
+//!   [`Cursor<Vec<u8>>`](Cursor). Their futures are `Send`, so generic code over a stream can
 //!   be spawned.
 //! * **Readiness.** [`PollRead`] and [`PollWrite`] drive a socket ([`PollIo`]: a stream, a half,
 //!   a child's piped stdio) the way readiness-based runtimes do (borrowed buffers, non-blocking
@@ -46,6 +46,11 @@ pub use poll_io::{
     PollIo, PollRead, PollWrite, ReadOwned, Readiness, ShutdownWrite, WriteAllOwned,
 };
 pub use traits::{AsyncRead, AsyncWrite, BufResult};
+
+/// The in-memory stream of tests: std's `Cursor`, re-exported because this module implements
+/// [`AsyncRead`] and [`AsyncWrite`] for `Cursor<Vec<u8>>` (the same type, so code naming
+/// `std::io::Cursor` is unaffected).
+pub use std::io::Cursor;
 
 /// A vectored write's result, with the ring's refusal of buffers that hold no byte turned into
 /// `Ok(0)`, as std's `write_vectored` of empty buffers gives. The check runs only on an
