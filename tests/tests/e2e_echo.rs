@@ -2,7 +2,6 @@
 //! messages large enough to force short writes, plus Unix sockets.
 
 use std::io;
-use std::net::Shutdown;
 
 use baton::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use baton_tests::{assert_kind, join};
@@ -68,7 +67,7 @@ async fn client(addr: std::net::SocketAddr, id: usize) -> io::Result<usize> {
         );
         echoed += sent.len();
     }
-    stream.shutdown(Shutdown::Write).await?;
+    stream.shutdown().await?;
     Ok(echoed)
 }
 

@@ -3,7 +3,6 @@
 //! and every buffer type.
 
 use std::io;
-use std::net::Shutdown;
 use std::time::Duration;
 
 use baton::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter, IoBuf};
@@ -88,7 +87,7 @@ fn write_all_and_write_vectored_all_survive_short_writes_and_read_exact_fills_th
         let got = reader.await.map_err(io::Error::other)??;
         assert_eq!(&got[..big.len()], &big[..]);
         assert_eq!(&got[big.len()..], &big[..]);
-        a.shutdown(Shutdown::Write).await
+        a.shutdown().await
     })
 }
 
@@ -97,7 +96,7 @@ fn read_exact_past_the_end_is_unexpected_eof_and_read_to_string_checks_utf8() ->
     rt().block_on(async {
         let (a, b) = UnixStream::pair()?;
         a.write_all(&b"abc"[..]).await.0?;
-        a.shutdown(Shutdown::Write).await?;
+        a.shutdown().await?;
         let (res, got) = (&b).read_exact(Vec::with_capacity(8)).await;
         assert_eq!(
             res.expect_err("too short").kind(),
@@ -106,7 +105,7 @@ fn read_exact_past_the_end_is_unexpected_eof_and_read_to_string_checks_utf8() ->
         assert_eq!(got, b"abc", "what was read is kept");
         let (a, b) = UnixStream::pair()?;
         a.write_all(vec![b'o', b'k', 0xff]).await.0?;
-        a.shutdown(Shutdown::Write).await?;
+        a.shutdown().await?;
         let (res, text) = (&b).read_to_string(String::from("pre")).await;
         assert_eq!(
             res.expect_err("not UTF-8").kind(),

@@ -42,7 +42,7 @@ fn shutting_down_a_stream_whose_peer_already_closed_is_ok() -> io::Result<()> {
         drop(server);
         baton::time::sleep(Duration::from_millis(20)).await;
         for how in [Shutdown::Write, Shutdown::Read, Shutdown::Both] {
-            client.shutdown(how).await?;
+            client.shutdown_with(how).await?;
         }
         Ok(())
     })

@@ -50,9 +50,7 @@ fn a_write_dropped_by_a_timeout_on_a_full_socket_still_goes_out_in_order() {
         // The next write must not overtake the dropped one.
         let (res, _) = a.write_all(b"-AFTER".to_vec()).await;
         res.expect("write after the dropped one");
-        a.shutdown(std::net::Shutdown::Write)
-            .await
-            .expect("shutdown");
+        a.shutdown().await.expect("shutdown");
         drop(a);
         baton::blocking::spawn_blocking(move || reader.join().expect("reader"))
             .await

@@ -32,7 +32,7 @@ async fn main() -> io::Result<()> {
             let line = format!("hello from client {id}").into_bytes();
             let (res, line) = stream.write_all(line).await;
             res?;
-            stream.shutdown(std::net::Shutdown::Write).await?;
+            stream.shutdown().await?;
             let (res, echoed) = stream.read_exact(Vec::with_capacity(line.len())).await;
             res?;
             io::Result::Ok((id, echoed == line))

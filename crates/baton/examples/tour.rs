@@ -7,7 +7,6 @@
 
 use std::future::Future;
 use std::io;
-use std::net::Shutdown;
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -269,7 +268,7 @@ async fn client(addr: std::net::SocketAddr, id: usize) -> io::Result<usize> {
         }
         echoed += got.len();
     }
-    stream.shutdown(Shutdown::Write).await?;
+    stream.shutdown().await?;
     Ok(echoed)
 }
 

@@ -130,7 +130,8 @@ fn spec_surface_names_resolve() {
         drop(s.read(Vec::new()));
         drop(s.write(Vec::new()));
         drop(s.write_all(Vec::new()));
-        drop(s.shutdown(std::net::Shutdown::Both));
+        drop(s.shutdown());
+        drop(s.shutdown_with(std::net::Shutdown::Both));
     };
     let _ = baton::net::UnixStream::pair;
     let _ = |p: &str| baton::net::UnixListener::bind(p);
@@ -138,7 +139,8 @@ fn spec_surface_names_resolve() {
     let _ = |s: &baton::net::UnixStream| {
         drop(s.read(Vec::new()));
         drop(s.write_all(Vec::new()));
-        drop(s.shutdown(std::net::Shutdown::Both));
+        drop(s.shutdown());
+        drop(s.shutdown_with(std::net::Shutdown::Both));
     };
     let _: fn(baton::Runtime, Duration) -> baton::ShutdownReport = baton::Runtime::shutdown_timeout;
     let _: fn(&baton::Runtime) -> baton::RuntimeMetrics = baton::Runtime::metrics;

@@ -32,7 +32,7 @@ fn owned_halves_read_and_write_from_two_tasks() {
         let incoming = pattern(100_003);
         let (result, _) = peer.write_all(incoming.clone()).await;
         result?;
-        peer.shutdown(std::net::Shutdown::Write).await?;
+        peer.shutdown().await?;
         assert!(
             read_all(&peer).await? == expected_out,
             "the peer got other bytes"

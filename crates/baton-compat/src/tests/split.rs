@@ -3,7 +3,6 @@
 //! rule M5), and whichever side waits on it must be woken when it ends.
 
 use std::io;
-use std::net::Shutdown;
 use std::time::Duration;
 
 use baton::time::{sleep, timeout};
@@ -39,7 +38,7 @@ fn a_stalled_writer_is_woken_after_the_reader_found_the_end_of_the_stream() {
             writer.shutdown().await
         });
         sleep(Duration::from_millis(300)).await;
-        peer.shutdown(Shutdown::Write).await?;
+        peer.shutdown().await?;
         sleep(Duration::from_millis(300)).await;
         let mut drained = 0;
         let drain = async {
@@ -106,7 +105,7 @@ fn a_reader_waiting_at_the_end_of_the_stream_is_woken_when_the_writer_finishes_t
             }
         });
         sleep(Duration::from_millis(500)).await;
-        peer.shutdown(Shutdown::Write).await?;
+        peer.shutdown().await?;
         sleep(Duration::from_millis(600)).await;
         let drain = async {
             while !writer_task.is_finished() {

@@ -26,7 +26,7 @@ const COPY_BUF: usize = 64 * 1024;
 ///     let mut source = std::io::Cursor::new(b"copied".to_vec());
 ///     let mut sink = a;
 ///     assert_eq!(baton::io::copy(&mut source, &mut sink).await?, 6);
-///     sink.shutdown(std::net::Shutdown::Write).await?;
+///     baton::io::AsyncWrite::shutdown(&mut sink).await?;
 ///     let (res, got) = baton::io::AsyncReadExt::read_to_end(&mut &b, Vec::new()).await;
 ///     res?;
 ///     assert_eq!(got, b"copied");

@@ -114,7 +114,10 @@ macro_rules! stream_methods {
                 $crate::io::AsyncWriteExt::write_all(&mut &*self, buf).await
             }
 
-            /// Shuts down the read side, the write side, or both (`shutdown(2)`).
+            /// Shuts the write side down (`shutdown(2)` with `SHUT_WR`): the peer reads the end
+            /// of the stream once every byte written before has arrived; reads go on. The same
+            /// as [`AsyncWrite::shutdown`]($crate::io::AsyncWrite::shutdown) and tokio's
+            /// `shutdown()`; [`shutdown_with`](Self::shutdown_with) shuts the read side or both.
             ///
             /// # Errors
             ///
@@ -123,8 +126,23 @@ macro_rules! stream_methods {
             ///
             /// # Cancel safety
             ///
-            /// Retained: once polled, the shutdown happens even if the future is dropped.
-            pub async fn shutdown(&self, how: std::net::Shutdown) -> std::io::Result<()> {
+            /// Retained: once polled, the shutdown happens even if the future is dropped. It
+            /// waits first for a write dropped before its completion, so it cuts none off.
+            pub async fn shutdown(&self) -> std::io::Result<()> {
+                self.shutdown_with(std::net::Shutdown::Write).await
+            }
+
+            /// Shuts down the read side, the write side, or both (`shutdown(2)`; std's
+            /// `TcpStream::shutdown(how)`).
+            ///
+            /// # Errors
+            ///
+            /// As [`shutdown`](Self::shutdown).
+            ///
+            /// # Cancel safety
+            ///
+            /// As [`shutdown`](Self::shutdown).
+            pub async fn shutdown_with(&self, how: std::net::Shutdown) -> std::io::Result<()> {
                 $crate::net::stream::sealed::Sealed::socket(self)
                     .shutdown(how)
                     .await

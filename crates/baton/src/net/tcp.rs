@@ -198,7 +198,7 @@ impl AsFd for TcpListener {
 ///         let stream = baton::net::TcpStream::connect(addr).await?;
 ///         let (res, _buf) = stream.write_all(b"hi".to_vec()).await;
 ///         res?;
-///         stream.shutdown(std::net::Shutdown::Write).await
+///         stream.shutdown().await
 ///     });
 ///     let (server, _peer) = listener.accept().await?;
 ///     let (res, buf) = server.read(Vec::with_capacity(8)).await;
