@@ -5,8 +5,13 @@
 //! polls, so waiting blocks no thread and needs no `SIGCHLD` handler. A piped stream is one end
 //! of a Unix stream socket pair rather than a pipe, so its reads and writes are the ring's
 //! socket requests (cancel-safe reads included, as on [`UnixStream`](crate::net::UnixStream));
-//! the child sees a socket that reads, writes and closes as a pipe does (only `isatty` and
-//! `fstat`'s file type tell them apart).
+//! the child sees a socket that reads, writes and closes as a pipe does. It is not a pipe,
+//! though, and a child can tell: `fstat` reports a socket, `open("/dev/stdin")` (or
+//! `/dev/stdout`, `/dev/stderr`, `/proc/self/fd/N`) fails with `ENXIO`, so shell idioms such
+//! as `echo x > /dev/stderr`, `cat /dev/stdin` or `tee /dev/stdout` fail under piped stdio
+//! where std's and tokio's pipes work, and `splice(2)` or `F_SETPIPE_SZ` are refused. Such a
+//! child needs real pipes, which this module does not make yet: redirect inside the child's
+//! shell command instead (`2>&1`, reading stdin with `cat -` rather than `cat /dev/stdin`).
 //!
 //! ```
 //! use baton::io::AsyncReadExt;
@@ -35,8 +40,9 @@ pub use std::process::{ExitStatus, Output};
 
 pub use child::{Child, ChildStderr, ChildStdin, ChildStdout};
 
-/// How a child's standard stream is set up: inherited (the default for `spawn`), a fresh pipe
-/// to a Baton stream (`piped`), or `/dev/null` (`null`).
+/// How a child's standard stream is set up: inherited (the default for `spawn`), a fresh
+/// connected Baton stream (`piped`: a Unix socket pair, not a pipe; see the module docs for
+/// what a child notices), or `/dev/null` (`null`).
 #[derive(Debug)]
 pub struct Stdio(Kind);
 
