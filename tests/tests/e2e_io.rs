@@ -227,3 +227,62 @@ fn a_file_is_a_sequential_stream_with_a_cursor_and_buffers_write_through() -> io
         baton::fs::remove_file(&path).await
     })
 }
+
+/// A writer that takes at most `chunk` bytes a call and fails the call after its first `ok`
+/// calls once (a transient error, as `ENOSPC` on a file may be); every byte it took is in
+/// `taken`.
+struct Flaky {
+    taken: Vec<u8>,
+    chunk: usize,
+    ok: usize,
+}
+
+impl AsyncWrite for Flaky {
+    async fn write<B: IoBuf>(&mut self, buf: B) -> baton::io::BufResult<usize, B> {
+        if self.ok == 0 {
+            self.ok = usize::MAX;
+            return (Err(io::Error::other("transient")), buf);
+        }
+        self.ok -= 1;
+        // SAFETY: `IoBuf`'s contract: the first `bytes_init()` bytes at `stable_ptr()` are
+        // initialized and stay valid while `buf` is borrowed here.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
+        let n = bytes.len().min(self.chunk);
+        self.taken.extend_from_slice(&bytes[..n]);
+        (Ok(n), buf)
+    }
+
+    async fn write_vectored<V: baton::io::IoVecBuf>(
+        &mut self,
+        bufs: V,
+    ) -> baton::io::BufResult<usize, V> {
+        (Err(io::Error::other("not used")), bufs)
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    async fn shutdown(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// After a write error partway through a flush, a retry sends only what was not written yet
+/// (std's `BufWriter` drains the written prefix the same way): no byte twice.
+#[test]
+fn buf_writer_retry_after_a_partial_flush_error_sends_each_byte_once() -> io::Result<()> {
+    rt().block_on(async {
+        let flaky = Flaky {
+            taken: Vec::new(),
+            chunk: 3,
+            ok: 1,
+        };
+        let mut writer = BufWriter::with_capacity(64, flaky);
+        writer.write_all(&b"abcdefgh"[..]).await.0?;
+        writer.flush().await.expect_err("the second call fails");
+        writer.flush().await?;
+        assert_eq!(writer.into_inner().taken, b"abcdefgh");
+        Ok(())
+    })
+}

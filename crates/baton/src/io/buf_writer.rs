@@ -6,7 +6,7 @@ use std::io;
 use baton_uring::{IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 
 use super::cursor::initialized;
-use super::{AsyncRead, AsyncWrite, AsyncWriteExt, BufResult};
+use super::{AsyncRead, AsyncWrite, BufResult};
 
 /// The internal buffer's default capacity.
 const DEFAULT_CAPACITY: usize = 8 * 1024;
@@ -84,23 +84,35 @@ impl<W: AsyncWrite> BufWriter<W> {
         self.buf.as_deref().unwrap_or(&[])
     }
 
-    /// Writes out everything buffered.
+    /// Writes out everything buffered. After an error the bytes already written are dropped
+    /// from the buffer (as std's `BufWriter` does), so a retry sends each byte once.
     async fn flush_buf(&mut self) -> io::Result<()>
     where
         W: Send,
     {
-        let buf = self
+        let mut buf = self
             .buf
             .take()
             .unwrap_or_else(|| Vec::with_capacity(self.capacity));
-        let (res, mut buf) = if buf.is_empty() {
-            (Ok(()), buf)
-        } else {
-            self.inner.write_all(buf).await
-        };
-        if res.is_ok() {
-            buf.clear();
+        let mut written = 0;
+        let mut res = Ok(());
+        while written < buf.len() {
+            let (sent, slice) = self.inner.write(buf.slice(written..)).await;
+            buf = slice.into_inner();
+            match sent {
+                Ok(0) => {
+                    res = Err(super::ext::write_zero());
+                    break;
+                }
+                Ok(n) => written += n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => {
+                    res = Err(err);
+                    break;
+                }
+            }
         }
+        buf.drain(..written);
         self.buf = Some(buf);
         res
     }
