@@ -89,11 +89,7 @@ fn later(from: Instant, duration: Duration) -> Instant {
 /// # }
 /// ```
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep {
-        deadline,
-        handle: context::current(),
-        timer: Mutex::new(TimerState::Unregistered),
-    }
+    Sleep::named(deadline, "time::sleep")
 }
 
 /// The future of [`sleep`] and [`sleep_until`]. After the runtime shut down, a sleep completes
@@ -126,6 +122,9 @@ pub struct Sleep {
     /// reached through `&mut self` with [`Mutex::get_mut`], which never locks, so a shared
     /// `&Sleep` can never touch the operation.
     timer: Mutex<TimerState>,
+    /// The function that made it (`time::sleep`, `time::timeout`, `time::interval`), named
+    /// when it is polled outside any runtime.
+    function: &'static str,
 }
 
 /// Where a [`Sleep`]'s timer is.
@@ -149,6 +148,16 @@ impl fmt::Debug for Sleep {
 }
 
 impl Sleep {
+    /// A sleep until `deadline` that `function` made.
+    pub(crate) fn named(deadline: Instant, function: &'static str) -> Sleep {
+        Sleep {
+            deadline,
+            handle: context::current(),
+            timer: Mutex::new(TimerState::Unregistered),
+            function,
+        }
+    }
+
     /// When the sleep ends.
     pub fn deadline(&self) -> Instant {
         self.deadline
@@ -196,7 +205,7 @@ impl Sleep {
                 panic!(
                     "{}",
                     Error::NotInRuntime {
-                        function: "time::sleep"
+                        function: self.function
                     }
                 );
             };
@@ -285,7 +294,7 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
     Timeout {
         future: Some(future.into_future()),
-        sleep: sleep_until(deadline),
+        sleep: Sleep::named(deadline, "time::timeout"),
     }
 }
 
@@ -456,6 +465,33 @@ mod tests {
     use std::time::Duration;
 
     use super::{Sleep, Timeout, TimeoutError, sleep, timeout};
+
+    /// Polled outside any runtime, each timer panics naming the function the caller used.
+    #[test]
+    fn a_timer_polled_outside_a_runtime_names_the_function_that_made_it() {
+        fn message_of(poll: impl FnOnce() + std::panic::UnwindSafe) -> String {
+            let payload = std::panic::catch_unwind(poll).expect_err("no runtime: it panics");
+            payload
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_default()
+        }
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let timed = message_of(move || {
+            let mut fut = std::pin::pin!(timeout(
+                Duration::from_secs(1),
+                std::future::pending::<()>()
+            ));
+            let _ = std::future::Future::poll(fut.as_mut(), &mut cx);
+        });
+        assert!(timed.contains("time::timeout"), "{timed}");
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let slept = message_of(move || {
+            let mut fut = std::pin::pin!(sleep(Duration::from_secs(1)));
+            let _ = std::future::Future::poll(fut.as_mut(), &mut cx);
+        });
+        assert!(slept.contains("time::sleep"), "{slept}");
+    }
 
     /// hyper's `rt::Sleep` (and any `Pin<Box<dyn Future + Send + Sync>>`) needs a sleep that
     /// is `Send + Sync`; a timeout is as `Sync` as the future it wraps.

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use super::{Instant, Sleep, later, sleep_until};
+use super::{Instant, Sleep, later};
 
 /// Ticks every `period`, the first tick at once.
 ///
@@ -52,7 +52,7 @@ pub fn interval_at(start: Instant, period: Duration) -> io::Result<Interval> {
         ));
     }
     Ok(Interval {
-        sleep: sleep_until(start),
+        sleep: Sleep::named(start, "time::interval"),
         period,
         missed_tick_behavior: MissedTickBehavior::default(),
     })
