@@ -286,3 +286,22 @@ fn buf_writer_retry_after_a_partial_flush_error_sends_each_byte_once() -> io::Re
         Ok(())
     })
 }
+
+/// `baton::io::prelude::*` is the one import halves need for `read`/`write`.
+mod prelude_only {
+    use baton::io::prelude::*;
+
+    #[test]
+    fn the_prelude_brings_read_and_write_to_halves() -> std::io::Result<()> {
+        super::rt().block_on(async {
+            let (a, b) = baton::net::UnixStream::pair()?;
+            let (_, mut w) = a.into_split();
+            let (mut r, _) = b.into_split();
+            let (res, _) = w.write(b"hi".to_vec()).await;
+            assert_eq!(res?, 2);
+            let (res, got) = r.read(Vec::with_capacity(4)).await;
+            assert_eq!(&got[..res?], b"hi");
+            Ok(())
+        })
+    }
+}

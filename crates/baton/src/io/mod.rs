@@ -47,6 +47,14 @@ pub use poll_io::{
 };
 pub use traits::{AsyncRead, AsyncWrite, BufResult};
 
+/// The stream traits and their extensions in one import: `use baton::io::prelude::*;` brings
+/// `read`/`write` (and `read_exact`, `write_all`, ...) into scope on every stream, its halves,
+/// files and buffered wrappers (tokio users know it as `tokio::io::AsyncReadExt` bringing
+/// `read`; here `read` itself is on [`AsyncRead`]).
+pub mod prelude {
+    pub use super::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+}
+
 /// The in-memory stream of tests: std's `Cursor`, re-exported because this module implements
 /// [`AsyncRead`] and [`AsyncWrite`] for `Cursor<Vec<u8>>` (the same type, so code naming
 /// `std::io::Cursor` is unaffected).
