@@ -331,7 +331,8 @@ impl Stash {
     }
 
     /// Stash rule S5: waits until no ticket is outstanding (the retained sends dropped before
-    /// their completion are all done), ignoring anything stashed.
+    /// their completion are all done), ignoring anything stashed. One atomic load when none is
+    /// (the check [`is_idle`](Stash::is_idle) makes), so callers need no check of their own.
     pub fn poll_settled(&self, cx: &mut Context<'_>) -> Poll<()> {
         self.poll_take(cx, |_| Take::Leave).map(|_| ())
     }

@@ -104,6 +104,18 @@ fn closure_reports_closed_to_a_waiting_write_and_counts_its_failure_in_the_shutd
     );
 }
 
+/// A four-byte send on `fd` bound to the send stash `sends` (S5), polled once on the entered
+/// driver: registered, not yet submitted.
+fn registered_send<'s>(
+    fd: &std::sync::Arc<std::os::fd::OwnedFd>,
+    sends: &'s std::sync::Arc<crate::Stash>,
+) -> crate::Operation<'s, (std::io::Result<usize>, Vec<u8>)> {
+    let mut send = ops::send(fd.clone(), vec![1; 4]).stash_late_result(sends);
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(Pin::new(&mut send).poll(&mut cx).is_pending());
+    send
+}
+
 /// A send whose future is dropped while the kernel holds it is retained (U5): no cancel, and
 /// its ticket in the socket's send stash stays outstanding until its final completion (S5), so
 /// the socket's next send waits for it.
@@ -112,9 +124,8 @@ fn dropped_in_flight_send_runs_on_and_holds_its_ticket_until_done() {
     let (driver, sim, fd) = sim_driver_with_fd(4);
     let _entered = driver.enter();
     let sends = std::sync::Arc::new(crate::Stash::new());
-    let mut send = ops::send(fd.clone(), vec![1; 4]).stash_late_result(&sends);
     let mut cx = Context::from_waker(Waker::noop());
-    assert!(Pin::new(&mut send).poll(&mut cx).is_pending());
+    let send = registered_send(&fd, &sends);
     let _ = driver.turn(Park::Poll);
     assert_eq!(sim.in_flight().len(), 1, "the kernel owns the send");
     drop(send);
@@ -137,9 +148,7 @@ fn dropped_queued_send_is_still_submitted() {
     let (driver, sim, fd) = sim_driver_with_fd(4);
     let _entered = driver.enter();
     let sends = std::sync::Arc::new(crate::Stash::new());
-    let mut send = ops::send(fd.clone(), vec![1; 4]).stash_late_result(&sends);
-    let mut cx = Context::from_waker(Waker::noop());
-    assert!(Pin::new(&mut send).poll(&mut cx).is_pending());
+    let send = registered_send(&fd, &sends);
     drop(send);
     assert!(!sends.is_idle());
     let _ = driver.turn(Park::Poll);
@@ -159,9 +168,7 @@ fn closure_cancels_a_dropped_send_and_does_not_count_it_as_a_failure() {
     let sends = std::sync::Arc::new(crate::Stash::new());
     {
         let _entered = driver.enter();
-        let mut send = ops::send(fd.clone(), vec![1; 4]).stash_late_result(&sends);
-        let mut cx = Context::from_waker(Waker::noop());
-        assert!(Pin::new(&mut send).poll(&mut cx).is_pending());
+        let send = registered_send(&fd, &sends);
         let _ = driver.turn(Park::Poll);
         drop(send);
         let _ = driver.turn(Park::Poll);

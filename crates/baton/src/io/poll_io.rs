@@ -154,11 +154,11 @@ impl AfterSends {
         AfterSends(Some(sends))
     }
 
+    /// Ready once the wait is over; a later poll does not wait again (the request it guards
+    /// may already be on the ring, ahead of sends dropped since).
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if let Some(sends) = &self.0 {
-            if !sends.is_idle() {
-                ready!(sends.poll_settled(cx));
-            }
+            ready!(sends.poll_settled(cx));
             self.0 = None;
         }
         Poll::Ready(())
@@ -385,7 +385,7 @@ impl Future for WriteAllOwned {
             let op = match &mut this.state {
                 WriteState::Sending(op) => op,
                 WriteState::Starting(_) => {
-                    if this.total > 0 && !this.start.sends.is_idle() {
+                    if this.total > 0 {
                         ready!(this.start.sends.poll_settled(cx));
                     }
                     let WriteState::Starting(buf) =

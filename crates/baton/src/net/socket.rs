@@ -93,9 +93,7 @@ impl Socket {
     /// Waits until every send dropped before its completion has finished (stash rule S5): one
     /// atomic load when none is running.
     pub(crate) async fn sends_settled(&self) {
-        if !self.sends.is_idle() {
-            poll_fn(|cx| self.sends.poll_settled(cx)).await;
-        }
+        poll_fn(|cx| self.sends.poll_settled(cx)).await;
     }
 
     /// The runtime the socket was made on, if any.
