@@ -3,11 +3,15 @@
 //!
 //! [`Compat`]: crate::Compat
 
-/// `impl<S: $side> $trait for $ty`, holding `$items`: a foreign read trait for a socket that
-/// reads (`$side` is `PollRead`), a write trait for one that writes (`PollWrite`).
+/// `impl<S: CompatIo> $trait for $ty where S's engine is $side`, holding `$items`: a foreign
+/// read trait for a stream that reads (`$side` is `EngineRead`), a write trait for one that
+/// writes (`EngineWrite`).
 macro_rules! impl_for_stream {
     ($side:ident: $trait:path => $ty:ty { $($items:tt)* }) => {
-        impl<S: baton::io::$side> $trait for $ty {
+        impl<S: $crate::CompatIo> $trait for $ty
+        where
+            S::Engine: $crate::engine::$side,
+        {
             $($items)*
         }
     };

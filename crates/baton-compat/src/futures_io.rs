@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 use crate::Compat;
 use crate::forward::{forward_buf_read, forward_writes, impl_for_stream};
 
-impl_for_stream!(PollRead: futures_io::AsyncRead => Compat<S> {
+impl_for_stream!(EngineRead: futures_io::AsyncRead => Compat<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -17,11 +17,11 @@ impl_for_stream!(PollRead: futures_io::AsyncRead => Compat<S> {
     }
 });
 
-impl_for_stream!(PollRead: futures_io::AsyncBufRead => Compat<S> {
+impl_for_stream!(EngineRead: futures_io::AsyncBufRead => Compat<S> {
     forward_buf_read!();
 });
 
-impl_for_stream!(PollWrite: futures_io::AsyncWrite => Compat<S> {
+impl_for_stream!(EngineWrite: futures_io::AsyncWrite => Compat<S> {
     forward_writes!(
         |this| this,
         /// Flushes, then shuts the write side (futures' `close`).

@@ -22,30 +22,35 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
-use baton::io::PollIo;
 use hyper::rt::ReadBufCursor;
 
 use crate::forward::{forward_writes, impl_for_stream};
-use crate::{Compat, CompatExt};
+use crate::socket::SocketEngine;
+use crate::{Compat, CompatExt, CompatIo};
 
-/// A Baton socket as hyper's transport: `Read` when it reads, `Write` when it writes (a
-/// whole stream, for a connection).
+/// A Baton stream as hyper's transport: `Read` when it reads, `Write` when it writes (a
+/// whole socket, for a connection).
 #[derive(Debug)]
-pub struct Io<S>(Compat<S>);
+pub struct Io<S: CompatIo>(Compat<S>);
 
-impl<S: PollIo> Io<S> {
+impl<S: CompatIo> Io<S> {
     /// Wraps `stream` (in a [`Compat`]: its buffers and guarantees are this type's).
     pub fn new(stream: S) -> Io<S> {
         Io(stream.compat())
     }
+}
 
-    /// The stream.
+impl<S> Io<S>
+where
+    S: CompatIo<Engine = SocketEngine<S>>,
+{
+    /// The socket.
     pub fn get_ref(&self) -> &S {
         self.0.get_ref()
     }
 }
 
-impl_for_stream!(PollRead: hyper::rt::Read => Io<S> {
+impl_for_stream!(EngineRead: hyper::rt::Read => Io<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -57,7 +62,7 @@ impl_for_stream!(PollRead: hyper::rt::Read => Io<S> {
     }
 });
 
-impl_for_stream!(PollWrite: hyper::rt::Write => Io<S> {
+impl_for_stream!(EngineWrite: hyper::rt::Write => Io<S> {
     forward_writes!(|this| this.0, vectored, poll_shutdown);
 });
 

@@ -34,14 +34,14 @@
 //!    what was accepted (tokio code that returns without a flush keeps working); only when the
 //!    kernel took part of a background write and the `Compat` is dropped before the rest was
 //!    sent is that tail lost. Flush or shut down first when every byte matters, as hyper does.
-//! M3. **A read and a write may wait at once** (full duplex, as hyper needs): each has its own
-//!    request in flight, and when both wait on the background write (a flush, and a read at the
-//!    end of the stream, M5), its end wakes both, also with the halves of a split `Compat` in
-//!    two tasks. `S` is any Baton socket ([`baton::io::PollIo`]): `TcpStream`,
-//!    `UnixStream`, their borrowed and owned halves, a child's piped `ChildStdin`,
-//!    `ChildStdout` and `ChildStderr`. The read traits are implemented when `S` reads
-//!    ([`baton::io::PollRead`]), the write traits when it writes ([`baton::io::PollWrite`]),
-//!    so a read half's `Compat` is a reader only and a write half's a writer only.
+//! M3. **A read and a write may wait at once** on a socket (full duplex, as hyper needs): each
+//!    has its own request in flight, and when both wait on the background write (a flush, and
+//!    a read at the end of the stream, M5), its end wakes both, also with the halves of a split
+//!    `Compat` in two tasks. The sockets are `TcpStream`, `UnixStream`, their borrowed and
+//!    owned halves, a child's piped `ChildStdin`, `ChildStdout` and `ChildStderr`
+//!    ([`CompatIo`] lists every type `Compat` wraps). The read traits are implemented when `S`
+//!    reads, the write traits when it writes, so a read half's `Compat` is a reader only and a
+//!    write half's a writer only.
 //! M4. **`poll_shutdown` after the peer closed or reset is `Ok`** (Baton's `shutdown` maps
 //!    `ENOTCONN` to `Ok`).
 //! M5. **The end of the stream comes after the writes before it.** A read that finds the end of
@@ -50,12 +50,19 @@
 //!    before its next read sees the end. Without this, a peer that closes right after reading a
 //!    whole response is seen closing "mid-message" by hyper's http1 dispatcher, which reads
 //!    before it flushes.
+//! M6. **Any other Baton stream takes turns** (a `File`, a `BufReader`, a `BufWriter`, a
+//!    `Cursor<Vec<u8>>`): it is driven through its owned-buffer calls, one at a time, each
+//!    holding the stream in a boxed future kept across polls (so M1 and M2 hold). A write waits
+//!    for a read in flight to end and the reverse; the side that waits is woken when the call
+//!    ends, also from another task. `poll_flush` runs the stream's own `flush` (a `BufWriter`
+//!    writes its buffer out), `poll_shutdown` its `shutdown`.
 //!
-//! Cost: each receive and each small write copies its bytes once (their futures are kept
+//! Cost, on a socket: each receive and each small write copies its bytes once (their futures are kept
 //! unboxed, so a request allocates nothing of its own); a large write is one system call when
 //! the socket has room, plus one ring request (`IORING_OP_POLL_ADD`) per wait for room. The
 //! read buffer is 16 KiB and the write buffer grows to the largest copied write (at most
-//! 16 KiB), each allocated on first use. A `Compat`
+//! 16 KiB), each allocated on first use. On any other stream, each call boxes one future and
+//! copies its bytes once; a read asks for up to 1 MiB and a write copies up to 1 MiB. A `Compat`
 //! is `Send` and `Unpin` (so it can move into `baton::spawn`ed tasks and be polled through
 //! `Pin::new`) but not `Sync`: its in-flight futures are not.
 //!
@@ -68,7 +75,11 @@
 //! reads, a 1 MiB
 //! write through flush and shutdown, vectored writes in order, writes failing after a reset
 //! with `shutdown` still `Ok`, lines through `AsyncBufRead`, and echoes through tokio's and
-//! futures' `split`/`copy`. `tests/http.rs` runs the example HTTP server in-process and
+//! futures' `split`/`copy`; and over files, buffered streams and cursors (M6): a 3 MiB file
+//! round trip in uneven pieces, `tokio::io::copy` from a file to a socket, lines from a
+//! buffered file, a flush reaching through a `BufWriter`, an abandoned buffered read resumed
+//! with a write waiting on it, the two sides of tokio's `split` in two tasks both woken, and a
+//! refused file write failing with std's error. `tests/http.rs` runs the example HTTP server in-process and
 //! fetches from it with `curl` (http1 and h2c) and with hyper's client on Baton: JSON, a 1 MiB
 //! file checked byte for byte, 64 concurrent keep-alive connections, clients closing right
 //! after a large response (M5), and hyper's header-read timeout firing through
@@ -76,16 +87,20 @@
 //! `docs/ecosystem.md`'s examples run as doc tests.
 
 mod compat;
+mod engine;
 mod forward;
 #[cfg(feature = "futures-io")]
 mod futures_io;
 #[cfg(feature = "hyper")]
 pub mod hyper;
+mod owned;
+mod read_buffer;
+mod socket;
 #[cfg(feature = "tokio-io")]
 mod tokio_io;
-mod write_waiters;
+mod waiters;
 
-pub use compat::{Compat, CompatExt};
+pub use compat::{Compat, CompatExt, CompatIo};
 
 #[cfg(test)]
 mod tests;

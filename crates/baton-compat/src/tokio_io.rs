@@ -9,7 +9,7 @@ use tokio::io::ReadBuf;
 use crate::Compat;
 use crate::forward::{forward_buf_read, forward_writes, impl_for_stream};
 
-impl_for_stream!(PollRead: tokio::io::AsyncRead => Compat<S> {
+impl_for_stream!(EngineRead: tokio::io::AsyncRead => Compat<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -21,10 +21,10 @@ impl_for_stream!(PollRead: tokio::io::AsyncRead => Compat<S> {
     }
 });
 
-impl_for_stream!(PollRead: tokio::io::AsyncBufRead => Compat<S> {
+impl_for_stream!(EngineRead: tokio::io::AsyncBufRead => Compat<S> {
     forward_buf_read!();
 });
 
-impl_for_stream!(PollWrite: tokio::io::AsyncWrite => Compat<S> {
+impl_for_stream!(EngineWrite: tokio::io::AsyncWrite => Compat<S> {
     forward_writes!(|this| this, vectored, poll_shutdown);
 });

@@ -4,6 +4,8 @@
 #[cfg(feature = "futures-io")]
 mod futures_io;
 #[cfg(feature = "tokio-io")]
+mod owned;
+#[cfg(feature = "tokio-io")]
 mod sides;
 #[cfg(feature = "tokio-io")]
 mod split;
@@ -18,11 +20,11 @@ use std::io;
 use baton::io::AsyncReadExt;
 use baton::net::{TcpListener, TcpStream};
 
-/// hyper and `baton::spawn` need a transport that is `Send + Unpin + 'static`; `Compat` is
-/// `Unpin` because every Baton socket and every operation it keeps is (no impl says so by
-/// hand).
+/// hyper and `baton::spawn` need a transport that is `Send + Unpin + 'static`. Over a socket,
+/// `Compat` is `Unpin` because every Baton socket and every operation it keeps is; over any
+/// other stream, because the stream is never pinned in place (each call boxes it).
 #[test]
-fn compat_over_baton_sockets_is_send_and_unpin() {
+fn compat_over_baton_streams_is_send_and_unpin() {
     fn check<T: Send + Unpin + 'static>() {}
     check::<crate::Compat<TcpStream>>();
     check::<crate::Compat<baton::net::UnixStream>>();
@@ -31,6 +33,10 @@ fn compat_over_baton_sockets_is_send_and_unpin() {
     check::<crate::Compat<baton::process::ChildStdin>>();
     check::<crate::Compat<baton::process::ChildStdout>>();
     check::<crate::Compat<baton::process::ChildStderr>>();
+    check::<crate::Compat<baton::fs::File>>();
+    check::<crate::Compat<baton::io::BufReader<TcpStream>>>();
+    check::<crate::Compat<baton::io::BufWriter<baton::fs::File>>>();
+    check::<crate::Compat<baton::io::Cursor<Vec<u8>>>>();
 }
 
 /// Runs `test` on a fresh runtime.

@@ -9,6 +9,23 @@ use super::{pattern, read_all, run, tcp_pair};
 use crate::CompatExt;
 use baton_tests::paced;
 
+/// Reads `reader` through a `CHUNK`-byte buffer until it ends or `limit` bytes came.
+pub(super) async fn read_in_chunks<const CHUNK: usize>(
+    reader: &mut (impl tokio::io::AsyncRead + Unpin),
+    limit: usize,
+) -> io::Result<Vec<u8>> {
+    let mut received = Vec::new();
+    let mut chunk = [0u8; CHUNK];
+    while received.len() < limit {
+        let count = reader.read(&mut chunk).await?;
+        if count == 0 {
+            break;
+        }
+        received.extend_from_slice(&chunk[..count]);
+    }
+    Ok(received)
+}
+
 #[test]
 fn small_caller_buffers_reassemble_a_large_body_in_order() {
     run(async {
@@ -20,18 +37,7 @@ fn small_caller_buffers_reassemble_a_large_body_in_order() {
             result
         });
         let mut compat = stream.compat();
-        let mut received = Vec::new();
-        let mut chunk = [0u8; 7];
-        loop {
-            let count = compat.read(&mut chunk).await?;
-            if count == 0 {
-                break;
-            }
-            received.extend_from_slice(&chunk[..count]);
-            if received.len() == expected.len() {
-                break;
-            }
-        }
+        let received = read_in_chunks::<7>(&mut compat, expected.len()).await?;
         writer.await.map_err(io::Error::other)??;
         assert!(
             received == expected,

@@ -1,38 +1,41 @@
-//! Who waits on a [`Compat`](crate::Compat)'s background write: the write side (a
-//! `poll_write` or `poll_flush` that must see it finish) and the read side (a read that found
-//! the end of the stream and reports it only after the write, rule M5).
+//! Who waits on a [`Compat`](crate::Compat)'s one shared operation: the write side (a
+//! `poll_write` or `poll_flush` that must see it finish) and the read side. On a socket the
+//! shared operation is the background write, which a read that found the end of the stream
+//! waits for (rule M5); on a stream driven through owned calls (a file, a buffered stream) it is
+//! whichever call holds the stream, which the other side waits for (rule M6).
 //!
-//! Why: the write is one ring operation, and an operation keeps one waker, the last poller's.
-//! With the halves of a split `Compat` in two tasks, the side that polled the write last would
-//! be the only one woken when it ends, and the other would wait forever. So while both sides
-//! wait, the write is polled with a waker that wakes both; while only one waits (the common
-//! case) it is polled with that side's own waker, as any future would be.
+//! Why: the operation is one future, and a future keeps one waker, the last poller's. With the
+//! halves of a split `Compat` in two tasks, the side that polled it last would be the only one
+//! woken when it ends, and the other would wait forever. So while both sides wait, the
+//! operation is polled with a waker that wakes both; while only one waits (the common case) it
+//! is polled with that side's own waker, as any future would be.
 
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-/// Which side polls the background write.
+/// Which side polls the shared operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Side {
-    /// A `poll_write` or `poll_flush` that returns `Pending` until the write ends.
+    /// A `poll_write`, `poll_flush` or `poll_shutdown` that returns `Pending` until the
+    /// operation ends.
     Writer,
-    /// The read side's end-of-stream path (M5).
+    /// A read: the end-of-stream path on a socket (M5), any read on an owned-call stream (M6).
     Reader,
     /// The first poll of a write just started, whose `poll_write` returns `Ready` whatever it
     /// gives: nobody waits on it yet.
     Starter,
 }
 
-/// The wakers of the sides waiting on the background write.
+/// The wakers of the sides waiting on the shared operation.
 #[derive(Debug, Default)]
-pub(crate) struct WriteWaiters {
+pub(crate) struct Waiters {
     writer: Option<Waker>,
     reader: Option<Waker>,
 }
 
-impl WriteWaiters {
-    /// Polls the write through `poll` on behalf of `side`, woken by `cx` and by the other side
-    /// if it waits too. A side that gets `Pending` is recorded as waiting; when the write ends,
+impl Waiters {
+    /// Polls the operation through `poll` on behalf of `side`, woken by `cx` and by the other
+    /// side if it waits too. A side that gets `Pending` is recorded as waiting; when it ends,
     /// both sides' records are cleared, and the other side is woken if it waited.
     pub(crate) fn poll<T>(
         &mut self,

@@ -1,0 +1,267 @@
+//! [`OwnedEngine`]: how a [`Compat`](crate::Compat) drives a Baton stream that is not a socket
+//! (a [`File`](baton::fs::File), a [`BufReader`](baton::io::BufReader) or
+//! [`BufWriter`](baton::io::BufWriter), a `Cursor<Vec<u8>>`): through its §9 owned-buffer
+//! calls. Each call moves the stream and an owned buffer into one boxed future, which hands both
+//! back when it ends; the `Compat` keeps that future across polls (rule M1), so one call holds
+//! the stream at a time (rule M6).
+//!
+//! Why not readiness-style, as for sockets: a file has no readiness (it is always "ready", and a
+//! read may still block on the disk), and a buffered stream's state lives in its own calls.
+//! The owned calls are the one interface all of them have. One future per call is boxed
+//! because its type is the stream's (`impl Future` from a trait method) and cannot be named in
+//! a field.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use baton::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+
+use crate::engine::{Engine, EngineRead, EngineWrite, READ_CAPACITY};
+use crate::read_buffer::ReadBuffer;
+use crate::waiters::{Side, Waiters};
+
+/// The most bytes one read asks for and one write copies: enough that a large transfer takes
+/// few calls, bounded so a `Compat` never holds more than this per buffer.
+const OWNED_LIMIT: usize = 1024 * 1024;
+
+/// A stream driven through its owned-buffer calls; see the module docs.
+///
+/// Invariant: exactly one of `stream` and `op` is `Some` — the stream is either idle here or
+/// held by the call in flight.
+pub struct OwnedEngine<S> {
+    /// The stream, while no call holds it.
+    stream: Option<S>,
+    /// The call in flight, which owns the stream (and its buffer) until it ends.
+    op: Option<Pin<Box<dyn Future<Output = Ended<S>> + Send>>>,
+    /// The sides waiting on `op`: both are woken when it ends.
+    waiters: Waiters,
+    /// What the last read brought; lent to the read while it is in flight.
+    read: ReadBuffer,
+    /// A read failed while the write side waited on it, for the next read.
+    read_error: Option<io::Error>,
+    /// Empty while a write holds it.
+    write_buf: Vec<u8>,
+    /// A background write failed, for the next write, flush or shutdown.
+    write_error: Option<io::Error>,
+    /// A flush or shutdown ended while the read side waited on it, for the caller that
+    /// started it.
+    finished: Option<(Finish, io::Result<()>)>,
+}
+
+/// A call that ended: the stream back, and what the call did.
+struct Ended<S> {
+    stream: S,
+    outcome: Outcome,
+}
+
+enum Outcome {
+    Read(io::Result<usize>, Vec<u8>),
+    Write(io::Result<()>, Vec<u8>),
+    Finished(Finish, io::Result<()>),
+}
+
+/// A call that only reports success: the stream's `flush` or its `shutdown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Finish {
+    Flush,
+    Shutdown,
+}
+
+// The stream is never pinned where it lies: each call moves it into its own boxed future.
+impl<S> Unpin for OwnedEngine<S> {}
+
+impl<S> fmt::Debug for OwnedEngine<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compat")
+            .field("buffered_read", &self.read.waiting())
+            .field("busy", &self.op.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Send + 'static> Engine for OwnedEngine<S> {
+    type Stream = S;
+
+    /// The buffers are allocated on the first read and the first write.
+    fn new(stream: S) -> OwnedEngine<S> {
+        OwnedEngine {
+            stream: Some(stream),
+            op: None,
+            waiters: Waiters::default(),
+            read: ReadBuffer::default(),
+            read_error: None,
+            write_buf: Vec::new(),
+            write_error: None,
+            finished: None,
+        }
+    }
+}
+
+impl<S: Send + 'static> OwnedEngine<S> {
+    /// Drives the call in flight, if any, to its end on behalf of `side`, and files what it
+    /// did: a read's bytes (or error) for the read side, a write's error and a flush's or
+    /// shutdown's result for the write side. `Ready` once the stream is idle.
+    fn poll_idle(&mut self, cx: &mut Context<'_>, side: Side) -> Poll<()> {
+        let Some(op) = &mut self.op else {
+            return Poll::Ready(());
+        };
+        let ended = ready!(self.waiters.poll(side, cx, |cx| op.as_mut().poll(cx)));
+        self.op = None;
+        self.stream = Some(ended.stream);
+        match ended.outcome {
+            Outcome::Read(result, buf) => {
+                if let Err(error) = self.read.filled(result, buf) {
+                    self.read_error = Some(error);
+                }
+            }
+            Outcome::Write(result, mut buf) => {
+                buf.clear();
+                self.write_buf = buf;
+                if let Err(error) = result {
+                    self.write_error = Some(error);
+                }
+            }
+            Outcome::Finished(finish, result) => self.finished = Some((finish, result)),
+        }
+        Poll::Ready(())
+    }
+
+    /// Starts `call` on the idle stream.
+    fn start<F>(&mut self, call: impl FnOnce(S) -> F)
+    where
+        F: Future<Output = Ended<S>> + Send + 'static,
+    {
+        let stream = self
+            .stream
+            .take()
+            .expect("a call starts only on an idle stream (the invariant on OwnedEngine)");
+        self.op = Some(Box::pin(call(stream)));
+    }
+}
+
+impl<S: AsyncRead + Send + 'static> EngineRead for OwnedEngine<S> {
+    /// Waits for the call in flight (a write, a flush) first: one call holds the stream
+    /// (M6). A read asks for `want` bytes, at least 16 KiB and at most 1 MiB; one abandoned
+    /// between polls stays in flight and its bytes come next (M1).
+    fn poll_fill_buf(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<io::Result<&[u8]>> {
+        loop {
+            if self.read.waiting() > 0 {
+                return Poll::Ready(Ok(self.read.bytes()));
+            }
+            if let Some(error) = self.read_error.take() {
+                return Poll::Ready(Err(error));
+            }
+            if self.read.at_eof() {
+                self.read.eof_reported();
+                return Poll::Ready(Ok(&[]));
+            }
+            if self.op.is_some() {
+                ready!(self.poll_idle(cx, Side::Reader));
+                continue;
+            }
+            let buf = self.read.lend(want.clamp(READ_CAPACITY, OWNED_LIMIT));
+            self.start(|mut stream| async move {
+                let (result, buf) = stream.read(buf).await;
+                Ended {
+                    stream,
+                    outcome: Outcome::Read(result, buf),
+                }
+            });
+        }
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.read.consume(amount);
+    }
+}
+
+impl<S: AsyncWrite + Send + 'static> EngineWrite for OwnedEngine<S> {
+    /// Waits for the call in flight first (M6), then copies up to 1 MiB into the write buffer
+    /// and writes it all in the background (M2).
+    fn poll_write_vectored(
+        &mut self,
+        cx: &mut Context<'_>,
+        srcs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        if srcs.iter().all(|src| src.is_empty()) {
+            return Poll::Ready(Ok(0));
+        }
+        ready!(self.poll_idle(cx, Side::Writer));
+        if let Some(error) = self.write_error.take() {
+            return Poll::Ready(Err(error));
+        }
+        let mut buf = std::mem::take(&mut self.write_buf);
+        for src in srcs {
+            let room = OWNED_LIMIT - buf.len();
+            if room == 0 {
+                break;
+            }
+            buf.extend_from_slice(&src[..src.len().min(room)]);
+        }
+        let accepted = buf.len();
+        // A flush finished before this write does not cover it.
+        self.finished = None;
+        self.start(|mut stream| async move {
+            let (result, buf) = stream.write_all(buf).await;
+            Ended {
+                stream,
+                outcome: Outcome::Write(result, buf),
+            }
+        });
+        // Polled once now so the write starts before the caller's next poll; when it fails at
+        // once, the bytes were not taken and the error is returned instead.
+        if self.poll_idle(cx, Side::Starter).is_ready()
+            && let Some(error) = self.write_error.take()
+        {
+            return Poll::Ready(Err(error));
+        }
+        Poll::Ready(Ok(accepted))
+    }
+
+    /// Waits for the background write, then for the stream's own `flush`.
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_finish(cx, Finish::Flush)
+    }
+
+    /// Waits for the background write, then for the stream's own `shutdown` (which flushes
+    /// first).
+    fn poll_shutdown(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_finish(cx, Finish::Shutdown)
+    }
+}
+
+impl<S: AsyncWrite + Send + 'static> OwnedEngine<S> {
+    /// Runs the stream's `flush` or `shutdown` once every accepted byte is written; its result
+    /// is kept until the caller polls again if another side drove it to its end.
+    fn poll_finish(&mut self, cx: &mut Context<'_>, finish: Finish) -> Poll<io::Result<()>> {
+        loop {
+            if self.op.is_some() {
+                ready!(self.poll_idle(cx, Side::Writer));
+                continue;
+            }
+            if let Some(error) = self.write_error.take() {
+                return Poll::Ready(Err(error));
+            }
+            // The other call's result is dropped: nobody waits for it any more (a flush
+            // polled while a shutdown was in flight starts a flush of its own).
+            if let Some((done, result)) = self.finished.take()
+                && done == finish
+            {
+                return Poll::Ready(result);
+            }
+            self.start(move |mut stream| async move {
+                let result = match finish {
+                    Finish::Flush => stream.flush().await,
+                    Finish::Shutdown => stream.shutdown().await,
+                };
+                Ended {
+                    stream,
+                    outcome: Outcome::Finished(finish, result),
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! `Compat` over streams that are not sockets (files, buffered streams, cursors), driven
+//! through their owned-buffer calls (rule M6), through tokio's traits.
+
+use std::io;
+use std::time::Duration;
+
+use baton::fs::File;
+use baton::io::{BufReader, BufWriter, Cursor};
+use baton::net::UnixStream;
+use baton_tests::in_scratch;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+
+use super::tokio_io::read_in_chunks;
+use super::{pattern, read_all, run, tcp_pair};
+use crate::CompatExt;
+
+/// A 3 MiB body written through a file's `Compat` in uneven pieces reads back the same
+/// through another, in small pieces: the writes stay in order across the 1 MiB copy limit
+/// and the reads follow the file's cursor.
+#[test]
+fn a_file_round_trips_a_large_body_in_uneven_pieces() {
+    in_scratch("compat-file", async |scratch| {
+        let path = scratch.join("body");
+        let body = pattern(3 * 1024 * 1024 + 17);
+        let mut writer = File::create(&path).await?.compat();
+        for piece in body.chunks(700_001) {
+            writer.write_all(piece).await?;
+        }
+        writer.shutdown().await?;
+        drop(writer);
+        assert!(
+            std::fs::read(&path)? == body,
+            "the file holds other bytes than were written"
+        );
+
+        let mut reader = File::open(&path).await?.compat();
+        let back = read_in_chunks::<4093>(&mut reader, usize::MAX).await?;
+        assert!(back == body, "the file read back differs");
+        Ok(())
+    })
+    .expect("the file I/O succeeds");
+}
+
+/// `tokio::io::copy` from a file's `Compat` into a socket's: a whole file served the way
+/// tokio code serves one.
+#[test]
+fn tokio_copy_sends_a_file_over_a_socket() {
+    in_scratch("compat-copy", async |scratch| {
+        let body = pattern(1024 * 1024 + 5);
+        let path = scratch.file("body", &body)?;
+        let (stream, peer) = tcp_pair().await?;
+        let receiver = baton::spawn(async move { read_all(&peer).await });
+        let mut file = File::open(&path).await?.compat();
+        let mut socket = stream.compat();
+        let copied = tokio::io::copy(&mut file, &mut socket).await?;
+        socket.shutdown().await?;
+        drop(socket);
+        assert_eq!(copied, body.len() as u64);
+        let received = receiver.await.map_err(io::Error::other)??;
+        assert!(received == body, "the peer received other bytes");
+        Ok(())
+    })
+    .expect("the file and socket I/O succeed");
+}
+
+/// Lines through tokio's `AsyncBufReadExt` over a Baton `BufReader` of a file.
+#[test]
+fn lines_come_out_of_a_buffered_file() {
+    in_scratch("compat-lines", async |scratch| {
+        let path = scratch.file("lines", "one\ntwo\n\nfour")?;
+        let reader = BufReader::new(File::open(&path).await?).compat();
+        let mut lines = reader.lines();
+        let mut got = Vec::new();
+        while let Some(line) = lines.next_line().await? {
+            got.push(line);
+        }
+        assert_eq!(got, ["one", "two", "", "four"]);
+        Ok(())
+    })
+    .expect("the file I/O succeeds");
+}
+
+/// `poll_flush` flushes a Baton `BufWriter` itself, not only the `Compat`'s own buffer: the
+/// peer sees the bytes before any shutdown, and the end of the stream after it.
+#[test]
+fn flush_reaches_through_a_buf_writer() {
+    run(async {
+        let (stream, peer) = tcp_pair().await?;
+        let mut writer = BufWriter::new(stream).compat();
+        writer.write_all(b"held ").await?;
+        writer.write_all(b"back").await?;
+        writer.flush().await?;
+        let mut peer_reader = &peer;
+        let read = baton::io::AsyncReadExt::read_exact(&mut peer_reader, vec![0u8; 9]);
+        let (result, got) = baton::time::timeout(Duration::from_secs(10), read)
+            .await
+            .map_err(|_| io::Error::other("the flushed bytes never arrived"))?;
+        result?;
+        assert_eq!(got, b"held back");
+        writer.shutdown().await?;
+        assert!(
+            read_all(&peer).await?.is_empty(),
+            "shutdown ends the stream"
+        );
+        Ok(())
+    });
+}
+
+/// A read abandoned mid-wait stays in flight (M1); a write waits for it (M6) and goes out
+/// once it ends; the read's bytes come next.
+#[test]
+fn an_abandoned_buffered_read_is_resumed_and_a_write_waits_for_it() {
+    run(async {
+        let (stream, peer) = tcp_pair().await?;
+        let mut compat = BufReader::new(stream).compat();
+        let mut buf = [0u8; 16];
+        let abandoned =
+            baton::time::timeout(Duration::from_millis(20), compat.read(&mut buf)).await;
+        assert!(
+            abandoned.is_err(),
+            "nothing was sent, so the read times out"
+        );
+        assert!(format!("{compat:?}").contains("busy: true"));
+        let (sent, _) = peer.write_all(&b"abc"[..]).await;
+        sent?;
+        compat.write_all(b"xyz").await?;
+        compat.flush().await?;
+        let count = compat.read(&mut buf).await?;
+        assert_eq!(&buf[..count], b"abc");
+        let (result, echoed) = baton::io::AsyncReadExt::read_exact(&mut &peer, vec![0u8; 3]).await;
+        result?;
+        assert_eq!(echoed, b"xyz");
+        Ok(())
+    });
+}
+
+/// tokio's `split` puts the two sides in two tasks: the writer, waiting on the reader's call
+/// in flight (M6), is woken when that call ends, not only the reader.
+#[test]
+fn split_sides_in_two_tasks_both_wake() {
+    run(async {
+        let (ours, peer) = UnixStream::pair()?;
+        let (mut reader, mut writer) = tokio::io::split(BufReader::new(ours).compat());
+        let read = baton::spawn(async move {
+            let mut buf = [0u8; 5];
+            reader.read_exact(&mut buf).await?;
+            io::Result::Ok(buf)
+        });
+        // Lets the read start and hold the stream before the write asks for it.
+        baton::time::sleep(Duration::from_millis(20)).await;
+        let write = baton::spawn(async move {
+            writer.write_all(b"ping").await?;
+            writer.flush().await
+        });
+        baton::time::sleep(Duration::from_millis(20)).await;
+        let (sent, _) = peer.write_all(&b"hello"[..]).await;
+        sent?;
+        let bound = Duration::from_secs(10);
+        let read = baton::time::timeout(bound, read)
+            .await
+            .map_err(io::Error::other)?;
+        assert_eq!(&read.map_err(io::Error::other)??, b"hello");
+        baton::time::timeout(bound, write)
+            .await
+            .map_err(|_| io::Error::other("the waiting writer was never woken"))?
+            .map_err(io::Error::other)??;
+        let (result, got) = baton::io::AsyncReadExt::read_exact(&mut &peer, vec![0u8; 4]).await;
+        result?;
+        assert_eq!(got, b"ping");
+        Ok(())
+    });
+}
+
+/// A write the file refuses (opened read-only) is an error, with the OS error std gives
+/// (EBADF), from the write or from the flush that follows it — never a silent success.
+#[test]
+fn a_refused_file_write_is_an_error() {
+    in_scratch("compat-refused", async |scratch| {
+        let path = scratch.file("read-only", "x")?;
+        let mut compat = File::open(&path).await?.compat();
+        let outcome = match compat.write_all(b"more").await {
+            Ok(()) => compat.flush().await,
+            Err(error) => Err(error),
+        };
+        let error = outcome.expect_err("a read-only file takes no write");
+        let std_error = std::io::Write::write(&mut std::fs::File::open(&path)?, b"more")
+            .expect_err("std refuses it too");
+        assert_eq!(error.raw_os_error(), std_error.raw_os_error());
+        assert_eq!(error.kind(), std_error.kind());
+        Ok(())
+    })
+    .expect("the file setup succeeds");
+}
+
+/// An in-memory cursor reads to its end and takes writes, through tokio's helpers.
+#[test]
+fn a_cursor_reads_to_its_end() {
+    run(async {
+        let mut compat = Cursor::new(pattern(40_000)).compat();
+        let mut back = Vec::new();
+        compat.read_to_end(&mut back).await?;
+        assert!(back == pattern(40_000));
+        compat.write_all(b"tail").await?;
+        compat.flush().await?;
+        assert_eq!(
+            compat.read(&mut [0u8; 4]).await?,
+            0,
+            "a write leaves the cursor at its end"
+        );
+        Ok(())
+    });
+}
