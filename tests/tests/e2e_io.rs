@@ -54,6 +54,7 @@ fn every_buffer_type_goes_through_a_socket() -> io::Result<()> {
         a.write_all(String::from("str")).await.0?;
         a.write_all(bytes::Bytes::from_static(b"byt")).await.0?;
         a.write_all(b"sli-ced".to_vec().slice(4..)).await.0?;
+        a.write_all(b"lit").await.0?;
         let (res, arr) = (&b).read_exact([0u8; 6]).await;
         res?;
         assert_eq!(&arr, b"boxarr");
@@ -63,6 +64,9 @@ fn every_buffer_type_goes_through_a_socket() -> io::Result<()> {
         let (res, bytes) = (&b).read_exact(bytes::BytesMut::with_capacity(6)).await;
         res?;
         assert_eq!(&bytes[..], b"bytced");
+        let (res, literal) = (&b).read_exact(vec![0u8; 3]).await;
+        res?;
+        assert_eq!(literal, b"lit", "a byte-string literal is written as it is");
         Ok(())
     })
 }

@@ -121,7 +121,7 @@ fn an_abandoned_buffered_read_is_resumed_and_a_write_waits_for_it() {
             "nothing was sent, so the read times out"
         );
         assert!(format!("{compat:?}").contains("busy: true"));
-        let (sent, _) = peer.write_all(&b"abc"[..]).await;
+        let (sent, _) = peer.write_all(b"abc").await;
         sent?;
         compat.write_all(b"xyz").await?;
         compat.flush().await?;
@@ -153,7 +153,7 @@ fn split_sides_in_two_tasks_both_wake() {
             writer.flush().await
         });
         baton::time::sleep(Duration::from_millis(20)).await;
-        let (sent, _) = peer.write_all(&b"hello"[..]).await;
+        let (sent, _) = peer.write_all(b"hello").await;
         sent?;
         let bound = Duration::from_secs(10);
         let read = baton::time::timeout(bound, read)

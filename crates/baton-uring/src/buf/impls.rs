@@ -117,6 +117,37 @@ unsafe impl<const N: usize> IoBuf for [u8; N] {
     }
 }
 
+/// A zeroed `[u8; N]` that lives for the program, for `&'static [u8; N]`'s placeholder: an
+/// associated constant's value is `'static` for every `N`, where `&[0; N]` in a function body
+/// is not promoted.
+struct Zeroed<const N: usize>;
+
+impl<const N: usize> Zeroed<N> {
+    const BYTES: &'static [u8; N] = &[0; N];
+}
+
+// SAFETY: `'static` bytes are never freed nor moved, and all `N` are initialized; only the
+// reference moves. A byte-string literal (`b"hello"`) is such a reference.
+unsafe impl<const N: usize> IoBuf for &'static [u8; N] {
+    const PTR_SURVIVES_MOVE: bool = true;
+
+    fn placeholder() -> Self {
+        Zeroed::<N>::BYTES
+    }
+
+    fn stable_ptr(&self) -> *const u8 {
+        self.as_ptr()
+    }
+
+    fn bytes_init(&self) -> usize {
+        N
+    }
+
+    fn bytes_total(&self) -> usize {
+        N
+    }
+}
+
 #[cfg(feature = "bytes")]
 mod bytes_impls {
     use super::{IoBuf, IoBufMut};

@@ -13,8 +13,8 @@
 //! * [`IoVecBuf`] / [`IoVecBufMut`] — several buffers for one vectored request (`Vec<B>`,
 //!   `[B; N]`).
 //!
-//! Implemented for `Vec<u8>`, `Box<[u8]>`, `[u8; N]`, `&'static [u8]`, `&'static str`,
-//! `String` (read-only) and, with the feature `bytes`, `bytes::Bytes` (read-only) and
+//! Implemented for `Vec<u8>`, `Box<[u8]>`, `[u8; N]`, `&'static [u8]`, `&'static [u8; N]`
+//! (a byte-string literal, `b"hello"`), `&'static str`, `String` (read-only) and, with the feature `bytes`, `bytes::Bytes` (read-only) and
 //! `bytes::BytesMut`.
 //!
 //! The driver keeps a buffer as a [`RawBuf`]: the value itself, inline, when it is small and

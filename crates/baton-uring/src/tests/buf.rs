@@ -166,10 +166,22 @@ fn a_vectored_read_fills_the_buffers_in_order() {
     assert_eq!(lens, vec![2, 2, 0]);
 }
 
+/// A byte-string literal (`&'static [u8; N]`) is written from where it lies: not boxed, every
+/// byte initialized.
+#[test]
+fn a_byte_string_literal_is_a_buffer_that_stays_put() {
+    let literal: &'static [u8; 5] = b"hello";
+    let raw = RawBuf::new(literal);
+    assert_eq!(raw.ptr().cast_const(), literal.as_ptr(), "the literal is not copied or boxed");
+    // SAFETY: all 5 bytes of the literal are initialized, and nothing writes them.
+    assert_eq!(unsafe { raw.filled(5) }, b"hello");
+}
+
 #[test]
 fn placeholders_are_empty() {
     assert!(<Vec<u8> as IoBuf>::placeholder().is_empty());
     assert_eq!(<[u8; 3] as IoBuf>::placeholder(), [0; 3]);
+    assert_eq!(<&'static [u8; 3] as IoBuf>::placeholder(), &[0; 3]);
     assert_eq!(
         <crate::buf::Slice<Vec<u8>> as IoBuf>::placeholder().bytes_total(),
         0
