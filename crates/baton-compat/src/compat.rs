@@ -71,12 +71,12 @@ impl<S: CompatIo> fmt::Debug for Compat<S> {
 
 /// A Baton stream a [`Compat`] can wrap. Sealed; implemented by:
 ///
-/// - the sockets, driven readiness-style (full duplex): [`TcpStream`], [`UnixStream`], their
-///   borrowed and owned halves, and a child's piped [`ChildStdin`], [`ChildStdout`] and
-///   [`ChildStderr`];
-/// - the other §9 streams, driven through their owned-buffer calls (one at a time): [`File`]
-///   (its cursor), [`BufReader<R>`] and [`BufWriter<W>`] over any `Send + 'static` stream,
-///   and `Cursor<Vec<u8>>`.
+/// - the sockets, driven readiness-style (full duplex): [`TcpStream`], [`UnixStream`] and
+///   their borrowed and owned halves;
+/// - the other §9 streams, driven through their owned-buffer calls (one at a time): a
+///   child's piped [`ChildStdin`], [`ChildStdout`] and [`ChildStderr`] (pipes, each one way),
+///   [`File`] (its cursor), [`BufReader<R>`] and [`BufWriter<W>`] over any `Send + 'static`
+///   stream, and `Cursor<Vec<u8>>`.
 pub trait CompatIo: Sized + sealed::Sealed {
     /// How the `Compat` drives it.
     #[doc(hidden)]
@@ -99,7 +99,7 @@ macro_rules! socket_io {
     };
 }
 
-socket_io!(TcpStream, UnixStream, ChildStdin, ChildStdout, ChildStderr);
+socket_io!(TcpStream, UnixStream);
 
 impl<S: Stream> sealed::Sealed for OwnedReadHalf<S> {}
 impl<S: Stream> CompatIo for OwnedReadHalf<S> {
@@ -118,14 +118,19 @@ impl<'a, S: Stream> CompatIo for WriteHalf<'a, S> {
     type Engine = SocketEngine<WriteHalf<'a, S>>;
 }
 
-impl sealed::Sealed for File {}
-impl CompatIo for File {
-    type Engine = OwnedEngine<File>;
+/// The other streams that are not generic: through their owned calls.
+macro_rules! owned_io {
+    ($($ty:ty),+) => {
+        $(
+            impl sealed::Sealed for $ty {}
+            impl CompatIo for $ty {
+                type Engine = OwnedEngine<$ty>;
+            }
+        )+
+    };
 }
-impl sealed::Sealed for Cursor<Vec<u8>> {}
-impl CompatIo for Cursor<Vec<u8>> {
-    type Engine = OwnedEngine<Cursor<Vec<u8>>>;
-}
+
+owned_io!(File, Cursor<Vec<u8>>, ChildStdin, ChildStdout, ChildStderr);
 impl<R: Send + 'static> sealed::Sealed for BufReader<R> {}
 impl<R: Send + 'static> CompatIo for BufReader<R> {
     type Engine = OwnedEngine<BufReader<R>>;

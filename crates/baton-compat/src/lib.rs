@@ -37,9 +37,8 @@
 //! M3. **A read and a write may wait at once** on a socket (full duplex, as hyper needs): each
 //!    has its own request in flight, and when both wait on the background write (a flush, and
 //!    a read at the end of the stream, M5), its end wakes both, also with the halves of a split
-//!    `Compat` in two tasks. The sockets are `TcpStream`, `UnixStream`, their borrowed and
-//!    owned halves, a child's piped `ChildStdin`, `ChildStdout` and `ChildStderr`
-//!    ([`CompatIo`] lists every type `Compat` wraps). The read traits are implemented when `S`
+//!    `Compat` in two tasks. The sockets are `TcpStream`, `UnixStream` and their borrowed
+//!    and owned halves ([`CompatIo`] lists every type `Compat` wraps). The read traits are implemented when `S`
 //!    reads, the write traits when it writes, so a read half's `Compat` is a reader only and a
 //!    write half's a writer only.
 //! M4. **`poll_shutdown` after the peer closed or reset is `Ok`** (Baton's `shutdown` maps
@@ -50,8 +49,8 @@
 //!    before its next read sees the end. Without this, a peer that closes right after reading a
 //!    whole response is seen closing "mid-message" by hyper's http1 dispatcher, which reads
 //!    before it flushes.
-//! M6. **Any other Baton stream takes turns** (a `File`, a `BufReader`, a `BufWriter`, a
-//!    `Cursor<Vec<u8>>`): it is driven through its owned-buffer calls, one at a time, each
+//! M6. **Any other Baton stream takes turns** (a child's piped stdio, a `File`, a
+//!    `BufReader`, a `BufWriter`, a `Cursor<Vec<u8>>`): it is driven through its owned-buffer calls, one at a time, each
 //!    holding the stream in a boxed future kept across polls (so M1 and M2 hold). A write waits
 //!    for a read in flight to end and the reverse; the side that waits is woken when the call
 //!    ends, also from another task. `poll_flush` runs the stream's own `flush` (a `BufWriter`

@@ -20,11 +20,13 @@
 //! S4. A receive or accept on a socket whose stash is not idle does not go to the kernel: it
 //!    waits until no ticket is outstanding, then takes the stashed results first, in the order
 //!    the kernel completed them. So bytes come back in order and nothing received is discarded.
+//!    A pipe's reads (`ops::read_stream`, `ops::readv_stream`) are kept the same way.
 //!
 //! S5. Sends keep their order the same way, through a stash of their own (a receive must not
 //!    wait for a send, which may wait for the peer to read): a send is retained, so when its
 //!    future is dropped before its final completion it keeps running and holds a ticket until
-//!    then (ending with nothing kept). The socket's next send, and a shutdown of its write side,
+//!    then (ending with nothing kept); a pipe's writes likewise. The socket's next send, and a
+//!    shutdown of its write side,
 //!    wait until no ticket is outstanding ([`Stash::poll_settled`]), so the stream's bytes go out
 //!    in the order their writes were made and none is cut off by the shutdown.
 //!
@@ -434,18 +436,31 @@ fn stashed(outcome: Outcome, data: Option<Request>, datagrams: bool) -> Option<S
                 from,
             })
         }
-        // The receive pointed the kernel at `buf` from its beginning and the driver owned it,
-        // unchanged, until this final completion: a result `n` means its first `n` bytes are
-        // initialized (`Stashed::Bytes`'s `len`).
-        Request::Recv { buf, .. } if n > 0 && n <= buf.total() => Some(Stashed::Bytes {
-            buf,
-            start: 0,
-            len: n,
-        }),
+        // The receive (or a pipe's read, the one kind of read a stash is attached to) pointed
+        // the kernel at `buf` from its beginning and the driver owned it, unchanged, until this
+        // final completion: a result `n` means its first `n` bytes are initialized
+        // (`Stashed::Bytes`'s `len`).
+        Request::Recv { buf, .. } | Request::Read { buf, .. } if n > 0 && n <= buf.total() => {
+            Some(Stashed::Bytes {
+                buf,
+                start: 0,
+                len: n,
+            })
+        }
         // A vectored receive's bytes span its buffers in order: gathered into one (a copy, on
         // this rare path).
         Request::RecvMsg { msg, .. } if n > 0 => {
             let gathered = gather(&msg.bufs, n);
+            let len = gathered.len();
+            Some(Stashed::Bytes {
+                buf: RawBuf::new(gathered),
+                start: 0,
+                len,
+            })
+        }
+        // A pipe's vectored read, the same way.
+        Request::Readv { vectored, .. } if n > 0 => {
+            let gathered = gather(&vectored.bufs, n);
             let len = gathered.len();
             Some(Stashed::Bytes {
                 buf: RawBuf::new(gathered),

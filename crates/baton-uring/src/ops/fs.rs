@@ -41,9 +41,9 @@ fn positional<T>(
     }
 }
 
-const EMPTY_READ: &str = "a read needs a buffer with room for at least one byte: pass e.g. Vec::with_capacity(n) or vec![0; n]";
+pub(super) const EMPTY_READ: &str = "a read needs a buffer with room for at least one byte: pass e.g. Vec::with_capacity(n) or vec![0; n]";
 
-const EMPTY_WRITE: &str =
+pub(super) const EMPTY_WRITE: &str =
     "a write needs at least one byte to write (the buffer's initialized length is 0)";
 
 /// Reads at `offset` into `buf`, from its beginning up to its capacity; its initialized length

@@ -18,6 +18,7 @@ mod datagram;
 mod fs;
 mod net;
 mod path;
+mod pipe;
 mod poll;
 mod time;
 
@@ -30,6 +31,7 @@ pub use net::{
     shutdown, socket,
 };
 pub use path::{linkat, mkdirat, renameat, symlinkat, unlinkat};
+pub use pipe::{read_stream, readv_stream, write_stream, writev_stream};
 pub use poll::{poll_readable, poll_writable};
 pub use time::{nop, sleep, sleep_until};
 

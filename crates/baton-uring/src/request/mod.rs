@@ -117,6 +117,11 @@ impl Vectored {
     }
 }
 
+/// The offset of a read or write at the descriptor's own position (io_uring's −1): a pipe's,
+/// which waits on the process at its other end ([`Request::waits_on_peer`]). Positional
+/// requests never carry it: their constructors refuse offsets above `i64::MAX`.
+pub(crate) const CURSOR: u64 = u64::MAX;
+
 /// A request's owned inputs: everything the kernel can see. Rarely used large fields live
 /// behind a `Box`, so the common ones stay small (see the size test).
 #[derive(Debug)]
@@ -291,11 +296,18 @@ impl Request {
     }
 
     /// Requests that wait on a peer (a receive waits for bytes, a send for window space, an
-    /// accept for a client, a connect for the handshake) and may stay in flight indefinitely.
+    /// accept for a client, a connect for the handshake, a pipe's read or write for the process
+    /// at its other end) and may stay in flight indefinitely.
     /// They are bounded by the sockets and buffers the application holds, never by the
     /// driver's in-flight limit, so idle connections cannot hold back other requests.
     pub(crate) fn waits_on_peer(&self) -> bool {
         matches!(
+            self,
+            Request::Read { offset: CURSOR, .. }
+                | Request::Write { offset: CURSOR, .. }
+                | Request::Readv { offset: CURSOR, .. }
+                | Request::Writev { offset: CURSOR, .. }
+        ) || matches!(
             self,
             Request::Recv { .. }
                 | Request::Send { .. }
@@ -319,6 +331,8 @@ impl Request {
     /// truncate changes what a sync must flush as much as a write does.
     pub(crate) fn written_file(&self) -> Option<&Arc<OwnedFd>> {
         match self {
+            // A pipe has nothing to sync.
+            Request::Write { offset: CURSOR, .. } | Request::Writev { offset: CURSOR, .. } => None,
             Request::Write { fd, .. }
             | Request::Writev { fd, .. }
             | Request::Ftruncate { fd, .. } => Some(fd),

@@ -56,7 +56,7 @@
 //!    shutdown, the file-system effects of U5) still queued or awaiting its durability
 //!    permit at closure stays queued, detached and without deadline, and is submitted as slots
 //!    free — syncs keep their permit order. Shutdown waits for these as for in-flight requests.
-//!    Sends are the exception (`Request::outlives_closure`): they
+//!    Sends and a pipe's writes are the exception (`Request::outlives_closure`): they
 //!    wait on a peer that may never read again, so closure cancels them as it does receives.
 
 mod closure;

@@ -65,3 +65,31 @@ fn a_receive_polls_first_only_when_asked_and_the_kernel_accepts_it() {
     assert_eq!(ioprio(receive(false).prepare(7, true)), 0);
     assert_eq!(ioprio(receive(false).prepare(7, false)), 0);
 }
+
+/// A read or write at the descriptor's own position (a pipe's) waits on the process at the
+/// pipe's other end: the in-flight limit does not count it and closure cancels it (rule U9),
+/// and it is not a write a sync must flush. The same request at an offset is a file's.
+#[test]
+fn a_read_or_write_at_the_cursor_waits_on_a_peer_and_one_at_an_offset_does_not() {
+    let fd = || {
+        let (read, _write) = std::io::pipe().expect("a pipe");
+        std::sync::Arc::new(std::os::fd::OwnedFd::from(read))
+    };
+    let buf = || crate::buf::RawBuf::new_mut(Vec::<u8>::with_capacity(8));
+    let vectored = || Vectored::over(IoVecBufMut::into_raw_bufs_mut(vec![Vec::<u8>::new()]), true);
+    for offset in [crate::request::CURSOR, 0, 4096] {
+        let stream = offset == crate::request::CURSOR;
+        let requests = [
+            Request::Read { fd: fd(), buf: buf(), offset },
+            Request::Write { fd: fd(), buf: buf(), offset },
+            Request::Readv { fd: fd(), vectored: vectored(), offset },
+            Request::Writev { fd: fd(), vectored: vectored(), offset },
+        ];
+        for request in requests {
+            assert_eq!(request.waits_on_peer(), stream, "{request:?}");
+            let writes = matches!(request, Request::Write { .. } | Request::Writev { .. });
+            assert_eq!(request.written_file().is_some(), writes && !stream, "{request:?}");
+            assert_eq!(request.outlives_closure(), writes && !stream, "{request:?}");
+        }
+    }
+}

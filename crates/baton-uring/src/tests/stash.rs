@@ -48,6 +48,11 @@ fn holding(bytes: &[u8]) -> Vec<u8> {
 
 /// Registers `op` locally and submits it; returns its `user_data`.
 fn submit(driver: &Driver, sim: &SimRing, op: &mut Recv<'_>) -> u64 {
+    submit_any(driver, sim, op)
+}
+
+/// [`submit`] for any operation.
+fn submit_any<T>(driver: &Driver, sim: &SimRing, op: &mut Operation<'_, T>) -> u64 {
     let _entered = driver.enter();
     let mut cx = Context::from_waker(Waker::noop());
     assert!(Pin::new(op).poll(&mut cx).is_pending());
@@ -123,6 +128,46 @@ fn receive_dropped_in_flight_whose_cancel_loses_leaves_its_bytes_in_the_stash() 
         assert_eq!(take(&stash, 8), Poll::Ready(Some(b"raced".to_vec())));
         assert!(stash.is_idle());
         assert_eq!(driver.metrics().slots, 0);
+    }
+}
+
+/// A pipe's read (`read_stream`, `readv_stream`) keeps its late bytes as a receive does: dropped
+/// in flight, its cancel losing to the completion, the bytes are in the stash once.
+#[test]
+fn pipe_read_dropped_in_flight_whose_cancel_loses_leaves_its_bytes_in_the_stash() {
+    for vectored in [false, true] {
+        let (driver, sim) = sim_driver(8);
+        let stash = Arc::new(Stash::new());
+        let (read, _write) = std::io::pipe().expect("a pipe");
+        let fd = Arc::new(OwnedFd::from(read));
+        let target = if vectored {
+            let bufs = vec![holding(b"pi"), holding(b"ped")];
+            let mut op = ops::readv_stream(fd.clone(), bufs).stash_late_result(&stash);
+            let target = submit_any(&driver, &sim, &mut op);
+            let _entered = driver.enter();
+            drop(op);
+            target
+        } else {
+            let mut op = ops::read_stream(fd.clone(), holding(b"piped")).stash_late_result(&stash);
+            let target = submit(&driver, &sim, &mut op);
+            let _entered = driver.enter();
+            drop(op);
+            target
+        };
+        {
+            let _entered = driver.enter();
+            let _ = driver.turn(Park::Poll);
+        }
+        assert!(sim.complete(target, 5), "the read wins the race");
+        assert!(sim.resolve_cancel(target));
+        {
+            let _entered = driver.enter();
+            let _ = driver.turn(Park::Poll);
+        }
+        assert_eq!(take(&stash, 8), Poll::Ready(Some(b"piped".to_vec())));
+        assert!(stash.is_idle());
+        assert_eq!(driver.metrics().slots, 0);
+        assert_eq!(Arc::strong_count(&fd), 1);
     }
 }
 

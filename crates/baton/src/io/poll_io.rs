@@ -23,9 +23,8 @@ use crate::net::shutdown_result;
 use crate::net::stream_receive;
 
 /// A Baton socket that adapters to poll-based I/O traits drive readiness-style: `TcpStream`,
-/// `UnixStream`, their halves (borrowed and owned) and a child's piped stdio. Sealed. What it
-/// can do is in [`PollRead`] (streams, read halves, `ChildStdout`, `ChildStderr`) and
-/// [`PollWrite`] (streams, write halves, `ChildStdin`).
+/// `UnixStream` and their halves (borrowed and owned). Sealed. What it can do is in
+/// [`PollRead`] (streams, read halves) and [`PollWrite`] (streams, write halves).
 ///
 /// The protocol is the one of readiness-based runtimes: try the call; on
 /// [`WouldBlock`](io::ErrorKind::WouldBlock) wait for [`readable`](PollRead::readable) or

@@ -48,5 +48,7 @@ pub use udp::UdpSocket;
 pub use unix::{UnixListener, UnixStream};
 
 pub(crate) use lookup::Resolver;
-pub(crate) use socket::{Socket, shutdown_result, stream_receive};
+#[cfg(test)]
+pub(crate) use socket::Socket;
+pub(crate) use socket::{shutdown_result, stream_receive};
 pub(crate) use stream::sealed::Sealed;

@@ -16,7 +16,6 @@ use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use super::stream::Stream;
 use super::{TcpStream, UnixStream};
 use crate::io::{PollIo, PollRead, PollWrite, Readiness, RingStart};
-use crate::process::{ChildStderr, ChildStdin, ChildStdout};
 
 /// Linux's limit on the buffers of one `sendmsg` (`UIO_MAXIOV`, `<linux/uio.h>`).
 const UIO_MAXIOV: usize = 1024;
@@ -155,9 +154,3 @@ impl<S: Stream> PollIo for ReadHalf<'_, S> {}
 impl<S: Stream> PollRead for ReadHalf<'_, S> {}
 impl<S: Stream> PollIo for WriteHalf<'_, S> {}
 impl<S: Stream> PollWrite for WriteHalf<'_, S> {}
-impl PollIo for ChildStdout {}
-impl PollRead for ChildStdout {}
-impl PollIo for ChildStderr {}
-impl PollRead for ChildStderr {}
-impl PollIo for ChildStdin {}
-impl PollWrite for ChildStdin {}

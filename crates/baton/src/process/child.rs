@@ -12,7 +12,7 @@ use crate::error::convert;
 use crate::handle::Handle;
 use crate::io::{AsyncRead, AsyncReadExt, AsyncWrite, BufResult, IoBuf, IoBufMut};
 use crate::io::{IoVecBuf, IoVecBufMut};
-use crate::net::Socket;
+use crate::process::pipe::Pipe;
 
 /// A spawned child process.
 ///
@@ -54,16 +54,17 @@ impl Child {
                 return Err(err);
             }
         };
-        let stream = |fd: Option<OwnedFd>| fd.map(Socket::adopt).transpose();
+        let stream = |fd: Option<OwnedFd>| fd.map(|fd| Pipe::new(fd, handle.clone()));
+        let (stdin, stdout, stderr) = (stream(stdin), stream(stdout), stream(stderr));
         Ok(Child {
             process: Some(process),
             pidfd,
             status: None,
             kill_on_drop,
             handle,
-            stdin: stream(stdin)?.map(|socket| ChildStdin { socket }),
-            stdout: stream(stdout)?.map(|socket| ChildStdout { socket }),
-            stderr: stream(stderr)?.map(|socket| ChildStderr { socket }),
+            stdin: stdin.map(|pipe| ChildStdin { pipe, shut: false }),
+            stdout: stdout.map(|pipe| ChildStdout { pipe }),
+            stderr: stderr.map(|pipe| ChildStderr { pipe }),
         })
     }
 
@@ -232,85 +233,102 @@ fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-macro_rules! child_stream {
+/// The child's standard input: write to it; drop it (or `shutdown`) to close it, so a child
+/// that reads to the end ends.
+#[derive(Debug)]
+pub struct ChildStdin {
+    pipe: Pipe,
+    /// `shutdown` closed the pipe for the child; writes are refused.
+    shut: bool,
+}
+
+macro_rules! child_output {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $name {
-            socket: Socket,
+            pipe: Pipe,
         }
 
-        impl AsFd for $name {
-            fn as_fd(&self) -> BorrowedFd<'_> {
-                self.socket.as_fd()
-            }
-        }
-
-        impl crate::net::Sealed for $name {
-            #[allow(private_interfaces)]
-            fn socket(&self) -> &Socket {
-                &self.socket
-            }
-        }
-    };
-}
-
-child_stream!(
-    /// The child's standard input: write to it, drop it (or `shutdown`) to close it.
-    ChildStdin
-);
-child_stream!(
-    /// The child's standard output. Reads are cancel-safe.
-    ChildStdout
-);
-child_stream!(
-    /// The child's standard error. Reads are cancel-safe.
-    ChildStderr
-);
-
-macro_rules! child_read {
-    ($name:ident) => {
         impl AsyncRead for $name {
             fn read<B: IoBufMut>(
                 &mut self,
                 buf: B,
             ) -> impl std::future::Future<Output = BufResult<usize, B>> + Send {
-                self.socket.read(buf)
+                self.pipe.read(buf)
             }
 
             fn read_vectored<V: IoVecBufMut>(
                 &mut self,
                 bufs: V,
             ) -> impl std::future::Future<Output = BufResult<usize, V>> + Send {
-                self.socket.read_vectored(bufs)
+                self.pipe.read_vectored(bufs)
             }
         }
     };
 }
 
-child_read!(ChildStdout);
-child_read!(ChildStderr);
+child_output!(
+    /// The child's standard output. Reads are cancel-safe: bytes a dropped read got come with
+    /// the next one.
+    ChildStdout
+);
+child_output!(
+    /// The child's standard error. Reads are cancel-safe, as [`ChildStdout`]'s.
+    ChildStderr
+);
+
+macro_rules! as_fd {
+    ($($name:ident),+) => {
+        $(impl AsFd for $name {
+            /// Our end of the pipe (after [`ChildStdin`]'s `shutdown`, `/dev/null`).
+            fn as_fd(&self) -> BorrowedFd<'_> {
+                self.pipe.as_fd()
+            }
+        })+
+    };
+}
+
+as_fd!(ChildStdin, ChildStdout, ChildStderr);
+
+impl ChildStdin {
+    /// The refusal of a write after `shutdown`: std's error for a closed pipe.
+    fn shut_error() -> io::Error {
+        io::Error::new(
+            io::ErrorKind::BrokenPipe,
+            "the child's standard input was shut down; no more can be written to it",
+        )
+    }
+}
 
 impl AsyncWrite for ChildStdin {
-    fn write<B: IoBuf>(
-        &mut self,
-        buf: B,
-    ) -> impl std::future::Future<Output = BufResult<usize, B>> + Send {
-        self.socket.write(buf)
+    async fn write<B: IoBuf>(&mut self, buf: B) -> BufResult<usize, B> {
+        if self.shut {
+            return (Err(Self::shut_error()), buf);
+        }
+        self.pipe.write(buf).await
     }
 
-    fn write_vectored<V: IoVecBuf>(
-        &mut self,
-        bufs: V,
-    ) -> impl std::future::Future<Output = BufResult<usize, V>> + Send {
-        self.socket.write_vectored(bufs)
+    async fn write_vectored<V: IoVecBuf>(&mut self, bufs: V) -> BufResult<usize, V> {
+        if self.shut {
+            return (Err(Self::shut_error()), bufs);
+        }
+        self.pipe.write_vectored(bufs).await
     }
 
     fn flush(&mut self) -> impl std::future::Future<Output = io::Result<()>> + Send {
         std::future::ready(Ok(()))
     }
 
-    fn shutdown(&mut self) -> impl std::future::Future<Output = io::Result<()>> + Send {
-        self.socket.shutdown(std::net::Shutdown::Write)
+    /// Waits for the writes still running, then closes the pipe for the child, which reads the
+    /// end of its input; later writes fail with `BrokenPipe`. A second `shutdown` is `Ok`.
+    async fn shutdown(&mut self) -> io::Result<()> {
+        if self.shut {
+            return Ok(());
+        }
+        self.pipe.writes_settled().await;
+        self.pipe.close_for_child()?;
+        self.shut = true;
+        Ok(())
     }
 }

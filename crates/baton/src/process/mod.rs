@@ -2,16 +2,14 @@
 //! streams are Baton streams ([`ChildStdin`], [`ChildStdout`], [`ChildStderr`]).
 //!
 //! A child's exit is awaited through a pidfd (`pidfd_open(2)`, Linux 5.3+) that the ring
-//! polls, so waiting blocks no thread and needs no `SIGCHLD` handler. A piped stream is one end
-//! of a Unix stream socket pair rather than a pipe, so its reads and writes are the ring's
-//! socket requests (cancel-safe reads included, as on [`UnixStream`](crate::net::UnixStream));
-//! the child sees a socket that reads, writes and closes as a pipe does. It is not a pipe,
-//! though, and a child can tell: `fstat` reports a socket, `open("/dev/stdin")` (or
-//! `/dev/stdout`, `/dev/stderr`, `/proc/self/fd/N`) fails with `ENXIO`, so shell idioms such
-//! as `echo x > /dev/stderr`, `cat /dev/stdin` or `tee /dev/stdout` fail under piped stdio
-//! where std's and tokio's pipes work, and `splice(2)` or `F_SETPIPE_SZ` are refused. Such a
-//! child needs real pipes, which this module does not make yet: redirect inside the child's
-//! shell command instead (`2>&1`, reading stdin with `cat -` rather than `cat /dev/stdin`).
+//! polls, so waiting blocks no thread and needs no `SIGCHLD` handler. A piped stream is a real
+//! pipe (`pipe2(2)`, as std's and tokio's are), so the child can do with it all it does with
+//! a pipe (`cat /dev/stdin`, `echo x > /dev/stderr`, `splice`); our end is read and written
+//! by the ring at the pipe's own position (`IORING_OP_READ`/`WRITE` with offset −1), and its
+//! reads are cancel-safe as a socket's are (bytes a dropped read got come with the next).
+//! Writes are retained and keep their order. A write to a child that closed its input fails
+//! with `BrokenPipe`; as for any pipe, the kernel also raises `SIGPIPE`, which Rust programs
+//! ignore by default (an embedder that does not should ignore it too, as with std's pipes).
 //!
 //! ```
 //! use baton::io::AsyncReadExt;
@@ -31,6 +29,7 @@
 //! ```
 
 mod child;
+mod pipe;
 
 use std::ffi::OsStr;
 use std::io;
@@ -40,9 +39,8 @@ pub use std::process::{ExitStatus, Output};
 
 pub use child::{Child, ChildStderr, ChildStdin, ChildStdout};
 
-/// How a child's standard stream is set up: inherited (the default for `spawn`), a fresh
-/// connected Baton stream (`piped`: a Unix socket pair, not a pipe; see the module docs for
-/// what a child notices), or `/dev/null` (`null`).
+/// How a child's standard stream is set up: inherited (the default for `spawn`), a pipe whose
+/// other end is a Baton stream (`piped`), or `/dev/null` (`null`).
 #[derive(Debug)]
 pub struct Stdio(Kind);
 
@@ -158,7 +156,7 @@ impl Command {
     /// # Errors
     ///
     /// The OS error of starting it (`NotFound` for a missing program, as `std`), of the
-    /// stream socket pairs, or of `pidfd_open(2)`; [`Error::NotInRuntime`](crate::Error)
+    /// pipes, or of `pidfd_open(2)`; [`Error::NotInRuntime`](crate::Error)
     /// outside a runtime.
     pub fn spawn(&mut self) -> io::Result<Child> {
         self.spawn_with([Kind::Inherit, Kind::Inherit, Kind::Inherit])
@@ -207,9 +205,9 @@ impl Command {
                 Kind::Inherit => std::process::Stdio::inherit(),
                 Kind::Null => std::process::Stdio::null(),
                 Kind::Piped => {
-                    let (mine, child_end) = std::os::unix::net::UnixStream::pair()?;
-                    ours[index] = Some(OwnedFd::from(mine));
-                    std::process::Stdio::from(OwnedFd::from(child_end))
+                    let (mine, child_end) = pipe::pipe_pair(index == 0)?;
+                    ours[index] = Some(mine);
+                    std::process::Stdio::from(child_end)
                 }
             };
             match index {
