@@ -6,7 +6,8 @@
 //! fails the test instead of hanging it.
 
 use std::io::{self, Write};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
 
@@ -92,4 +93,41 @@ fn block_on_socket_read_inside_a_task_finishes() {
         Ok(read)
     });
     assert_eq!(out, b"ping");
+}
+
+/// Nested drive rule N4: a `block_on` inside a task that waits for a sibling task's
+/// `JoinHandle` panics with a message saying why (the sibling cannot run until it returns),
+/// instead of hanging; the task ends as panicked, and the sibling still runs afterwards.
+#[test]
+fn block_on_of_a_sibling_task_s_handle_panics_instead_of_hanging() {
+    let message = within_bound("block_on of a sibling's handle", || {
+        let rt = baton::Runtime::new()?;
+        rt.block_on(async {
+            let ran = Arc::new(AtomicBool::new(false));
+            let sibling = baton::spawn({
+                let ran = Arc::clone(&ran);
+                async move {
+                    baton::time::sleep(Duration::from_millis(50)).await;
+                    ran.store(true, Ordering::SeqCst);
+                }
+            });
+            let blocked = baton::spawn(async move { Handle::current().block_on(sibling) });
+            let err = blocked.await.expect_err("the nested wait panics");
+            assert!(err.is_panic(), "{err:?}");
+            assert!(
+                !ran.load(Ordering::SeqCst),
+                "the sibling could not run meanwhile"
+            );
+            while !ran.load(Ordering::SeqCst) {
+                baton::time::sleep(Duration::from_millis(5)).await;
+            }
+            let payload = err.into_panic();
+            let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+            Ok(message.to_string())
+        })
+    });
+    assert!(
+        message.contains("waits for another task of the same worker"),
+        "{message}"
+    );
 }

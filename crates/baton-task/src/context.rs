@@ -1,6 +1,6 @@
 //! The thread context: which scheduler the free functions use on this thread (T9).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
@@ -236,4 +236,55 @@ pub fn try_current() -> Result<Spawner, ContextError> {
     current_state()
         .map(Spawner::new)
         .ok_or(ContextError::NoRuntime)
+}
+
+thread_local! {
+    /// Rule T12: the scheduler whose tasks this thread holds back, if any (see [`TasksHeld`]).
+    static HELD: Cell<Option<NonNull<SchedulerState>>> = const { Cell::new(None) };
+}
+
+/// Rule T12: while it lives, this thread holds the current scheduler's worker without running
+/// its tasks — a `block_on` inside a task poll, which drives only I/O and timers. A
+/// [`JoinHandle`] of an unfinished task of that scheduler polled meanwhile panics instead of
+/// waiting: the task cannot run before this guard drops, so the wait would never end.
+///
+/// Guards nest (each restores the one before it). Not `Send`: it marks this thread only.
+#[derive(Debug)]
+pub struct TasksHeld {
+    previous: Option<NonNull<SchedulerState>>,
+    _not_send: PhantomData<*const ()>,
+}
+
+/// Rule T12: marks this thread as holding back the tasks of its current scheduler (none
+/// outside a context) until the guard drops.
+pub fn hold_tasks() -> TasksHeld {
+    let current = CONTEXT
+        .try_with(|context| context.borrow().current())
+        .ok()
+        .flatten();
+    TasksHeld {
+        previous: HELD.with(|held| held.replace(current)),
+        _not_send: PhantomData,
+    }
+}
+
+impl Drop for TasksHeld {
+    fn drop(&mut self) {
+        // During thread-local destruction the mark is gone already: nothing to restore.
+        let _ = HELD.try_with(|held| held.set(self.previous));
+    }
+}
+
+/// Rule T12: panics when this thread holds back the tasks of `state`, whose unfinished task a
+/// join handle is about to wait for: that wait could never end.
+#[track_caller]
+pub(crate) fn assert_tasks_can_run(state: &SchedulerState) {
+    let state = NonNull::from(state);
+    if HELD.try_with(Cell::get).ok().flatten() == Some(state) {
+        panic!(
+            "a `block_on` inside a task waits for another task of the same worker, which cannot \
+             run until that `block_on` returns (it drives only I/O and timers): `.await` the \
+             task instead, or run the blocking code on a thread outside the runtime"
+        );
+    }
 }

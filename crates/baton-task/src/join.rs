@@ -185,7 +185,11 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.join.poll(cx)
+        let polled = self.join.poll(cx);
+        if polled.is_pending() {
+            crate::context::assert_tasks_can_run(self.join.scheduler());
+        }
+        polled
     }
 }
 

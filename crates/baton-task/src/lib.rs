@@ -147,6 +147,13 @@
 //!     reads it without the lock and skips the lock when it is clear; a push racing that read
 //!     is the one that found the queue empty, so it unparks the worker (T2).
 //!
+//! T12. **A held worker's tasks are not waited for.** While a thread holds its scheduler's
+//!     worker without running tasks ([`hold_tasks`], a `block_on` inside a task poll), a
+//!     [`JoinHandle`] of an unfinished task of that scheduler polled on that thread panics
+//!     instead of returning `Pending`: that task cannot run before the hold ends, so the wait
+//!     would be a silent deadlock. Handles of finished tasks, and of other schedulers' tasks,
+//!     are unaffected.
+//!
 //! # Testing
 //!
 //! `src/tests/` holds what needs the crate's private parts (declared once, as `mod tests`, and
@@ -210,7 +217,8 @@ mod yield_now;
 mod tests;
 
 pub use context::{
-    ContextError, EnterGuard, is_entered, spawn, spawn_local, try_current, try_spawn_local,
+    ContextError, EnterGuard, TasksHeld, hold_tasks, is_entered, spawn, spawn_local, try_current,
+    try_spawn_local,
 };
 pub use counts::TaskCounts;
 pub use injector::Unpark;

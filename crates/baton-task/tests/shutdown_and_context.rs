@@ -376,3 +376,38 @@ fn a_rejected_spawn_drops_its_future_unpolled_and_carries_the_reason() {
     assert_eq!(scheduler.counts().spawned, 0);
     assert_eq!(scheduler.counts().live, 0);
 }
+
+/// Rule T12: while this thread holds the scheduler's tasks back, a handle of an unfinished task
+/// of it panics when polled, saying why; a finished task's handle, another scheduler's task,
+/// and any handle once the hold ends are unaffected.
+#[test]
+fn a_held_scheduler_s_unfinished_task_is_not_waited_for() {
+    let (scheduler, _) = scheduler();
+    let (other, _) = support::scheduler();
+    let _guard = scheduler.enter();
+    let mut finished = scheduler.spawn(async { 1 });
+    let _ = scheduler.run_ready(16);
+    assert!(finished.is_finished());
+    let mut unfinished = scheduler.spawn(async { 2 });
+    let mut elsewhere = other.spawn(async { 3 });
+    {
+        let _held = baton_task::hold_tasks();
+        assert!(matches!(poll_once(&mut finished), Poll::Ready(Ok(1))));
+        assert!(
+            poll_once(&mut elsewhere).is_pending(),
+            "another scheduler's task"
+        );
+        let waited =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| poll_once(&mut unfinished)));
+        let payload = waited.expect_err("the wait could never end, so it panics");
+        let message = payload.downcast_ref::<&str>().copied().expect("a message");
+        assert!(
+            message.contains("block_on` inside a task waits for another task"),
+            "{message}"
+        );
+    }
+    assert!(poll_once(&mut unfinished).is_pending(), "the hold ended");
+    let _ = scheduler.run_ready(16);
+    assert!(matches!(poll_once(&mut unfinished), Poll::Ready(Ok(2))));
+    assert!(matches!(drive(&other, elsewhere), Ok(3)));
+}

@@ -13,9 +13,14 @@
 //! N3. The nested future's waker sets its flag *then* unparks the worker, whose unpark is a token,
 //!    so a wake between the flag check and the park ends the park at once (no lost wake-up).
 //!
-//! Limit: a nested future that waits for *another task of the same runtime* (a `JoinHandle`, a
-//! channel fed by a task) cannot progress here — the worker runs no task until this call
-//! returns. This is the same caveat tokio documents for `block_in_place`.
+//! N4. The call holds the worker's tasks back (task rule T12, `baton_task::hold_tasks`) for as
+//!    long as it runs: a `JoinHandle` of an unfinished task of this worker polled by the nested
+//!    future panics, saying why, instead of waiting forever.
+//!
+//! Limit: a nested future that waits for *another task of the same worker* cannot progress
+//! here — the worker runs no task until this call returns. Through a `JoinHandle` that is a
+//! panic (N4); through a channel a task feeds it is a hang this call cannot tell from a slow
+//! sender. This is the same caveat tokio documents for `block_in_place`.
 
 use std::future::Future;
 use std::pin::pin;
@@ -45,8 +50,10 @@ impl Wake for NestedWake {
     }
 }
 
-/// Drives `future` to completion on this thread with `worker`'s driver only (N1–N3).
+/// Drives `future` to completion on this thread with `worker`'s driver only (N1–N4).
 pub(crate) fn block_on_driver_only<F: Future>(worker: &Worker, future: F) -> F::Output {
+    // Rule N4.
+    let _held = baton_task::hold_tasks();
     let wake = Arc::new(NestedWake {
         woken: AtomicBool::new(true),
         worker: worker.handle(),

@@ -167,9 +167,10 @@ impl Runtime {
     ///
     /// Called from a task poll, `block_on` never deadlocks: it drives only the worker's driver
     /// (I/O completions, timers, blocking-job completions) between polls of `future`, and runs
-    /// no other task meanwhile. So a future that waits for *another task of this runtime* (its
-    /// `JoinHandle`, a channel a task feeds) cannot progress there and hangs — the same caveat
-    /// as tokio's `block_in_place`. Prefer `.await` inside tasks.
+    /// no other task meanwhile. So a future that waits for *another task of the same worker*
+    /// cannot progress there: awaiting its `JoinHandle` panics, saying so, and waiting on a
+    /// channel that task feeds hangs — the same caveat as tokio's `block_in_place`. Prefer
+    /// `.await` inside tasks.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
