@@ -332,6 +332,29 @@ impl Stash {
         Poll::Ready(Some((n, removed)))
     }
 
+    /// Stash rule S4 as a stream read's first step: the bytes stashed for `buf` (after waiting
+    /// out the tickets), or `None` when the read goes to the kernel. One atomic load when the
+    /// stash is idle.
+    pub async fn take_bytes_first<B: IoBufMut>(&self, buf: &mut B) -> Option<usize> {
+        if self.is_idle() {
+            return None;
+        }
+        std::future::poll_fn(|cx| self.poll_take_bytes(cx, buf)).await
+    }
+
+    /// [`take_bytes_first`](Stash::take_bytes_first) for a vectored read.
+    pub async fn take_bytes_vectored_first<V: IoVecBufMut>(&self, bufs: &mut V) -> Option<usize> {
+        if self.is_idle() {
+            return None;
+        }
+        std::future::poll_fn(|cx| self.poll_take_bytes_vectored(cx, bufs)).await
+    }
+
+    /// [`poll_settled`](Stash::poll_settled) as a future, for a stream write's first step.
+    pub async fn settled(&self) {
+        std::future::poll_fn(|cx| self.poll_settled(cx)).await;
+    }
+
     /// Stash rule S5: waits until no ticket is outstanding (the retained sends dropped before
     /// their completion are all done), ignoring anything stashed. One atomic load when none is
     /// (the check [`is_idle`](Stash::is_idle) makes), so callers need no check of their own.

@@ -93,7 +93,7 @@ impl Socket {
     /// Waits until every send dropped before its completion has finished (stash rule S5): one
     /// atomic load when none is running.
     pub(crate) async fn sends_settled(&self) {
-        poll_fn(|cx| self.sends.poll_settled(cx)).await;
+        self.sends.settled().await;
     }
 
     /// The runtime the socket was made on, if any.
@@ -155,9 +155,7 @@ impl Socket {
     /// as a readiness wait ([`Stash::is_drained`]).
     pub(crate) async fn read<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
         let mut buf = buf;
-        if !self.stash.is_idle()
-            && let Some(n) = poll_fn(|cx| self.stash.poll_take_bytes(cx, &mut buf)).await
-        {
+        if let Some(n) = self.stash.take_bytes_first(&mut buf).await {
             return (Ok(n), buf);
         }
         let room = buf.bytes_total();
@@ -172,9 +170,7 @@ impl Socket {
     /// A vectored receive, cancel-safe as [`read`](Socket::read).
     pub(crate) async fn read_vectored<V: IoVecBufMut>(&self, bufs: V) -> BufResult<usize, V> {
         let mut bufs = bufs;
-        if !self.stash.is_idle()
-            && let Some(n) = poll_fn(|cx| self.stash.poll_take_bytes_vectored(cx, &mut bufs)).await
-        {
+        if let Some(n) = self.stash.take_bytes_vectored_first(&mut bufs).await {
             return (Ok(n), bufs);
         }
         let op = ops::recv_vectored(Arc::clone(&self.fd), bufs).stash_late_result(&self.stash);

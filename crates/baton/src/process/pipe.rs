@@ -2,7 +2,6 @@
 //! it.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
@@ -82,9 +81,7 @@ impl Pipe {
     /// come first, in order (stash rule S4).
     pub(crate) async fn read<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
         let mut buf = buf;
-        if !self.stash.is_idle()
-            && let Some(n) = poll_fn(|cx| self.stash.poll_take_bytes(cx, &mut buf)).await
-        {
+        if let Some(n) = self.stash.take_bytes_first(&mut buf).await {
             return (Ok(n), buf);
         }
         let op = ops::read_stream(Arc::clone(&self.fd), buf).stash_late_result(&self.stash);
@@ -95,9 +92,7 @@ impl Pipe {
     /// A vectored read, cancel-safe as [`read`](Pipe::read).
     pub(crate) async fn read_vectored<V: IoVecBufMut>(&self, bufs: V) -> BufResult<usize, V> {
         let mut bufs = bufs;
-        if !self.stash.is_idle()
-            && let Some(n) = poll_fn(|cx| self.stash.poll_take_bytes_vectored(cx, &mut bufs)).await
-        {
+        if let Some(n) = self.stash.take_bytes_vectored_first(&mut bufs).await {
             return (Ok(n), bufs);
         }
         let op = ops::readv_stream(Arc::clone(&self.fd), bufs).stash_late_result(&self.stash);
@@ -107,7 +102,7 @@ impl Pipe {
 
     /// Waits until every write dropped before its completion has finished (stash rule S5).
     pub(crate) async fn writes_settled(&self) {
-        poll_fn(|cx| self.sends.poll_settled(cx)).await;
+        self.sends.settled().await;
     }
 
     /// Writes, after any dropped write still running (S5); an empty buffer writes nothing and
