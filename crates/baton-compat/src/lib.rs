@@ -34,6 +34,9 @@
 //!    what was accepted (tokio code that returns without a flush keeps working); only when the
 //!    kernel took part of a background write and the `Compat` is dropped before the rest was
 //!    sent is that tail lost. Flush or shut down first when every byte matters, as hyper does.
+//!    On any other stream (M6) the background write is a task of the current runtime, which
+//!    finishes it, short writes continued, without further polls and after a drop; polled
+//!    outside a runtime, it moves only when polled.
 //! M3. **A read and a write may wait at once** on a socket (full duplex, as hyper needs): each
 //!    has its own request in flight, and when both wait on the background write (a flush, and
 //!    a read at the end of the stream, M5), its end wakes both, also with the halves of a split
@@ -61,7 +64,8 @@
 //! the socket has room, plus one ring request (`IORING_OP_POLL_ADD`) per wait for room. The
 //! read buffer is 16 KiB and the write buffer grows to the largest copied write (at most
 //! 16 KiB), each allocated on first use. On any other stream, each call boxes one future and
-//! copies its bytes once; a read asks for up to 1 MiB and a write copies up to 1 MiB. A `Compat`
+//! copies its bytes once, and a write is also one task; a read asks for what the caller takes
+//! (16 KiB for `poll_fill_buf`) and a write copies up to 1 MiB, each at most 1 MiB. A `Compat`
 //! is `Send` and `Unpin` (so it can move into `baton::spawn`ed tasks and be polled through
 //! `Pin::new`) but not `Sync`: its in-flight futures are not.
 //!
@@ -77,8 +81,9 @@
 //! futures' `split`/`copy`; and over files, buffered streams and cursors (M6): a 3 MiB file
 //! round trip in uneven pieces, `tokio::io::copy` from a file to a socket, lines from a
 //! buffered file, a flush reaching through a `BufWriter`, an abandoned buffered read resumed
-//! with a write waiting on it, the two sides of tokio's `split` in two tasks both woken, and a
-//! refused file write failing with std's error. `tests/http.rs` runs the example HTTP server in-process and
+//! with a write waiting on it, the two sides of tokio's `split` in two tasks both woken, a
+//! refused file write failing with std's error, a write after a short file read landing right
+//! after it, and 300 KB written to a child's stdin and dropped at once arriving whole. `tests/http.rs` runs the example HTTP server in-process and
 //! fetches from it with `curl` (http1 and h2c) and with hyper's client on Baton: JSON, a 1 MiB
 //! file checked byte for byte, 64 concurrent keep-alive connections, clients closing right
 //! after a large response (M5), and hyper's header-read timeout firing through

@@ -3,7 +3,9 @@
 //! [`BufWriter`](baton::io::BufWriter), a `Cursor<Vec<u8>>`): through its §9 owned-buffer
 //! calls. Each call moves the stream and an owned buffer into one boxed future, which hands both
 //! back when it ends; the `Compat` keeps that future across polls (rule M1), so one call holds
-//! the stream at a time (rule M6).
+//! the stream at a time (rule M6). A write's future runs as a task of the current runtime, so
+//! it finishes without further polls (rule M2); a read asks for what the caller takes, so a
+//! file's cursor never runs ahead of the caller.
 //!
 //! Why not readiness-style, as for sockets: a file has no readiness (it is always "ready", and a
 //! read may still block on the disk), and a buffered stream's state lives in its own calls.
@@ -17,7 +19,8 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use baton::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use baton::io::{AsyncRead, AsyncWrite, AsyncWriteExt, IoBuf};
+use baton::{JoinError, JoinHandle};
 
 use crate::engine::{Engine, EngineRead, EngineWrite, READ_CAPACITY};
 use crate::read_buffer::ReadBuffer;
@@ -27,15 +30,28 @@ use crate::waiters::{Side, Waiters};
 /// few calls, bounded so a `Compat` never holds more than this per buffer.
 const OWNED_LIMIT: usize = 1024 * 1024;
 
+/// How many bytes one read asks for: what the caller takes (`want`, at most 1 MiB), so a
+/// file's cursor moves past only what the caller gets and a write after it lands there, as
+/// with std's and tokio's files; 16 KiB when the caller did not say (`poll_fill_buf`, whose
+/// bytes are buffered ahead by nature).
+fn read_size(want: usize) -> usize {
+    match want {
+        0 => READ_CAPACITY,
+        want => want.min(OWNED_LIMIT),
+    }
+}
+
 /// A stream driven through its owned-buffer calls; see the module docs.
 ///
 /// Invariant: exactly one of `stream` and `op` is `Some` — the stream is either idle here or
-/// held by the call in flight.
+/// held by the call in flight — unless a write's task ended without handing the stream back
+/// (it panicked, or its runtime shut down): then both are `None` for good, and every call
+/// fails.
 pub struct OwnedEngine<S> {
     /// The stream, while no call holds it.
     stream: Option<S>,
     /// The call in flight, which owns the stream (and its buffer) until it ends.
-    op: Option<Pin<Box<dyn Future<Output = Ended<S>> + Send>>>,
+    op: Option<Call<S>>,
     /// The sides waiting on `op`: both are woken when it ends.
     waiters: Waiters,
     /// What the last read brought; lent to the read while it is in flight.
@@ -49,6 +65,30 @@ pub struct OwnedEngine<S> {
     /// A flush or shutdown ended while the read side waited on it, for the caller that
     /// started it.
     finished: Option<(Finish, io::Result<()>)>,
+}
+
+/// A call in flight.
+enum Call<S> {
+    /// Polled in place: a read, a flush, a shutdown, or a write outside a runtime.
+    Here(Pin<Box<dyn Future<Output = Ended<S>> + Send>>),
+    /// A write, run as a task of the current runtime, so that it finishes (short writes
+    /// continued) without the `Compat` being polled again, or after it is dropped (M2): a pipe
+    /// takes 64 KiB at a time, and its reader may wait for the rest before the writer polls.
+    Task(JoinHandle<Ended<S>>),
+}
+
+impl<S> Call<S> {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<Ended<S>, JoinError>> {
+        match self {
+            Call::Here(future) => future.as_mut().poll(cx).map(Ok),
+            Call::Task(join) => Pin::new(join).poll(cx),
+        }
+    }
+}
+
+/// The error of every call once the stream is lost (the invariant on [`OwnedEngine`]).
+fn lost() -> io::Error {
+    io::Error::other("the stream is gone: the task writing to it panicked or its runtime shut down")
 }
 
 /// A call that ended: the stream back, and what the call did.
@@ -108,8 +148,16 @@ impl<S: Send + 'static> OwnedEngine<S> {
         let Some(op) = &mut self.op else {
             return Poll::Ready(());
         };
-        let ended = ready!(self.waiters.poll(side, cx, |cx| op.as_mut().poll(cx)));
+        let ended = ready!(self.waiters.poll(side, cx, |cx| op.poll(cx)));
         self.op = None;
+        let ended = match ended {
+            Ok(ended) => ended,
+            Err(error) => {
+                // The stream went with the task (the invariant's exception).
+                self.write_error = Some(io::Error::from(error));
+                return Poll::Ready(());
+            }
+        };
         self.stream = Some(ended.stream);
         match ended.outcome {
             Outcome::Read(result, buf) => {
@@ -129,23 +177,34 @@ impl<S: Send + 'static> OwnedEngine<S> {
         Poll::Ready(())
     }
 
-    /// Starts `call` on the idle stream.
-    fn start<F>(&mut self, call: impl FnOnce(S) -> F)
+    /// Starts `call` on the idle stream: in place, or (`on_task`, inside a runtime) as a task
+    /// of the current runtime. Fails once the stream is lost.
+    fn start<F>(&mut self, on_task: bool, call: impl FnOnce(S) -> F) -> io::Result<()>
     where
         F: Future<Output = Ended<S>> + Send + 'static,
     {
-        let stream = self
-            .stream
-            .take()
-            .expect("a call starts only on an idle stream (the invariant on OwnedEngine)");
-        self.op = Some(Box::pin(call(stream)));
+        let stream = self.stream.take().ok_or_else(lost)?;
+        let future = call(stream);
+        // Not inside a `block_on` nested in a task: the task could not run before that call
+        // returned, and the call may be waiting for this write.
+        let runtime = (on_task && baton::task::can_await_spawned())
+            .then(baton::Handle::try_current)
+            .and_then(Result::ok)
+            .filter(|handle| !handle.is_shutting_down());
+        self.op = Some(match runtime {
+            None => Call::Here(Box::pin(future)),
+            // Refused only by a shutdown that began since the check: the stream is lost with
+            // the future, as it would be with a task cancelled by that shutdown.
+            Some(handle) => Call::Task(handle.try_spawn(future).map_err(baton::Error::into_io)?),
+        });
+        Ok(())
     }
 }
 
 impl<S: AsyncRead + Send + 'static> EngineRead for OwnedEngine<S> {
     /// Waits for the call in flight (a write, a flush) first: one call holds the stream
-    /// (M6). A read asks for `want` bytes, at least 16 KiB and at most 1 MiB; one abandoned
-    /// between polls stays in flight and its bytes come next (M1).
+    /// (M6). A read asks for `want` bytes (at most 1 MiB; 16 KiB when `want` is 0); one
+    /// abandoned between polls stays in flight and its bytes come next (M1).
     fn poll_fill_buf(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<io::Result<&[u8]>> {
         loop {
             if self.read.waiting() > 0 {
@@ -162,14 +221,16 @@ impl<S: AsyncRead + Send + 'static> EngineRead for OwnedEngine<S> {
                 ready!(self.poll_idle(cx, Side::Reader));
                 continue;
             }
-            let buf = self.read.lend(want.clamp(READ_CAPACITY, OWNED_LIMIT));
-            self.start(|mut stream| async move {
+            let size = read_size(want);
+            // The slice keeps a buffer grown by an earlier, larger read from asking for more.
+            let buf = self.read.lend(size).slice(..size);
+            self.start(false, |mut stream| async move {
                 let (result, buf) = stream.read(buf).await;
                 Ended {
                     stream,
-                    outcome: Outcome::Read(result, buf),
+                    outcome: Outcome::Read(result, buf.into_inner()),
                 }
-            });
+            })?;
         }
     }
 
@@ -204,13 +265,13 @@ impl<S: AsyncWrite + Send + 'static> EngineWrite for OwnedEngine<S> {
         let accepted = buf.len();
         // A flush finished before this write does not cover it.
         self.finished = None;
-        self.start(|mut stream| async move {
+        self.start(true, |mut stream| async move {
             let (result, buf) = stream.write_all(buf).await;
             Ended {
                 stream,
                 outcome: Outcome::Write(result, buf),
             }
-        });
+        })?;
         // Polled once now so the write starts before the caller's next poll; when it fails at
         // once, the bytes were not taken and the error is returned instead.
         if self.poll_idle(cx, Side::Starter).is_ready()
@@ -252,7 +313,7 @@ impl<S: AsyncWrite + Send + 'static> OwnedEngine<S> {
             {
                 return Poll::Ready(result);
             }
-            self.start(move |mut stream| async move {
+            self.start(false, move |mut stream| async move {
                 let result = match finish {
                     Finish::Flush => stream.flush().await,
                     Finish::Shutdown => stream.shutdown().await,
@@ -261,7 +322,7 @@ impl<S: AsyncWrite + Send + 'static> OwnedEngine<S> {
                     stream,
                     outcome: Outcome::Finished(finish, result),
                 }
-            });
+            })?;
         }
     }
 }

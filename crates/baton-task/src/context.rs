@@ -275,6 +275,16 @@ impl Drop for TasksHeld {
     }
 }
 
+/// Rule T12: whether this thread holds back the tasks of its current scheduler, so that a task
+/// spawned here could not run while the spawner waits for it.
+pub fn holds_tasks() -> bool {
+    let held = HELD.try_with(Cell::get).ok().flatten();
+    held.is_some()
+        && CONTEXT
+            .try_with(|context| context.borrow().current() == held)
+            .unwrap_or(false)
+}
+
 /// Rule T12: panics when this thread holds back the tasks of `state`, whose unfinished task a
 /// join handle is about to wait for: that wait could never end.
 #[track_caller]

@@ -217,8 +217,8 @@ mod yield_now;
 mod tests;
 
 pub use context::{
-    ContextError, EnterGuard, TasksHeld, hold_tasks, is_entered, spawn, spawn_local, try_current,
-    try_spawn_local,
+    ContextError, EnterGuard, TasksHeld, hold_tasks, holds_tasks, is_entered, spawn, spawn_local,
+    try_current, try_spawn_local,
 };
 pub use counts::TaskCounts;
 pub use injector::Unpark;

@@ -210,3 +210,79 @@ fn a_cursor_reads_to_its_end() {
         Ok(())
     });
 }
+
+/// A read takes from a file only what the caller asked for, so a write after it lands right
+/// after those bytes, as with std's and tokio's files (no read-ahead skipped over).
+#[test]
+fn a_write_after_a_short_read_lands_after_the_bytes_read() {
+    in_scratch("compat-read-then-write", async |scratch| {
+        let path = scratch.file("mixed", "abcdefgh")?;
+        let file = baton::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .await?;
+        let mut compat = file.compat();
+        let mut head = [0u8; 3];
+        compat.read_exact(&mut head).await?;
+        assert_eq!(&head, b"abc");
+        compat.write_all(b"XYZ").await?;
+        compat.flush().await?;
+        let mut rest = Vec::new();
+        compat.read_to_end(&mut rest).await?;
+        assert_eq!(rest, b"gh");
+        drop(compat);
+        assert_eq!(std::fs::read(&path)?, b"abcXYZgh");
+        Ok(())
+    })
+    .expect("the file I/O succeeds");
+}
+
+/// A write of more than a pipe holds, accepted by a child's stdin `Compat` and never polled
+/// again (the caller goes on to read the child's output, then drops the `Compat`), still
+/// reaches the child whole: the background write is a task, not a future only polls move.
+#[test]
+fn a_large_write_to_a_child_finishes_without_further_polls() {
+    run(async {
+        let mut child = baton::process::Command::new("wc")
+            .arg("-c")
+            .stdin(baton::process::Stdio::piped())
+            .stdout(baton::process::Stdio::piped())
+            .spawn()?;
+        let mut stdin = child.stdin.take().expect("stdin was piped").compat();
+        let mut stdout = child.stdout.take().expect("stdout was piped").compat();
+        let body = pattern(300_000);
+        let accepted = stdin.write(&body).await?;
+        assert_eq!(accepted, body.len(), "up to 1 MiB is accepted at once");
+        drop(stdin);
+        let mut count = String::new();
+        baton::time::timeout(Duration::from_secs(20), stdout.read_to_string(&mut count))
+            .await
+            .map_err(|_| io::Error::other("the child never got the whole body"))??;
+        assert_eq!(count.trim(), "300000");
+        assert!(child.wait().await?.success());
+        Ok(())
+    });
+}
+
+/// Inside a `block_on` nested in a task, where a spawned task could not run, a write through
+/// a file's `Compat` runs in place instead, so its flush finishes (and does not trip the
+/// nested drive's check on waiting for a held task).
+#[test]
+fn a_write_in_a_block_on_nested_in_a_task_runs_in_place() {
+    in_scratch("compat-nested", async |scratch| {
+        let path = scratch.join("nested");
+        let file = File::create(&path).await?;
+        let wrote = baton::spawn(async move {
+            baton::Handle::current().block_on(async move {
+                let mut compat = file.compat();
+                compat.write_all(b"in place").await?;
+                compat.flush().await
+            })
+        });
+        wrote.await.map_err(io::Error::other)??;
+        assert_eq!(std::fs::read(&path)?, b"in place");
+        Ok(())
+    })
+    .expect("the nested write succeeds");
+}

@@ -289,7 +289,8 @@ impl Request {
     }
 
     /// Retained requests that closure still runs to completion (lifecycle rule U9): all but
-    /// the sends, which wait on a peer that may never read again, so closure cancels them as
+    /// the sends and a pipe's writes, which wait on a peer that may never read again, so
+    /// closure cancels them as
     /// it does receives — a shutdown must not hang on a stalled connection.
     pub(crate) fn outlives_closure(&self) -> bool {
         self.is_retained() && !self.waits_on_peer()

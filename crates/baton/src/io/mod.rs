@@ -19,8 +19,8 @@
 //!   halves, `fs::File` (a cursor-based sequential view), [`BufReader`], [`BufWriter`] and
 //!   [`Cursor<Vec<u8>>`](Cursor). Their futures are `Send`, so generic code over a stream can
 //!   be spawned.
-//! * **Readiness.** [`PollRead`] and [`PollWrite`] drive a socket ([`PollIo`]: a stream, a half,
-//!   a child's piped stdio) the way readiness-based runtimes do (borrowed buffers, non-blocking
+//! * **Readiness.** [`PollRead`] and [`PollWrite`] drive a socket ([`PollIo`]: a stream or a
+//!   half) the way readiness-based runtimes do (borrowed buffers, non-blocking
 //!   calls, waits for readable or writable on the ring): what adapters to poll-based traits
 //!   (`baton-compat`) use to avoid copying through owned buffers.
 //! * **Cancel safety.** Socket reads are cancel-safe: a read dropped after the kernel received
