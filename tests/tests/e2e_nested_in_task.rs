@@ -131,3 +131,29 @@ fn block_on_of_a_sibling_task_s_handle_panics_instead_of_hanging() {
         "{message}"
     );
 }
+
+/// Rule N4 marks the worker the nested call holds, not whichever runtime is innermost on the
+/// thread: a task of `outer` runs `inner.block_on`, and inside it `outer`'s own nested
+/// `block_on` waits for a sibling task of `outer`, which still panics instead of hanging.
+#[test]
+fn the_held_worker_is_the_one_the_nested_call_drives() {
+    let message = within_bound("a nested block_on across two runtimes", || {
+        let outer = baton::Runtime::new()?;
+        let inner = baton::Runtime::new()?;
+        let outer_handle = outer.handle().clone();
+        let blocked = outer.spawn(async move {
+            let sibling = baton::spawn(async {
+                baton::time::sleep(Duration::from_millis(50)).await;
+            });
+            inner.block_on(async move { outer_handle.block_on(sibling) })
+        });
+        let err = outer.block_on(blocked).expect_err("the nested wait panics");
+        let payload = err.into_panic();
+        let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+        Ok(message.to_string())
+    });
+    assert!(
+        message.contains("waits for another task of the same worker"),
+        "{message}"
+    );
+}

@@ -255,15 +255,12 @@ pub struct TasksHeld {
     _not_send: PhantomData<*const ()>,
 }
 
-/// Rule T12: marks this thread as holding back the tasks of its current scheduler (none
-/// outside a context) until the guard drops.
-pub fn hold_tasks() -> TasksHeld {
-    let current = CONTEXT
-        .try_with(|context| context.borrow().current())
-        .ok()
-        .flatten();
+/// Rule T12: marks this thread as holding back the tasks of `state`'s scheduler until the
+/// guard drops ([`Spawner::hold_tasks`](crate::Spawner::hold_tasks)).
+pub(crate) fn hold_tasks(state: &Arc<SchedulerState>) -> TasksHeld {
+    let held = Some(sync::arc_address(state));
     TasksHeld {
-        previous: HELD.with(|held| held.replace(current)),
+        previous: HELD.with(|mark| mark.replace(held)),
         _not_send: PhantomData,
     }
 }

@@ -148,7 +148,8 @@
 //!     is the one that found the queue empty, so it unparks the worker (T2).
 //!
 //! T12. **A held worker's tasks are not waited for.** While a thread holds its scheduler's
-//!     worker without running tasks ([`hold_tasks`], a `block_on` inside a task poll), a
+//!     worker without running tasks ([`Spawner::hold_tasks`], a `block_on` inside a task
+//!     poll), a
 //!     [`JoinHandle`] of an unfinished task of that scheduler polled on that thread panics
 //!     instead of returning `Pending`: that task cannot run before the hold ends, so the wait
 //!     would be a silent deadlock. Handles of finished tasks, and of other schedulers' tasks,
@@ -217,8 +218,8 @@ mod yield_now;
 mod tests;
 
 pub use context::{
-    ContextError, EnterGuard, TasksHeld, hold_tasks, holds_tasks, is_entered, spawn, spawn_local,
-    try_current, try_spawn_local,
+    ContextError, EnterGuard, TasksHeld, holds_tasks, is_entered, spawn, spawn_local, try_current,
+    try_spawn_local,
 };
 pub use counts::TaskCounts;
 pub use injector::Unpark;

@@ -3,6 +3,8 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use crate::context::TasksHeld;
+
 use crate::counts::TaskCounts;
 use crate::injector::Injected;
 use crate::join::{CancelReason, JoinHandle};
@@ -109,5 +111,11 @@ impl Spawner {
     /// Whether two spawners feed the same scheduler.
     pub fn same_scheduler(&self, other: &Spawner) -> bool {
         Arc::ptr_eq(&self.state, &other.state)
+    }
+
+    /// Rule T12: marks the calling thread as holding this scheduler's worker without running
+    /// its tasks (a `block_on` inside a task poll) until the guard drops; see [`TasksHeld`].
+    pub fn hold_tasks(&self) -> TasksHeld {
+        crate::context::hold_tasks(&self.state)
     }
 }

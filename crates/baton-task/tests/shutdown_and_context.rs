@@ -391,7 +391,7 @@ fn a_held_scheduler_s_unfinished_task_is_not_waited_for() {
     let mut unfinished = scheduler.spawn(async { 2 });
     let mut elsewhere = other.spawn(async { 3 });
     {
-        let _held = baton_task::hold_tasks();
+        let _held = scheduler.spawner().hold_tasks();
         assert!(matches!(poll_once(&mut finished), Poll::Ready(Ok(1))));
         assert!(
             poll_once(&mut elsewhere).is_pending(),

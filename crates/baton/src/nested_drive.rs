@@ -13,7 +13,8 @@
 //! N3. The nested future's waker sets its flag *then* unparks the worker, whose unpark is a token,
 //!    so a wake between the flag check and the park ends the park at once (no lost wake-up).
 //!
-//! N4. The call holds the worker's tasks back (task rule T12, `baton_task::hold_tasks`) for as
+//! N4. The call holds the worker's tasks back (task rule T12, `Spawner::hold_tasks` on the
+//!    worker's own scheduler, not whichever is innermost on the thread) for as
 //!    long as it runs: a `JoinHandle` of an unfinished task of this worker polled by the nested
 //!    future panics, saying why, instead of waiting forever.
 //!
@@ -53,7 +54,7 @@ impl Wake for NestedWake {
 /// Drives `future` to completion on this thread with `worker`'s driver only (N1–N4).
 pub(crate) fn block_on_driver_only<F: Future>(worker: &Worker, future: F) -> F::Output {
     // Rule N4.
-    let _held = baton_task::hold_tasks();
+    let _held = worker.handle().spawner().hold_tasks();
     let wake = Arc::new(NestedWake {
         woken: AtomicBool::new(true),
         worker: worker.handle(),
