@@ -17,6 +17,10 @@ use baton::net::TcpStream;
 /// Far above what any scenario needs; only a hang reaches it.
 const BOUND: Duration = Duration::from_secs(20);
 
+/// How long a sibling task stays unfinished: long enough that a loaded machine cannot let it
+/// finish before the nested `block_on` first polls its handle.
+const SIBLING_SLEEP: Duration = Duration::from_secs(1);
+
 /// Runs `scenario` on a fresh thread and returns its result, or fails when it does not finish
 /// within [`BOUND`] (the stuck thread is left behind; the test reports instead of hanging).
 fn within_bound<T: Send + 'static>(
@@ -107,7 +111,7 @@ fn block_on_of_a_sibling_task_s_handle_panics_instead_of_hanging() {
             let sibling = baton::spawn({
                 let ran = Arc::clone(&ran);
                 async move {
-                    baton::time::sleep(Duration::from_millis(50)).await;
+                    baton::time::sleep(SIBLING_SLEEP).await;
                     ran.store(true, Ordering::SeqCst);
                 }
             });
@@ -143,7 +147,7 @@ fn the_held_worker_is_the_one_the_nested_call_drives() {
         let outer_handle = outer.handle().clone();
         let blocked = outer.spawn(async move {
             let sibling = baton::spawn(async {
-                baton::time::sleep(Duration::from_millis(50)).await;
+                baton::time::sleep(SIBLING_SLEEP).await;
             });
             inner.block_on(async move { outer_handle.block_on(sibling) })
         });
