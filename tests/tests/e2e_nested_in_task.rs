@@ -161,3 +161,29 @@ fn the_held_worker_is_the_one_the_nested_call_drives() {
         "{message}"
     );
 }
+
+/// Rule N4 through a `JoinSet`: its first `join_next` polls every member's handle, so a set
+/// of this worker's unfinished tasks awaited in a nested `block_on` panics too.
+#[test]
+fn block_on_of_a_join_set_of_sibling_tasks_panics_instead_of_hanging() {
+    let message = within_bound("block_on of a JoinSet", || {
+        let rt = baton::Runtime::new()?;
+        rt.block_on(async {
+            let mut set = baton::task::JoinSet::new();
+            set.spawn(baton::time::sleep(SIBLING_SLEEP));
+            let blocked = baton::spawn(async move {
+                Handle::current()
+                    .block_on(set.join_next())
+                    .map(|joined| joined.is_ok())
+            });
+            let err = blocked.await.expect_err("the nested wait panics");
+            let payload = err.into_panic();
+            let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+            Ok(message.to_string())
+        })
+    });
+    assert!(
+        message.contains("waits for another task of the same worker"),
+        "{message}"
+    );
+}

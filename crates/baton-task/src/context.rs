@@ -272,9 +272,15 @@ impl Drop for TasksHeld {
     }
 }
 
+/// Rule T12: whether this thread holds back the tasks of some scheduler (one load; a set of
+/// handles checks its members only then).
+pub fn holds_tasks() -> bool {
+    HELD.try_with(Cell::get).ok().flatten().is_some()
+}
+
 /// Rule T12: whether this thread holds back the tasks of its current scheduler, so that a task
 /// spawned here could not run while the spawner waits for it.
-pub fn holds_tasks() -> bool {
+pub fn spawned_tasks_held() -> bool {
     let held = HELD.try_with(Cell::get).ok().flatten();
     held.is_some()
         && CONTEXT

@@ -175,6 +175,16 @@ impl<T> JoinHandle<T> {
         self.join.is_finished()
     }
 
+    /// Rule T12 for code that waits on this handle without polling it (a set of handles woken
+    /// by their own wakers): panics, as a poll would, when this thread holds back the tasks of
+    /// this handle's scheduler and the task is unfinished, so that wait could never end.
+    #[track_caller]
+    pub fn assert_can_finish(&self) {
+        if !self.is_finished() {
+            crate::context::assert_tasks_can_run(self.join.scheduler());
+        }
+    }
+
     /// Rule T8: cancels the task of a spawn that was refused, for `reason`.
     pub(crate) fn refuse(&self, reason: CancelReason) {
         self.join.refuse(reason);

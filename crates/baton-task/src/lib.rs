@@ -151,8 +151,9 @@
 //!     worker without running tasks ([`Spawner::hold_tasks`], a `block_on` inside a task
 //!     poll), a
 //!     [`JoinHandle`] of an unfinished task of that scheduler polled on that thread panics
-//!     instead of returning `Pending`: that task cannot run before the hold ends, so the wait
-//!     would be a silent deadlock. Handles of finished tasks, and of other schedulers' tasks,
+//!     instead of returning `Pending` ([`JoinHandle::assert_can_finish`] lets a set of
+//!     handles do the same): that task cannot run before the hold ends, so the wait would be
+//!     a silent deadlock. Handles of finished tasks, and of other schedulers' tasks,
 //!     are unaffected.
 //!
 //! # Testing
@@ -218,8 +219,8 @@ mod yield_now;
 mod tests;
 
 pub use context::{
-    ContextError, EnterGuard, TasksHeld, holds_tasks, is_entered, spawn, spawn_local, try_current,
-    try_spawn_local,
+    ContextError, EnterGuard, TasksHeld, holds_tasks, is_entered, spawn, spawn_local,
+    spawned_tasks_held, try_current, try_spawn_local,
 };
 pub use counts::TaskCounts;
 pub use injector::Unpark;

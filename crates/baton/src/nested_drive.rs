@@ -16,7 +16,7 @@
 //! N4. The call holds the worker's tasks back (task rule T12, `Spawner::hold_tasks` on the
 //!    worker's own scheduler, not whichever is innermost on the thread) for as
 //!    long as it runs: a `JoinHandle` of an unfinished task of this worker polled by the nested
-//!    future panics, saying why, instead of waiting forever.
+//!    future (or a `JoinSet` holding one) panics, saying why, instead of waiting forever.
 //!
 //! Limit: a nested future that waits for *another task of the same worker* cannot progress
 //! here — the worker runs no task until this call returns. Through a `JoinHandle` that is a

@@ -169,10 +169,10 @@ impl Runtime {
     /// only the worker's driver
     /// (I/O completions, timers, blocking-job completions) between polls of `future`, and runs
     /// no other task meanwhile. So a future that waits for *another task of the same worker*
-    /// cannot progress there: polling its `JoinHandle` while it is unfinished panics, saying so
-    /// (also under a `timeout` or a `select!`, where the wait could otherwise end), and waiting
-    /// on a channel that task feeds, or on a `JoinSet` of such tasks, hangs — the same caveat as
-    /// tokio's `block_in_place`. Prefer `.await` inside tasks.
+    /// cannot progress there: polling its `JoinHandle` (or a `JoinSet` holding it) while it is
+    /// unfinished panics, saying so (also under a `timeout` or a `select!`, where the wait
+    /// could otherwise end), and waiting on a channel that task feeds hangs — the same caveat
+    /// as tokio's `block_in_place`. Prefer `.await` inside tasks.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {

@@ -316,6 +316,10 @@ impl<T> JoinSet<T> {
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
         while self.len > 0 {
             let Some(queued) = self.ready.pop(Some(cx.waker())) else {
+                // Task rule T12: a member this thread holds back would never wake the set.
+                if baton_task::holds_tasks() {
+                    self.assert_members_can_finish();
+                }
                 return Poll::Pending;
             };
             if let Some(result) = self.poll_member(queued) {
@@ -323,6 +327,16 @@ impl<T> JoinSet<T> {
             }
         }
         Poll::Ready(None)
+    }
+
+    /// Task rule T12 (nested-drive rule N4) over the running members.
+    #[track_caller]
+    fn assert_members_can_finish(&self) {
+        for member in self.slots.iter().flatten() {
+            if let MemberState::Running(handle) = &member.state {
+                handle.assert_can_finish();
+            }
+        }
     }
 
     /// Waits for the next task to finish and returns its result (in completion order), or

@@ -88,7 +88,7 @@ where
 /// # }
 /// ```
 pub fn can_await_spawned() -> bool {
-    !baton_task::holds_tasks()
+    !baton_task::spawned_tasks_held()
 }
 
 /// Spawns a `Send` task on the runtime running on this thread.
