@@ -44,9 +44,9 @@ fn read_size(want: usize) -> usize {
 /// A stream driven through its owned-buffer calls; see the module docs.
 ///
 /// Invariant: exactly one of `stream` and `op` is `Some` — the stream is either idle here or
-/// held by the call in flight — unless a write's task ended without handing the stream back
-/// (it panicked, or its runtime shut down): then both are `None` for good, and every call
-/// fails.
+/// held by the call in flight — unless a call ended without handing the stream back (it
+/// panicked, or a write's task was cancelled by its runtime's shutdown): then both are `None`
+/// for good, and every call fails.
 pub struct OwnedEngine<S> {
     /// The stream, while no call holds it.
     stream: Option<S>,
@@ -88,7 +88,9 @@ impl<S> Call<S> {
 
 /// The error of every call once the stream is lost (the invariant on [`OwnedEngine`]).
 fn lost() -> io::Error {
-    io::Error::other("the stream is gone: the task writing to it panicked or its runtime shut down")
+    io::Error::other(
+        "the stream is gone: a call on it panicked, or its runtime shut down while writing to it",
+    )
 }
 
 /// A call that ended: the stream back, and what the call did.
@@ -145,11 +147,19 @@ impl<S: Send + 'static> OwnedEngine<S> {
     /// did: a read's bytes (or error) for the read side, a write's error and a flush's or
     /// shutdown's result for the write side. `Ready` once the stream is idle.
     fn poll_idle(&mut self, cx: &mut Context<'_>, side: Side) -> Poll<()> {
-        let Some(op) = &mut self.op else {
+        // Out of its place while polled: a call that panics (a user's stream under a
+        // `BufReader`) takes the stream with it, and later calls fail instead of polling a
+        // panicked future again.
+        let Some(mut op) = self.op.take() else {
             return Poll::Ready(());
         };
-        let ended = ready!(self.waiters.poll(side, cx, |cx| op.poll(cx)));
-        self.op = None;
+        let ended = match self.waiters.poll(side, cx, |cx| op.poll(cx)) {
+            Poll::Ready(ended) => ended,
+            Poll::Pending => {
+                self.op = Some(op);
+                return Poll::Pending;
+            }
+        };
         let ended = match ended {
             Ok(ended) => ended,
             Err(error) => {

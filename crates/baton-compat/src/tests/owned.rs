@@ -286,3 +286,36 @@ fn a_write_in_a_block_on_nested_in_a_task_runs_in_place() {
     })
     .expect("the nested write succeeds");
 }
+
+/// A stream whose read panics.
+struct Panicking;
+
+impl baton::io::AsyncRead for Panicking {
+    async fn read<B: baton::io::IoBufMut>(&mut self, _buf: B) -> baton::io::BufResult<usize, B> {
+        panic!("this stream's read panics")
+    }
+
+    async fn read_vectored<V: baton::io::IoVecBufMut>(
+        &mut self,
+        _bufs: V,
+    ) -> baton::io::BufResult<usize, V> {
+        panic!("this stream's read panics")
+    }
+}
+
+/// A call that panics takes the stream with it: the panic reaches the caller once, and every
+/// later call is an error saying the stream is gone, not a second panic from polling the
+/// panicked call again.
+#[test]
+fn after_a_call_panicked_later_calls_fail_instead_of_panicking() {
+    run(async {
+        let mut compat = BufReader::new(Panicking).compat();
+        let mut buf = [0u8; 4];
+        let first = std::panic::AssertUnwindSafe(compat.read(&mut buf));
+        let panicked = futures::FutureExt::catch_unwind(first).await;
+        assert!(panicked.is_err(), "the stream's panic reaches the caller");
+        let err = compat.read(&mut buf).await.expect_err("the stream is gone");
+        assert!(err.to_string().contains("the stream is gone"), "{err}");
+        Ok(())
+    });
+}
