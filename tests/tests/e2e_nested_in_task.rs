@@ -187,3 +187,30 @@ fn block_on_of_a_join_set_of_sibling_tasks_panics_instead_of_hanging() {
         "{message}"
     );
 }
+
+/// Filling a `JoinSet` inside a nested `block_on` is no wait: the set registers with each
+/// member at once, and only awaiting it there would be. The set, awaited after the nested call
+/// returned, yields every result.
+#[test]
+fn a_join_set_filled_in_a_nested_block_on_is_joined_after_it() {
+    let joined = within_bound("a JoinSet filled in a nested block_on", || {
+        let rt = baton::Runtime::new()?;
+        let out = rt.block_on(rt.spawn(async {
+            let mut set = Handle::current().block_on(async {
+                let mut set = baton::task::JoinSet::new();
+                for i in 0..3 {
+                    set.spawn(async move { i });
+                }
+                set
+            });
+            let mut joined = Vec::new();
+            while let Some(result) = set.join_next().await {
+                joined.push(result.map_err(io::Error::other)?);
+            }
+            joined.sort_unstable();
+            io::Result::Ok(joined)
+        }));
+        out.map_err(io::Error::other)?
+    });
+    assert_eq!(joined, [0, 1, 2]);
+}

@@ -118,26 +118,33 @@ impl<'a, S: Stream> CompatIo for WriteHalf<'a, S> {
     type Engine = SocketEngine<WriteHalf<'a, S>>;
 }
 
-/// The other streams that are not generic: through their owned calls.
+/// The other streams that are not generic: through their owned calls, with whether reads move
+/// a cursor (`seeks`).
 macro_rules! owned_io {
-    ($($ty:ty),+) => {
+    ($($ty:ty: $seeks:literal),+) => {
         $(
             impl sealed::Sealed for $ty {}
             impl CompatIo for $ty {
-                type Engine = OwnedEngine<$ty>;
+                type Engine = OwnedEngine<$ty, $seeks>;
             }
         )+
     };
 }
 
-owned_io!(File, Cursor<Vec<u8>>, ChildStdin, ChildStdout, ChildStderr);
+owned_io!(
+    File: true,
+    Cursor<Vec<u8>>: true,
+    ChildStdin: false,
+    ChildStdout: false,
+    ChildStderr: false
+);
 impl<R: Send + 'static> sealed::Sealed for BufReader<R> {}
 impl<R: Send + 'static> CompatIo for BufReader<R> {
-    type Engine = OwnedEngine<BufReader<R>>;
+    type Engine = OwnedEngine<BufReader<R>, false>;
 }
 impl<W: Send + 'static> sealed::Sealed for BufWriter<W> {}
 impl<W: Send + 'static> CompatIo for BufWriter<W> {
-    type Engine = OwnedEngine<BufWriter<W>>;
+    type Engine = OwnedEngine<BufWriter<W>, false>;
 }
 
 /// `.compat()` on a Baton stream ([`CompatIo`]).

@@ -34,9 +34,12 @@
 //!    what was accepted (tokio code that returns without a flush keeps working); only when the
 //!    kernel took part of a background write and the `Compat` is dropped before the rest was
 //!    sent is that tail lost. Flush or shut down first when every byte matters, as hyper does.
-//!    On any other stream (M6) the background write is a task of the current runtime, which
-//!    finishes it, short writes continued, without further polls and after a drop; polled
-//!    outside a runtime, it moves only when polled.
+//!    On any other stream (M6) the background write moves when the `Compat` is polled (the
+//!    next write, read, flush or shutdown); when the `Compat` is dropped while it runs, a task
+//!    of the current runtime finishes it, short writes continued, so `write_all(..).await?`
+//!    then a drop delivers every byte to a child's stdin, as with tokio. Outside a runtime, or
+//!    once it shuts down, the rest of such a write is lost; a `Compat` kept but not polled
+//!    does not move the rest of a large write to a full pipe: flush it.
 //! M3. **A read and a write may wait at once** on a socket (full duplex, as hyper needs): each
 //!    has its own request in flight, and when both wait on the background write (a flush, and
 //!    a read at the end of the stream, M5), its end wakes both, also with the halves of a split
@@ -64,8 +67,9 @@
 //! the socket has room, plus one ring request (`IORING_OP_POLL_ADD`) per wait for room. The
 //! read buffer is 16 KiB and the write buffer grows to the largest copied write (at most
 //! 16 KiB), each allocated on first use. On any other stream, each call boxes one future and
-//! copies its bytes once, and a write is also one task; a read asks for what the caller takes
-//! (16 KiB for `poll_fill_buf`) and a write copies up to 1 MiB, each at most 1 MiB. A `Compat`
+//! copies its bytes once; on a file or a cursor a read asks for what the caller takes (so the
+//! cursor never runs ahead), elsewhere at least 16 KiB, and a write copies up to 1 MiB. A
+//! `Compat`
 //! is `Send` and `Unpin` (so it can move into `baton::spawn`ed tasks and be polled through
 //! `Pin::new`) but not `Sync`: its in-flight futures are not.
 //!

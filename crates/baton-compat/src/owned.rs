@@ -3,9 +3,10 @@
 //! [`BufWriter`](baton::io::BufWriter), a `Cursor<Vec<u8>>`): through its §9 owned-buffer
 //! calls. Each call moves the stream and an owned buffer into one boxed future, which hands both
 //! back when it ends; the `Compat` keeps that future across polls (rule M1), so one call holds
-//! the stream at a time (rule M6). A write's future runs as a task of the current runtime, so
-//! it finishes without further polls (rule M2); a read asks for what the caller takes, so a
-//! file's cursor never runs ahead of the caller.
+//! the stream at a time (rule M6). A write still running when the `Compat` is dropped is
+//! finished by a task of the current runtime (rule M2). On a stream with a cursor (a file, a
+//! cursor: `SEEKS`) a read asks for what the caller takes, so the cursor never runs ahead of
+//! the caller; elsewhere (a pipe, a buffered stream) it reads ahead.
 //!
 //! Why not readiness-style, as for sockets: a file has no readiness (it is always "ready", and a
 //! read may still block on the disk), and a buffered stream's state lives in its own calls.
@@ -20,7 +21,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use baton::io::{AsyncRead, AsyncWrite, AsyncWriteExt, IoBuf};
-use baton::{JoinError, JoinHandle};
 
 use crate::engine::{Engine, EngineRead, EngineWrite, READ_CAPACITY};
 use crate::read_buffer::ReadBuffer;
@@ -30,14 +30,16 @@ use crate::waiters::{Side, Waiters};
 /// few calls, bounded so a `Compat` never holds more than this per buffer.
 const OWNED_LIMIT: usize = 1024 * 1024;
 
-/// How many bytes one read asks for: what the caller takes (`want`, at most 1 MiB), so a
-/// file's cursor moves past only what the caller gets and a write after it lands there, as
-/// with std's and tokio's files; 16 KiB when the caller did not say (`poll_fill_buf`, whose
-/// bytes are buffered ahead by nature).
-fn read_size(want: usize) -> usize {
+/// How many bytes one read asks for. On a stream with a cursor (`seeks`), what the caller
+/// takes (`want`, at most 1 MiB), so the cursor moves past only what the caller gets and a
+/// write after it lands there, as with std's and tokio's files. Elsewhere at least 16 KiB,
+/// so small reads (`read_u8`) do not cost a ring request each. 16 KiB when the caller did not
+/// say (`poll_fill_buf`, whose bytes are buffered ahead by nature).
+fn read_size(want: usize, seeks: bool) -> usize {
     match want {
         0 => READ_CAPACITY,
-        want => want.min(OWNED_LIMIT),
+        want if seeks => want.min(OWNED_LIMIT),
+        want => want.clamp(READ_CAPACITY, OWNED_LIMIT),
     }
 }
 
@@ -47,7 +49,10 @@ fn read_size(want: usize) -> usize {
 /// held by the call in flight — unless a call ended without handing the stream back (it
 /// panicked, or a write's task was cancelled by its runtime's shutdown): then both are `None`
 /// for good, and every call fails.
-pub struct OwnedEngine<S> {
+///
+/// `SEEKS`: the stream has a cursor that reads move (a file, a cursor), so reads take only
+/// what the caller asks for ([`read_size`]).
+pub struct OwnedEngine<S: Send + 'static, const SEEKS: bool> {
     /// The stream, while no call holds it.
     stream: Option<S>,
     /// The call in flight, which owns the stream (and its buffer) until it ends.
@@ -67,30 +72,16 @@ pub struct OwnedEngine<S> {
     finished: Option<(Finish, io::Result<()>)>,
 }
 
-/// A call in flight.
-enum Call<S> {
-    /// Polled in place: a read, a flush, a shutdown, or a write outside a runtime.
-    Here(Pin<Box<dyn Future<Output = Ended<S>> + Send>>),
-    /// A write, run as a task of the current runtime, so that it finishes (short writes
-    /// continued) without the `Compat` being polled again, or after it is dropped (M2): a pipe
-    /// takes 64 KiB at a time, and its reader may wait for the rest before the writer polls.
-    Task(JoinHandle<Ended<S>>),
-}
-
-impl<S> Call<S> {
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<Ended<S>, JoinError>> {
-        match self {
-            Call::Here(future) => future.as_mut().poll(cx).map(Ok),
-            Call::Task(join) => Pin::new(join).poll(cx),
-        }
-    }
+/// A call in flight: its future, and whether it writes (a write, a flush, a shutdown), which a
+/// drop of the `Compat` hands to a task to finish (M2).
+struct Call<S> {
+    future: Pin<Box<dyn Future<Output = Ended<S>> + Send>>,
+    writes: bool,
 }
 
 /// The error of every call once the stream is lost (the invariant on [`OwnedEngine`]).
 fn lost() -> io::Error {
-    io::Error::other(
-        "the stream is gone: a call on it panicked, or its runtime shut down while writing to it",
-    )
+    io::Error::other("the stream is gone: a call on it panicked")
 }
 
 /// A call that ended: the stream back, and what the call did.
@@ -113,9 +104,9 @@ enum Finish {
 }
 
 // The stream is never pinned where it lies: each call moves it into its own boxed future.
-impl<S> Unpin for OwnedEngine<S> {}
+impl<S: Send + 'static, const SEEKS: bool> Unpin for OwnedEngine<S, SEEKS> {}
 
-impl<S> fmt::Debug for OwnedEngine<S> {
+impl<S: Send + 'static, const SEEKS: bool> fmt::Debug for OwnedEngine<S, SEEKS> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Compat")
             .field("buffered_read", &self.read.waiting())
@@ -124,11 +115,11 @@ impl<S> fmt::Debug for OwnedEngine<S> {
     }
 }
 
-impl<S: Send + 'static> Engine for OwnedEngine<S> {
+impl<S: Send + 'static, const SEEKS: bool> Engine for OwnedEngine<S, SEEKS> {
     type Stream = S;
 
     /// The buffers are allocated on the first read and the first write.
-    fn new(stream: S) -> OwnedEngine<S> {
+    fn new(stream: S) -> OwnedEngine<S, SEEKS> {
         OwnedEngine {
             stream: Some(stream),
             op: None,
@@ -142,7 +133,7 @@ impl<S: Send + 'static> Engine for OwnedEngine<S> {
     }
 }
 
-impl<S: Send + 'static> OwnedEngine<S> {
+impl<S: Send + 'static, const SEEKS: bool> OwnedEngine<S, SEEKS> {
     /// Drives the call in flight, if any, to its end on behalf of `side`, and files what it
     /// did: a read's bytes (or error) for the read side, a write's error and a flush's or
     /// shutdown's result for the write side. `Ready` once the stream is idle.
@@ -153,19 +144,14 @@ impl<S: Send + 'static> OwnedEngine<S> {
         let Some(mut op) = self.op.take() else {
             return Poll::Ready(());
         };
-        let ended = match self.waiters.poll(side, cx, |cx| op.poll(cx)) {
+        let ended = match self
+            .waiters
+            .poll(side, cx, |cx| op.future.as_mut().poll(cx))
+        {
             Poll::Ready(ended) => ended,
             Poll::Pending => {
                 self.op = Some(op);
                 return Poll::Pending;
-            }
-        };
-        let ended = match ended {
-            Ok(ended) => ended,
-            Err(error) => {
-                // The stream went with the task (the invariant's exception).
-                self.write_error = Some(io::Error::from(error));
-                return Poll::Ready(());
             }
         };
         self.stream = Some(ended.stream);
@@ -187,34 +173,25 @@ impl<S: Send + 'static> OwnedEngine<S> {
         Poll::Ready(())
     }
 
-    /// Starts `call` on the idle stream: in place, or (`on_task`, inside a runtime) as a task
-    /// of the current runtime. Fails once the stream is lost.
-    fn start<F>(&mut self, on_task: bool, call: impl FnOnce(S) -> F) -> io::Result<()>
+    /// Starts `call` on the idle stream (`writes`: it is a write, a flush or a shutdown).
+    /// Fails once the stream is lost.
+    fn start<F>(&mut self, writes: bool, call: impl FnOnce(S) -> F) -> io::Result<()>
     where
         F: Future<Output = Ended<S>> + Send + 'static,
     {
         let stream = self.stream.take().ok_or_else(lost)?;
-        let future = call(stream);
-        // Not inside a `block_on` nested in a task: the task could not run before that call
-        // returned, and the call may be waiting for this write.
-        let runtime = (on_task && baton::task::can_await_spawned())
-            .then(baton::Handle::try_current)
-            .and_then(Result::ok)
-            .filter(|handle| !handle.is_shutting_down());
-        self.op = Some(match runtime {
-            None => Call::Here(Box::pin(future)),
-            // Refused only by a shutdown that began since the check: the stream is lost with
-            // the future, as it would be with a task cancelled by that shutdown.
-            Some(handle) => Call::Task(handle.try_spawn(future).map_err(baton::Error::into_io)?),
+        self.op = Some(Call {
+            future: Box::pin(call(stream)),
+            writes,
         });
         Ok(())
     }
 }
 
-impl<S: AsyncRead + Send + 'static> EngineRead for OwnedEngine<S> {
+impl<S: AsyncRead + Send + 'static, const SEEKS: bool> EngineRead for OwnedEngine<S, SEEKS> {
     /// Waits for the call in flight (a write, a flush) first: one call holds the stream
-    /// (M6). A read asks for `want` bytes (at most 1 MiB; 16 KiB when `want` is 0); one
-    /// abandoned between polls stays in flight and its bytes come next (M1).
+    /// (M6). A read asks for [`read_size`] bytes; one abandoned between polls stays in flight
+    /// and its bytes come next (M1).
     fn poll_fill_buf(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<io::Result<&[u8]>> {
         loop {
             if self.read.waiting() > 0 {
@@ -231,7 +208,7 @@ impl<S: AsyncRead + Send + 'static> EngineRead for OwnedEngine<S> {
                 ready!(self.poll_idle(cx, Side::Reader));
                 continue;
             }
-            let size = read_size(want);
+            let size = read_size(want, SEEKS);
             // The slice keeps a buffer grown by an earlier, larger read from asking for more.
             let buf = self.read.lend(size).slice(..size);
             self.start(false, |mut stream| async move {
@@ -249,7 +226,7 @@ impl<S: AsyncRead + Send + 'static> EngineRead for OwnedEngine<S> {
     }
 }
 
-impl<S: AsyncWrite + Send + 'static> EngineWrite for OwnedEngine<S> {
+impl<S: AsyncWrite + Send + 'static, const SEEKS: bool> EngineWrite for OwnedEngine<S, SEEKS> {
     /// Waits for the call in flight first (M6), then copies up to 1 MiB into the write buffer
     /// and writes it all in the background (M2).
     fn poll_write_vectored(
@@ -282,8 +259,8 @@ impl<S: AsyncWrite + Send + 'static> EngineWrite for OwnedEngine<S> {
                 outcome: Outcome::Write(result, buf),
             }
         })?;
-        // Polled once now so the write starts before the caller's next poll; when it fails at
-        // once, the bytes were not taken and the error is returned instead.
+        // Polled once now so the write is submitted before the caller's next poll; when it
+        // fails at once, the bytes were not taken and the error is returned instead.
         if self.poll_idle(cx, Side::Starter).is_ready()
             && let Some(error) = self.write_error.take()
         {
@@ -304,7 +281,7 @@ impl<S: AsyncWrite + Send + 'static> EngineWrite for OwnedEngine<S> {
     }
 }
 
-impl<S: AsyncWrite + Send + 'static> OwnedEngine<S> {
+impl<S: AsyncWrite + Send + 'static, const SEEKS: bool> OwnedEngine<S, SEEKS> {
     /// Runs the stream's `flush` or `shutdown` once every accepted byte is written; its result
     /// is kept until the caller polls again if another side drove it to its end.
     fn poll_finish(&mut self, cx: &mut Context<'_>, finish: Finish) -> Poll<io::Result<()>> {
@@ -323,7 +300,7 @@ impl<S: AsyncWrite + Send + 'static> OwnedEngine<S> {
             {
                 return Poll::Ready(result);
             }
-            self.start(false, move |mut stream| async move {
+            self.start(true, move |mut stream| async move {
                 let result = match finish {
                     Finish::Flush => stream.flush().await,
                     Finish::Shutdown => stream.shutdown().await,
@@ -333,6 +310,24 @@ impl<S: AsyncWrite + Send + 'static> OwnedEngine<S> {
                     outcome: Outcome::Finished(finish, result),
                 }
             })?;
+        }
+    }
+}
+
+/// M2: a write, flush or shutdown still running when the `Compat` goes is finished by a task
+/// of the current runtime, so `write_all(..).await?` then a drop delivers every byte (a pipe
+/// takes 64 KiB at a time, and the rest of a write needs polls). Outside a runtime, or once
+/// it shuts down, the call is dropped with the rest of its bytes.
+impl<S: Send + 'static, const SEEKS: bool> Drop for OwnedEngine<S, SEEKS> {
+    fn drop(&mut self) {
+        let Some(call) = self.op.take().filter(|call| call.writes) else {
+            return;
+        };
+        if let Ok(handle) = baton::Handle::try_current() {
+            // Refused only by a shutdown, which would cancel the task anyway.
+            drop(handle.try_spawn(async move {
+                drop(call.future.await);
+            }));
         }
     }
 }

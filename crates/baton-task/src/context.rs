@@ -243,8 +243,9 @@ thread_local! {
     static HELD: Cell<Option<NonNull<SchedulerState>>> = const { Cell::new(None) };
 }
 
-/// Rule T12: while it lives, this thread holds the current scheduler's worker without running
-/// its tasks — a `block_on` inside a task poll, which drives only I/O and timers. A
+/// Rule T12: while it lives, this thread holds one scheduler's worker without running its
+/// tasks — a `block_on` inside a task poll, which drives only I/O and timers
+/// ([`Spawner::hold_tasks`](crate::Spawner::hold_tasks) names the scheduler). A
 /// [`JoinHandle`] of an unfinished task of that scheduler polled meanwhile panics instead of
 /// waiting: the task cannot run before this guard drops, so the wait would never end.
 ///
@@ -278,22 +279,16 @@ pub fn holds_tasks() -> bool {
     HELD.try_with(Cell::get).ok().flatten().is_some()
 }
 
-/// Rule T12: whether this thread holds back the tasks of its current scheduler, so that a task
-/// spawned here could not run while the spawner waits for it.
-pub fn spawned_tasks_held() -> bool {
-    let held = HELD.try_with(Cell::get).ok().flatten();
-    held.is_some()
-        && CONTEXT
-            .try_with(|context| context.borrow().current() == held)
-            .unwrap_or(false)
+/// Rule T12: whether this thread holds back the tasks of `state`.
+pub(crate) fn tasks_held(state: &SchedulerState) -> bool {
+    HELD.try_with(Cell::get).ok().flatten() == Some(NonNull::from(state))
 }
 
 /// Rule T12: panics when this thread holds back the tasks of `state`, whose unfinished task a
 /// join handle is about to wait for: that wait could never end.
 #[track_caller]
 pub(crate) fn assert_tasks_can_run(state: &SchedulerState) {
-    let state = NonNull::from(state);
-    if HELD.try_with(Cell::get).ok().flatten() == Some(state) {
+    if tasks_held(state) {
         panic!(
             "a `block_on` inside a task waits for another task of the same worker, which cannot \
              run until that `block_on` returns (it drives only I/O and timers): `.await` the \

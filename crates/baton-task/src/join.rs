@@ -175,14 +175,27 @@ impl<T> JoinHandle<T> {
         self.join.is_finished()
     }
 
+    /// Rule T12: whether the task can still finish while the caller waits: it finished, or
+    /// this thread does not hold back the tasks of its scheduler.
+    pub fn can_finish(&self) -> bool {
+        self.is_finished() || !crate::context::tasks_held(self.join.scheduler())
+    }
+
     /// Rule T12 for code that waits on this handle without polling it (a set of handles woken
-    /// by their own wakers): panics, as a poll would, when this thread holds back the tasks of
-    /// this handle's scheduler and the task is unfinished, so that wait could never end.
+    /// by their own wakers): panics, as a poll would, when the task [cannot
+    /// finish](JoinHandle::can_finish), so that wait could never end.
     #[track_caller]
     pub fn assert_can_finish(&self) {
         if !self.is_finished() {
             crate::context::assert_tasks_can_run(self.join.scheduler());
         }
+    }
+
+    /// Polls as [`Future::poll`] does, without rule T12's check: for a set of handles that
+    /// registers its waker with each member now and checks, when it waits, that some member
+    /// [can finish](JoinHandle::can_finish).
+    pub fn poll_unchecked(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
+        self.join.poll(cx)
     }
 
     /// Rule T8: cancels the task of a spawn that was refused, for `reason`.

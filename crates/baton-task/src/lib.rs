@@ -219,8 +219,8 @@ mod yield_now;
 mod tests;
 
 pub use context::{
-    ContextError, EnterGuard, TasksHeld, holds_tasks, is_entered, spawn, spawn_local,
-    spawned_tasks_held, try_current, try_spawn_local,
+    ContextError, EnterGuard, TasksHeld, holds_tasks, is_entered, spawn, spawn_local, try_current,
+    try_spawn_local,
 };
 pub use counts::TaskCounts;
 pub use injector::Unpark;

@@ -238,11 +238,11 @@ fn a_write_after_a_short_read_lands_after_the_bytes_read() {
     .expect("the file I/O succeeds");
 }
 
-/// A write of more than a pipe holds, accepted by a child's stdin `Compat` and never polled
-/// again (the caller goes on to read the child's output, then drops the `Compat`), still
-/// reaches the child whole: the background write is a task, not a future only polls move.
+/// A write of more than a pipe holds, accepted by a child's stdin `Compat` that is dropped at
+/// once (the tokio habit: `write_all`, then drop), still reaches the child whole: the drop
+/// hands the rest of the write to a task.
 #[test]
-fn a_large_write_to_a_child_finishes_without_further_polls() {
+fn a_large_write_to_a_child_dropped_at_once_arrives_whole() {
     run(async {
         let mut child = baton::process::Command::new("wc")
             .arg("-c")
@@ -265,9 +265,9 @@ fn a_large_write_to_a_child_finishes_without_further_polls() {
     });
 }
 
-/// Inside a `block_on` nested in a task, where a spawned task could not run, a write through
-/// a file's `Compat` runs in place instead, so its flush finishes (and does not trip the
-/// nested drive's check on waiting for a held task).
+/// Inside a `block_on` nested in a task, where no task can run, a write through a file's
+/// `Compat` and its flush still finish: the write runs in place, driven by the caller's polls,
+/// never as a task the flush would wait for.
 #[test]
 fn a_write_in_a_block_on_nested_in_a_task_runs_in_place() {
     in_scratch("compat-nested", async |scratch| {

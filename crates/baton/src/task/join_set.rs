@@ -96,7 +96,9 @@ enum MemberState<T> {
 impl<T> MemberState<T> {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
         match self {
-            MemberState::Running(handle) => Pin::new(handle).poll(cx),
+            // Task rule T12 is checked by the set as a whole, when it waits
+            // (`assert_members_can_finish`), not at each member's registration.
+            MemberState::Running(handle) => handle.poll_unchecked(cx),
             MemberState::Finished(result) => Pin::new(result).poll(cx),
         }
     }
@@ -267,7 +269,8 @@ impl<T> JoinSet<T> {
         });
         let waker = Waker::from(Arc::clone(&notify));
         self.count_handle_poll();
-        let state = match Pin::new(&mut handle).poll(&mut Context::from_waker(&waker)) {
+        // Registration, not a wait: task rule T12 is the set's to check when it waits.
+        let state = match handle.poll_unchecked(&mut Context::from_waker(&waker)) {
             Poll::Pending => MemberState::Running(handle),
             Poll::Ready(result) => {
                 notify.queued.store(true, Ordering::Release);
@@ -329,13 +332,24 @@ impl<T> JoinSet<T> {
         Poll::Ready(None)
     }
 
-    /// Task rule T12 (nested-drive rule N4) over the running members.
+    /// Task rule T12 (nested-drive rule N4) for the set: panics when no running member can
+    /// finish (every one is a task this thread holds back), so the wait could never end. Stops
+    /// at the first member that can.
     #[track_caller]
     fn assert_members_can_finish(&self) {
-        for member in self.slots.iter().flatten() {
-            if let MemberState::Running(handle) = &member.state {
-                handle.assert_can_finish();
-            }
+        let mut running = self
+            .slots
+            .iter()
+            .flatten()
+            .filter_map(|member| match &member.state {
+                MemberState::Running(handle) => Some(handle),
+                MemberState::Finished(_) => None,
+            });
+        let Some(first) = running.next() else {
+            return;
+        };
+        if !first.can_finish() && running.all(|handle| !handle.can_finish()) {
+            first.assert_can_finish();
         }
     }
 

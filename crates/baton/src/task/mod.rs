@@ -70,27 +70,6 @@ where
     }
 }
 
-/// Whether a task spawned from here can run while the caller waits for it: `false` inside a
-/// [`Handle::block_on`](crate::Handle::block_on) nested in a task, which holds the worker's
-/// tasks back until it returns (polling an unfinished task's [`JoinHandle`] there panics);
-/// `true` everywhere else. Code that bridges to synchronous callers can check it and do the
-/// work in place instead of in a task.
-///
-/// ```
-/// # fn main() -> std::io::Result<()> {
-/// let rt = baton::Runtime::new()?;
-/// assert!(rt.block_on(async { baton::task::can_await_spawned() }));
-/// let nested = rt.block_on(rt.spawn(async {
-///     baton::Handle::current().block_on(async { baton::task::can_await_spawned() })
-/// }));
-/// assert_eq!(nested.ok(), Some(false));
-/// # Ok(())
-/// # }
-/// ```
-pub fn can_await_spawned() -> bool {
-    !baton_task::spawned_tasks_held()
-}
-
 /// Spawns a `Send` task on the runtime running on this thread.
 ///
 /// # Panics
