@@ -17,6 +17,20 @@ use baton::net::TcpStream;
 /// Far above what any scenario needs; only a hang reaches it.
 const BOUND: Duration = Duration::from_secs(20);
 
+/// What the nested drive's panic (rule N4) says.
+const HELD: &str = "waits for another task of the same worker";
+
+/// The message of the panic that ended a task, or an error when the task did not panic.
+fn panic_message<T>(outcome: Result<T, baton::JoinError>) -> io::Result<String> {
+    let err = outcome
+        .err()
+        .filter(baton::JoinError::is_panic)
+        .ok_or_else(|| io::Error::other("the nested wait did not panic"))?;
+    let payload = err.into_panic();
+    let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+    Ok(message.to_string())
+}
+
 /// How long a sibling task stays unfinished: long enough that a loaded machine cannot let it
 /// finish before the nested `block_on` first polls its handle.
 const SIBLING_SLEEP: Duration = Duration::from_secs(1);
@@ -116,8 +130,7 @@ fn block_on_of_a_sibling_task_s_handle_panics_instead_of_hanging() {
                 }
             });
             let blocked = baton::spawn(async move { Handle::current().block_on(sibling) });
-            let err = blocked.await.expect_err("the nested wait panics");
-            assert!(err.is_panic(), "{err:?}");
+            let message = panic_message(blocked.await)?;
             assert!(
                 !ran.load(Ordering::SeqCst),
                 "the sibling could not run meanwhile"
@@ -125,15 +138,10 @@ fn block_on_of_a_sibling_task_s_handle_panics_instead_of_hanging() {
             while !ran.load(Ordering::SeqCst) {
                 baton::time::sleep(Duration::from_millis(5)).await;
             }
-            let payload = err.into_panic();
-            let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
-            Ok(message.to_string())
+            Ok(message)
         })
     });
-    assert!(
-        message.contains("waits for another task of the same worker"),
-        "{message}"
-    );
+    assert!(message.contains(HELD), "{message}");
 }
 
 /// Rule N4 marks the worker the nested call holds, not whichever runtime is innermost on the
@@ -151,19 +159,13 @@ fn the_held_worker_is_the_one_the_nested_call_drives() {
             });
             inner.block_on(async move { outer_handle.block_on(sibling) })
         });
-        let err = outer.block_on(blocked).expect_err("the nested wait panics");
-        let payload = err.into_panic();
-        let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
-        Ok(message.to_string())
+        panic_message(outer.block_on(blocked))
     });
-    assert!(
-        message.contains("waits for another task of the same worker"),
-        "{message}"
-    );
+    assert!(message.contains(HELD), "{message}");
 }
 
-/// Rule N4 through a `JoinSet`: its first `join_next` polls every member's handle, so a set
-/// of this worker's unfinished tasks awaited in a nested `block_on` panics too.
+/// Rule N4 through a `JoinSet`: a set whose running members are all this worker's unfinished
+/// tasks, awaited in a nested `block_on`, panics too (the set checks when it waits).
 #[test]
 fn block_on_of_a_join_set_of_sibling_tasks_panics_instead_of_hanging() {
     let message = within_bound("block_on of a JoinSet", || {
@@ -176,16 +178,10 @@ fn block_on_of_a_join_set_of_sibling_tasks_panics_instead_of_hanging() {
                     .block_on(set.join_next())
                     .map(|joined| joined.is_ok())
             });
-            let err = blocked.await.expect_err("the nested wait panics");
-            let payload = err.into_panic();
-            let message = payload.downcast_ref::<&str>().copied().unwrap_or_default();
-            Ok(message.to_string())
+            panic_message(blocked.await)
         })
     });
-    assert!(
-        message.contains("waits for another task of the same worker"),
-        "{message}"
-    );
+    assert!(message.contains(HELD), "{message}");
 }
 
 /// Filling a `JoinSet` inside a nested `block_on` is no wait: the set registers with each
