@@ -46,9 +46,8 @@ fn read_size(want: usize, seeks: bool) -> usize {
 /// A stream driven through its owned-buffer calls; see the module docs.
 ///
 /// Invariant: exactly one of `stream` and `op` is `Some` — the stream is either idle here or
-/// held by the call in flight — unless a call ended without handing the stream back (it
-/// panicked, or a write's task was cancelled by its runtime's shutdown): then both are `None`
-/// for good, and every call fails.
+/// held by the call in flight — unless a call panicked and took the stream with it: then both
+/// are `None` for good, and every call fails.
 ///
 /// `SEEKS`: the stream has a cursor that reads move (a file, a cursor), so reads take only
 /// what the caller asks for ([`read_size`]).
