@@ -210,3 +210,30 @@ fn a_join_set_filled_in_a_nested_block_on_is_joined_after_it() {
     });
     assert_eq!(joined, [0, 1, 2]);
 }
+
+/// Rule N4 through a `JoinSet` panics only when no running member can finish: a set with one
+/// member held back here and one on another runtime, awaited in a nested `block_on`, waits
+/// for the other runtime's member instead of panicking.
+#[test]
+fn a_join_set_with_a_member_elsewhere_is_waited_for_in_a_nested_block_on() {
+    let first = within_bound("a JoinSet with a member on another runtime", || {
+        let rt = baton::Runtime::new()?;
+        let elsewhere = baton::Runtime::new()?;
+        let other = elsewhere.handle().clone();
+        let out = rt.block_on(rt.spawn(async move {
+            let mut set = baton::task::JoinSet::new();
+            set.spawn(async {
+                baton::time::sleep(SIBLING_SLEEP).await;
+                1
+            });
+            set.spawn_on(async { 5 }, &other);
+            Handle::current().block_on(set.join_next())
+        }));
+        drop(elsewhere);
+        match out.map_err(io::Error::other)? {
+            Some(joined) => joined.map_err(io::Error::other),
+            None => Err(io::Error::other("the set was empty")),
+        }
+    });
+    assert_eq!(first, 5, "the member on the other runtime finished first");
+}

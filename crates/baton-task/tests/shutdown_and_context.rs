@@ -392,6 +392,24 @@ fn a_held_scheduler_s_unfinished_task_is_not_waited_for() {
     let mut elsewhere = other.spawn(async { 3 });
     {
         let _held = scheduler.spawner().hold_tasks();
+        assert!(baton_task::holds_tasks());
+        assert!(!unfinished.can_finish(), "its scheduler is held");
+        assert!(
+            elsewhere.can_finish(),
+            "another scheduler's task can still run"
+        );
+        assert!(
+            finished.can_finish(),
+            "a finished task has nothing left to run"
+        );
+        assert!(
+            matches!(
+                unfinished
+                    .poll_unchecked(&mut std::task::Context::from_waker(std::task::Waker::noop())),
+                Poll::Pending
+            ),
+            "a registration is not a wait"
+        );
         assert!(matches!(poll_once(&mut finished), Poll::Ready(Ok(1))));
         assert!(
             poll_once(&mut elsewhere).is_pending(),
@@ -406,6 +424,8 @@ fn a_held_scheduler_s_unfinished_task_is_not_waited_for() {
             "{message}"
         );
     }
+    assert!(!baton_task::holds_tasks());
+    assert!(unfinished.can_finish(), "the hold ended");
     assert!(poll_once(&mut unfinished).is_pending(), "the hold ended");
     let _ = scheduler.run_ready(16);
     assert!(matches!(poll_once(&mut unfinished), Poll::Ready(Ok(2))));
