@@ -4,7 +4,7 @@
 //! `futures_io`, `hyper`) are thin shells over the `poll_*` methods here.
 
 use std::fmt;
-use std::io;
+use std::io::{self, SeekFrom};
 use std::task::{Context, Poll, ready};
 
 use baton::fs::File;
@@ -15,7 +15,7 @@ use baton::net::{
 use baton::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use crate::engine::{Engine, EngineRead, EngineWrite};
-use crate::owned::OwnedEngine;
+use crate::owned::{OwnedEngine, OwnedStream};
 use crate::socket::SocketEngine;
 
 /// A Baton stream usable through the ecosystem's poll-based I/O traits.
@@ -118,33 +118,55 @@ impl<'a, S: Stream> CompatIo for WriteHalf<'a, S> {
     type Engine = SocketEngine<WriteHalf<'a, S>>;
 }
 
-/// The other streams that are not generic: through their owned calls, with whether reads move
-/// a cursor (`seeks`).
+/// The other streams that are not generic: through their owned calls.
 macro_rules! owned_io {
-    ($($ty:ty: $seeks:literal),+) => {
+    ($($ty:ty),+) => {
         $(
             impl sealed::Sealed for $ty {}
             impl CompatIo for $ty {
-                type Engine = OwnedEngine<$ty, $seeks>;
+                type Engine = OwnedEngine<$ty>;
             }
         )+
     };
 }
 
-owned_io!(
-    File: true,
-    Cursor<Vec<u8>>: true,
-    ChildStdin: false,
-    ChildStdout: false,
-    ChildStderr: false
-);
+owned_io!(File, Cursor<Vec<u8>>, ChildStdin, ChildStdout, ChildStderr);
+
+/// A file's reads and writes share its cursor.
+impl OwnedStream for File {
+    const SEEKS: bool = true;
+
+    fn step_back(&mut self, count: u64) -> io::Result<()> {
+        let back = i64::try_from(count).map_err(io::Error::other)?;
+        self.seek(SeekFrom::Current(-back)).map(drop)
+    }
+}
+
+/// A cursor's reads and writes share its position.
+impl OwnedStream for Cursor<Vec<u8>> {
+    const SEEKS: bool = true;
+
+    fn step_back(&mut self, count: u64) -> io::Result<()> {
+        self.set_position(self.position().saturating_sub(count));
+        Ok(())
+    }
+}
+
+/// Pipes have no cursor.
+impl OwnedStream for ChildStdin {}
+impl OwnedStream for ChildStdout {}
+impl OwnedStream for ChildStderr {}
+/// A buffered stream keeps its own read-ahead; its writes go past it to the inner stream, as
+/// they do without a `Compat`.
+impl<R: Send + 'static> OwnedStream for BufReader<R> {}
+impl<W: Send + 'static> OwnedStream for BufWriter<W> {}
 impl<R: Send + 'static> sealed::Sealed for BufReader<R> {}
 impl<R: Send + 'static> CompatIo for BufReader<R> {
-    type Engine = OwnedEngine<BufReader<R>, false>;
+    type Engine = OwnedEngine<BufReader<R>>;
 }
 impl<W: Send + 'static> sealed::Sealed for BufWriter<W> {}
 impl<W: Send + 'static> CompatIo for BufWriter<W> {
-    type Engine = OwnedEngine<BufWriter<W>, false>;
+    type Engine = OwnedEngine<BufWriter<W>>;
 }
 
 /// `.compat()` on a Baton stream ([`CompatIo`]).

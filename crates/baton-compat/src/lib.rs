@@ -13,9 +13,9 @@
 //! straight from the caller's buffers to a non-blocking `sendmsg`, a one-shot readiness request
 //! on the ring waiting when the socket has no room — no copy of a large body.
 //!
-//! - feature `tokio-io`: `Compat<S>` is `tokio::io::{AsyncRead, AsyncWrite}` (tokio's traits
-//!   only; no tokio runtime is started or needed).
-//! - feature `futures-io`: `Compat<S>` is `futures_io::{AsyncRead, AsyncWrite}`.
+//! - feature `tokio-io`: `Compat<S>` is `tokio::io::{AsyncRead, AsyncBufRead, AsyncWrite}`
+//!   (tokio's traits only; no tokio runtime is started or needed).
+//! - feature `futures-io`: `Compat<S>` is `futures_io::{AsyncRead, AsyncBufRead, AsyncWrite}`.
 //! - feature `hyper`: [`hyper::Io`], [`hyper::Executor`] and [`hyper::Timer`] implement
 //!   `hyper::rt`'s traits, so hyper's client and server connections run on Baton.
 //!
@@ -60,16 +60,17 @@
 //!    holding the stream in a boxed future kept across polls (so M1 and M2 hold). A write waits
 //!    for a read in flight to end and the reverse; the side that waits is woken when the call
 //!    ends, also from another task. `poll_flush` runs the stream's own `flush` (a `BufWriter`
-//!    writes its buffer out), `poll_shutdown` its `shutdown`.
+//!    writes its buffer out), `poll_shutdown` its `shutdown`. On a file or a cursor a write
+//!    lands right after the bytes the caller read: bytes read ahead are put back first.
 //!
 //! Cost, on a socket: each receive and each small write copies its bytes once (their futures are kept
 //! unboxed, so a request allocates nothing of its own); a large write is one system call when
 //! the socket has room, plus one ring request (`IORING_OP_POLL_ADD`) per wait for room. The
 //! read buffer is 16 KiB and the write buffer grows to the largest copied write (at most
 //! 16 KiB), each allocated on first use. On any other stream, each call boxes one future and
-//! copies its bytes once; on a file or a cursor a read asks for what the caller takes (so the
-//! cursor never runs ahead), elsewhere at least 16 KiB, and a write copies up to 1 MiB. A
-//! `Compat`
+//! copies its bytes once; a read asks for what the caller takes, at least 16 KiB, and a write
+//! copies up to 1 MiB (on a file or a cursor, after moving the cursor back over what was read
+//! ahead, M6). A `Compat`
 //! is `Send` and `Unpin` (so it can move into `baton::spawn`ed tasks and be polled through
 //! `Pin::new`) but not `Sync`: its in-flight futures are not.
 //!

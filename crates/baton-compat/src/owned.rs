@@ -4,9 +4,10 @@
 //! calls. Each call moves the stream and an owned buffer into one boxed future, which hands both
 //! back when it ends; the `Compat` keeps that future across polls (rule M1), so one call holds
 //! the stream at a time (rule M6). A write still running when the `Compat` is dropped is
-//! finished by a task of the current runtime (rule M2). On a stream with a cursor (a file, a
-//! cursor: `SEEKS`) a read asks for what the caller takes, so the cursor never runs ahead of
-//! the caller; elsewhere (a pipe, a buffered stream) it reads ahead.
+//! finished by a task of the current runtime (rule M2). Reads read ahead; on a stream with a
+//! cursor (a file, a cursor: [`OwnedStream::SEEKS`]) a write first moves the cursor back over
+//! the bytes read ahead and not handed out, as tokio's `File` does, so it lands right after
+//! what the caller read.
 //!
 //! Why not readiness-style, as for sockets: a file has no readiness (it is always "ready", and a
 //! read may still block on the disk), and a buffered stream's state lives in its own calls.
@@ -30,16 +31,26 @@ use crate::waiters::{Side, Waiters};
 /// few calls, bounded so a `Compat` never holds more than this per buffer.
 const OWNED_LIMIT: usize = 1024 * 1024;
 
-/// How many bytes one read asks for. On a stream with a cursor (`seeks`), what the caller
-/// takes (`want`, at most 1 MiB), so the cursor moves past only what the caller gets and a
-/// write after it lands there, as with std's and tokio's files. Elsewhere at least 16 KiB,
-/// so small reads (`read_u8`) do not cost a ring request each. 16 KiB when the caller did not
-/// say (`poll_fill_buf`, whose bytes are buffered ahead by nature).
-fn read_size(want: usize, seeks: bool) -> usize {
-    match want {
-        0 => READ_CAPACITY,
-        want if seeks => want.min(OWNED_LIMIT),
-        want => want.clamp(READ_CAPACITY, OWNED_LIMIT),
+/// How many bytes one read asks for: what the caller takes (`want`; 16 KiB when it did not
+/// say, for `poll_fill_buf`), at least 16 KiB so that small reads (`read_u8`) do not cost a
+/// ring request each, at most 1 MiB.
+fn read_size(want: usize) -> usize {
+    want.clamp(READ_CAPACITY, OWNED_LIMIT)
+}
+
+/// A stream an [`OwnedEngine`] drives: whether its reads move a cursor that its writes start
+/// from, and how to move that cursor back. Implemented by `baton-compat` for each stream it
+/// wraps this way.
+pub trait OwnedStream: Send + 'static {
+    /// Reads and writes share a cursor (a file, a cursor), so bytes read ahead must be put
+    /// back before a write.
+    const SEEKS: bool = false;
+
+    /// Moves the cursor back by `count` bytes read ahead and not handed out (only called when
+    /// [`SEEKS`](OwnedStream::SEEKS)).
+    fn step_back(&mut self, count: u64) -> io::Result<()> {
+        let _ = count;
+        Ok(())
     }
 }
 
@@ -49,9 +60,7 @@ fn read_size(want: usize, seeks: bool) -> usize {
 /// held by the call in flight — unless a call panicked and took the stream with it: then both
 /// are `None` for good, and every call fails.
 ///
-/// `SEEKS`: the stream has a cursor that reads move (a file, a cursor), so reads take only
-/// what the caller asks for ([`read_size`]).
-pub struct OwnedEngine<S: Send + 'static, const SEEKS: bool> {
+pub struct OwnedEngine<S: OwnedStream> {
     /// The stream, while no call holds it.
     stream: Option<S>,
     /// The call in flight, which owns the stream (and its buffer) until it ends.
@@ -103,9 +112,9 @@ enum Finish {
 }
 
 // The stream is never pinned where it lies: each call moves it into its own boxed future.
-impl<S: Send + 'static, const SEEKS: bool> Unpin for OwnedEngine<S, SEEKS> {}
+impl<S: OwnedStream> Unpin for OwnedEngine<S> {}
 
-impl<S: Send + 'static, const SEEKS: bool> fmt::Debug for OwnedEngine<S, SEEKS> {
+impl<S: OwnedStream> fmt::Debug for OwnedEngine<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Compat")
             .field("buffered_read", &self.read.waiting())
@@ -114,11 +123,11 @@ impl<S: Send + 'static, const SEEKS: bool> fmt::Debug for OwnedEngine<S, SEEKS> 
     }
 }
 
-impl<S: Send + 'static, const SEEKS: bool> Engine for OwnedEngine<S, SEEKS> {
+impl<S: OwnedStream> Engine for OwnedEngine<S> {
     type Stream = S;
 
     /// The buffers are allocated on the first read and the first write.
-    fn new(stream: S) -> OwnedEngine<S, SEEKS> {
+    fn new(stream: S) -> OwnedEngine<S> {
         OwnedEngine {
             stream: Some(stream),
             op: None,
@@ -132,7 +141,7 @@ impl<S: Send + 'static, const SEEKS: bool> Engine for OwnedEngine<S, SEEKS> {
     }
 }
 
-impl<S: Send + 'static, const SEEKS: bool> OwnedEngine<S, SEEKS> {
+impl<S: OwnedStream> OwnedEngine<S> {
     /// Drives the call in flight, if any, to its end on behalf of `side`, and files what it
     /// did: a read's bytes (or error) for the read side, a write's error and a flush's or
     /// shutdown's result for the write side. `Ready` once the stream is idle.
@@ -187,7 +196,7 @@ impl<S: Send + 'static, const SEEKS: bool> OwnedEngine<S, SEEKS> {
     }
 }
 
-impl<S: AsyncRead + Send + 'static, const SEEKS: bool> EngineRead for OwnedEngine<S, SEEKS> {
+impl<S: AsyncRead + OwnedStream> EngineRead for OwnedEngine<S> {
     /// Waits for the call in flight (a write, a flush) first: one call holds the stream
     /// (M6). A read asks for [`read_size`] bytes; one abandoned between polls stays in flight
     /// and its bytes come next (M1).
@@ -207,7 +216,7 @@ impl<S: AsyncRead + Send + 'static, const SEEKS: bool> EngineRead for OwnedEngin
                 ready!(self.poll_idle(cx, Side::Reader));
                 continue;
             }
-            let size = read_size(want, SEEKS);
+            let size = read_size(want);
             // The slice keeps a buffer grown by an earlier, larger read from asking for more.
             let buf = self.read.lend(size).slice(..size);
             self.start(false, |mut stream| async move {
@@ -225,7 +234,7 @@ impl<S: AsyncRead + Send + 'static, const SEEKS: bool> EngineRead for OwnedEngin
     }
 }
 
-impl<S: AsyncWrite + Send + 'static, const SEEKS: bool> EngineWrite for OwnedEngine<S, SEEKS> {
+impl<S: AsyncWrite + OwnedStream> EngineWrite for OwnedEngine<S> {
     /// Waits for the call in flight first (M6), then copies up to 1 MiB into the write buffer
     /// and writes it all in the background (M2).
     fn poll_write_vectored(
@@ -239,6 +248,13 @@ impl<S: AsyncWrite + Send + 'static, const SEEKS: bool> EngineWrite for OwnedEng
         ready!(self.poll_idle(cx, Side::Writer));
         if let Some(error) = self.write_error.take() {
             return Poll::Ready(Err(error));
+        }
+        let unread = self.read.waiting();
+        if S::SEEKS && unread > 0 {
+            // The write lands right after what the caller read, not after the read-ahead.
+            let stream = self.stream.as_mut().ok_or_else(lost)?;
+            stream.step_back(unread as u64)?;
+            self.read.discard();
         }
         let mut buf = std::mem::take(&mut self.write_buf);
         for src in srcs {
@@ -280,7 +296,7 @@ impl<S: AsyncWrite + Send + 'static, const SEEKS: bool> EngineWrite for OwnedEng
     }
 }
 
-impl<S: AsyncWrite + Send + 'static, const SEEKS: bool> OwnedEngine<S, SEEKS> {
+impl<S: AsyncWrite + OwnedStream> OwnedEngine<S> {
     /// Runs the stream's `flush` or `shutdown` once every accepted byte is written; its result
     /// is kept until the caller polls again if another side drove it to its end.
     fn poll_finish(&mut self, cx: &mut Context<'_>, finish: Finish) -> Poll<io::Result<()>> {
@@ -317,7 +333,7 @@ impl<S: AsyncWrite + Send + 'static, const SEEKS: bool> OwnedEngine<S, SEEKS> {
 /// of the current runtime, so `write_all(..).await?` then a drop delivers every byte (a pipe
 /// takes 64 KiB at a time, and the rest of a write needs polls). Outside a runtime, or once
 /// it shuts down, the call is dropped with the rest of its bytes.
-impl<S: Send + 'static, const SEEKS: bool> Drop for OwnedEngine<S, SEEKS> {
+impl<S: OwnedStream> Drop for OwnedEngine<S> {
     fn drop(&mut self) {
         let Some(call) = self.op.take().filter(|call| call.writes) else {
             return;

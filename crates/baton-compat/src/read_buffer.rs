@@ -62,6 +62,11 @@ impl ReadBuffer {
         Ok(())
     }
 
+    /// Forgets the bytes waiting (their stream took them back).
+    pub(crate) fn discard(&mut self) {
+        self.pos = self.buf.len();
+    }
+
     /// Marks `amount` of [`bytes`](Self::bytes) handed out.
     pub(crate) fn consume(&mut self, amount: usize) {
         self.pos = (self.pos + amount).min(self.buf.len());

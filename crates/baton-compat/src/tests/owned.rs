@@ -319,3 +319,45 @@ fn after_a_call_panicked_later_calls_fail_instead_of_panicking() {
         Ok(())
     });
 }
+
+/// A write after `read_line` (which reads ahead through `poll_fill_buf`) lands right after the
+/// line, on a file and on a cursor: the read-ahead is put back first, as tokio's `File` does.
+#[test]
+fn a_write_after_read_line_lands_right_after_the_line() {
+    in_scratch("compat-read-line-then-write", async |scratch| {
+        let mut body = b"first line\n".to_vec();
+        body.extend(std::iter::repeat_n(b'.', 100_000));
+        let path = scratch.file("lines", &body)?;
+        let file = baton::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .await?;
+        let mut compat = file.compat();
+        let mut line = String::new();
+        compat.read_line(&mut line).await?;
+        compat.write_all(b"WRITE").await?;
+        compat.shutdown().await?;
+        drop(compat);
+        let mut expected = body.clone();
+        expected[11..16].copy_from_slice(b"WRITE");
+        assert!(
+            std::fs::read(&path)? == expected,
+            "the write did not land right after the line"
+        );
+
+        let mut cursor = Cursor::new(body.clone()).compat();
+        let mut line = String::new();
+        cursor.read_line(&mut line).await?;
+        cursor.write_all(b"WRITE").await?;
+        let mut rest = Vec::new();
+        cursor.read_to_end(&mut rest).await?;
+        assert_eq!(
+            rest.len(),
+            body.len() - 16,
+            "the cursor went on after the write"
+        );
+        Ok(())
+    })
+    .expect("the file I/O succeeds");
+}
