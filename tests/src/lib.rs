@@ -16,6 +16,23 @@ pub fn open_fd_count() -> std::io::Result<usize> {
     Ok(std::fs::read_dir("/proc/self/fd")?.count())
 }
 
+/// `cat` with piped stdin and stdout, both taken out of the child: the echoing child of the
+/// process tests.
+pub fn cat() -> std::io::Result<(
+    baton::process::Child,
+    baton::process::ChildStdin,
+    baton::process::ChildStdout,
+)> {
+    use baton::process::{Command, Stdio};
+    let mut child = Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let stdin = child.stdin.take().expect("stdin was piped");
+    let stdout = child.stdout.take().expect("stdout was piped");
+    Ok((child, stdin, stdout))
+}
+
 /// Runs `future` on a fresh runtime, dropped once it returned: the whole frame of a test that
 /// needs nothing else of the runtime.
 pub fn on_runtime<T>(

@@ -51,12 +51,7 @@ fn a_child_s_output_is_read_through_a_baton_stream() -> io::Result<()> {
 #[test]
 fn a_mebibyte_through_cat_comes_back_intact() -> io::Result<()> {
     on_runtime(async {
-        let mut child = Command::new("cat")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()?;
-        let mut stdin = child.stdin.take().expect("stdin was piped");
-        let mut stdout = child.stdout.take().expect("stdout was piped");
+        let (mut child, mut stdin, mut stdout) = baton_tests::cat()?;
         let data: Vec<u8> = (0..1 << 20).map(|i| (i % 253) as u8).collect();
         let expected = data.clone();
         // Written and read at once: cat's pipe buffers hold far less than a mebibyte.

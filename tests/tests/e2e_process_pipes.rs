@@ -83,12 +83,7 @@ fn reads_cut_short_by_timeouts_lose_no_byte() -> io::Result<()> {
 #[test]
 fn shutting_stdin_ends_the_child_s_input_and_refuses_later_writes() -> io::Result<()> {
     on_runtime(async {
-        let mut child = Command::new("cat")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()?;
-        let mut stdin = child.stdin.take().expect("stdin was piped");
-        let mut stdout = child.stdout.take().expect("stdout was piped");
+        let (mut child, mut stdin, mut stdout) = baton_tests::cat()?;
         stdin.write_all(b"abc").await.0?;
         AsyncWrite::shutdown(&mut stdin).await?;
         let (res, out) = baton::time::timeout(BOUND, stdout.read_to_end(Vec::new()))

@@ -7,19 +7,35 @@ use std::time::Duration;
 use baton::fs::File;
 use baton::io::{BufReader, BufWriter, Cursor};
 use baton::net::UnixStream;
-use baton_tests::in_scratch;
+use baton_tests::{Scratch, in_scratch};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 use super::tokio_io::read_in_chunks;
 use super::{pattern, read_all, run, tcp_pair};
 use crate::CompatExt;
 
+/// A test's frame over a fresh scratch directory: `body` runs on a runtime and must succeed.
+fn in_files(tag: &str, body: impl AsyncFnOnce(&Scratch) -> io::Result<()>) {
+    in_scratch(tag, body).expect("the test's file I/O succeeds");
+}
+
+/// Exactly `count` bytes from the peer, through Baton's own reads; an error when they do not
+/// come within 10 s (the bytes were never written).
+async fn peer_reads(peer: &impl baton::net::Stream, count: usize) -> io::Result<Vec<u8>> {
+    let mut peer = peer;
+    let read = baton::io::AsyncReadExt::read_exact(&mut peer, vec![0u8; count]);
+    let (result, got) = baton::time::timeout(Duration::from_secs(10), read)
+        .await
+        .map_err(|_| io::Error::other("the bytes never arrived"))?;
+    result.map(|()| got)
+}
+
 /// A 3 MiB body written through a file's `Compat` in uneven pieces reads back the same
 /// through another, in small pieces: the writes stay in order across the 1 MiB copy limit
 /// and the reads follow the file's cursor.
 #[test]
 fn a_file_round_trips_a_large_body_in_uneven_pieces() {
-    in_scratch("compat-file", async |scratch| {
+    in_files("compat-file", async |scratch| {
         let path = scratch.join("body");
         let body = pattern(3 * 1024 * 1024 + 17);
         let mut writer = File::create(&path).await?.compat();
@@ -37,15 +53,14 @@ fn a_file_round_trips_a_large_body_in_uneven_pieces() {
         let back = read_in_chunks::<4093>(&mut reader, usize::MAX).await?;
         assert!(back == body, "the file read back differs");
         Ok(())
-    })
-    .expect("the file I/O succeeds");
+    });
 }
 
 /// `tokio::io::copy` from a file's `Compat` into a socket's: a whole file served the way
 /// tokio code serves one.
 #[test]
 fn tokio_copy_sends_a_file_over_a_socket() {
-    in_scratch("compat-copy", async |scratch| {
+    in_files("compat-copy", async |scratch| {
         let body = pattern(1024 * 1024 + 5);
         let path = scratch.file("body", &body)?;
         let (stream, peer) = tcp_pair().await?;
@@ -59,14 +74,13 @@ fn tokio_copy_sends_a_file_over_a_socket() {
         let received = receiver.await.map_err(io::Error::other)??;
         assert!(received == body, "the peer received other bytes");
         Ok(())
-    })
-    .expect("the file and socket I/O succeed");
+    });
 }
 
 /// Lines through tokio's `AsyncBufReadExt` over a Baton `BufReader` of a file.
 #[test]
 fn lines_come_out_of_a_buffered_file() {
-    in_scratch("compat-lines", async |scratch| {
+    in_files("compat-lines", async |scratch| {
         let path = scratch.file("lines", "one\ntwo\n\nfour")?;
         let reader = BufReader::new(File::open(&path).await?).compat();
         let mut lines = reader.lines();
@@ -76,8 +90,7 @@ fn lines_come_out_of_a_buffered_file() {
         }
         assert_eq!(got, ["one", "two", "", "four"]);
         Ok(())
-    })
-    .expect("the file I/O succeeds");
+    });
 }
 
 /// `poll_flush` flushes a Baton `BufWriter` itself, not only the `Compat`'s own buffer: the
@@ -90,13 +103,7 @@ fn flush_reaches_through_a_buf_writer() {
         writer.write_all(b"held ").await?;
         writer.write_all(b"back").await?;
         writer.flush().await?;
-        let mut peer_reader = &peer;
-        let read = baton::io::AsyncReadExt::read_exact(&mut peer_reader, vec![0u8; 9]);
-        let (result, got) = baton::time::timeout(Duration::from_secs(10), read)
-            .await
-            .map_err(|_| io::Error::other("the flushed bytes never arrived"))?;
-        result?;
-        assert_eq!(got, b"held back");
+        assert_eq!(peer_reads(&peer, 9).await?, b"held back");
         writer.shutdown().await?;
         assert!(
             read_all(&peer).await?.is_empty(),
@@ -127,9 +134,7 @@ fn an_abandoned_buffered_read_is_resumed_and_a_write_waits_for_it() {
         compat.flush().await?;
         let count = compat.read(&mut buf).await?;
         assert_eq!(&buf[..count], b"abc");
-        let (result, echoed) = baton::io::AsyncReadExt::read_exact(&mut &peer, vec![0u8; 3]).await;
-        result?;
-        assert_eq!(echoed, b"xyz");
+        assert_eq!(peer_reads(&peer, 3).await?, b"xyz");
         Ok(())
     });
 }
@@ -164,9 +169,7 @@ fn split_sides_in_two_tasks_both_wake() {
             .await
             .map_err(|_| io::Error::other("the waiting writer was never woken"))?
             .map_err(io::Error::other)??;
-        let (result, got) = baton::io::AsyncReadExt::read_exact(&mut &peer, vec![0u8; 4]).await;
-        result?;
-        assert_eq!(got, b"ping");
+        assert_eq!(peer_reads(&peer, 4).await?, b"ping");
         Ok(())
     });
 }
@@ -175,7 +178,7 @@ fn split_sides_in_two_tasks_both_wake() {
 /// (EBADF), from the write or from the flush that follows it — never a silent success.
 #[test]
 fn a_refused_file_write_is_an_error() {
-    in_scratch("compat-refused", async |scratch| {
+    in_files("compat-refused", async |scratch| {
         let path = scratch.file("read-only", "x")?;
         let mut compat = File::open(&path).await?.compat();
         let outcome = match compat.write_all(b"more").await {
@@ -188,8 +191,7 @@ fn a_refused_file_write_is_an_error() {
         assert_eq!(error.raw_os_error(), std_error.raw_os_error());
         assert_eq!(error.kind(), std_error.kind());
         Ok(())
-    })
-    .expect("the file setup succeeds");
+    });
 }
 
 /// An in-memory cursor reads to its end and takes writes, through tokio's helpers.
@@ -215,7 +217,7 @@ fn a_cursor_reads_to_its_end() {
 /// after those bytes, as with std's and tokio's files (no read-ahead skipped over).
 #[test]
 fn a_write_after_a_short_read_lands_after_the_bytes_read() {
-    in_scratch("compat-read-then-write", async |scratch| {
+    in_files("compat-read-then-write", async |scratch| {
         let path = scratch.file("mixed", "abcdefgh")?;
         let file = baton::fs::OpenOptions::new()
             .read(true)
@@ -234,8 +236,7 @@ fn a_write_after_a_short_read_lands_after_the_bytes_read() {
         drop(compat);
         assert_eq!(std::fs::read(&path)?, b"abcXYZgh");
         Ok(())
-    })
-    .expect("the file I/O succeeds");
+    });
 }
 
 /// A write of more than a pipe holds, accepted by a child's stdin `Compat` that is dropped at
@@ -270,7 +271,7 @@ fn a_large_write_to_a_child_dropped_at_once_arrives_whole() {
 /// never as a task the flush would wait for.
 #[test]
 fn a_write_in_a_block_on_nested_in_a_task_runs_in_place() {
-    in_scratch("compat-nested", async |scratch| {
+    in_files("compat-nested", async |scratch| {
         let path = scratch.join("nested");
         let file = File::create(&path).await?;
         let wrote = baton::spawn(async move {
@@ -283,8 +284,7 @@ fn a_write_in_a_block_on_nested_in_a_task_runs_in_place() {
         wrote.await.map_err(io::Error::other)??;
         assert_eq!(std::fs::read(&path)?, b"in place");
         Ok(())
-    })
-    .expect("the nested write succeeds");
+    });
 }
 
 /// A stream whose read panics.
@@ -324,7 +324,7 @@ fn after_a_call_panicked_later_calls_fail_instead_of_panicking() {
 /// line, on a file and on a cursor: the read-ahead is put back first, as tokio's `File` does.
 #[test]
 fn a_write_after_read_line_lands_right_after_the_line() {
-    in_scratch("compat-read-line-then-write", async |scratch| {
+    in_files("compat-read-line-then-write", async |scratch| {
         let mut body = b"first line\n".to_vec();
         body.extend(std::iter::repeat_n(b'.', 100_000));
         let path = scratch.file("lines", &body)?;
@@ -358,6 +358,5 @@ fn a_write_after_read_line_lands_right_after_the_line() {
             "the cursor went on after the write"
         );
         Ok(())
-    })
-    .expect("the file I/O succeeds");
+    });
 }

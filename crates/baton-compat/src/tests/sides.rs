@@ -83,12 +83,7 @@ fn borrowed_halves_wait_at_once_in_one_task() {
 #[test]
 fn child_stdio_is_a_tokio_stream() {
     run(async {
-        let mut child = Command::new("cat")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()?;
-        let stdin = child.stdin.take().expect("stdin was piped");
-        let stdout = child.stdout.take().expect("stdout was piped");
+        let (mut child, stdin, stdout) = baton_tests::cat()?;
         let sent = pattern(200_000);
         let expected = sent.clone();
         let feeder = baton::spawn(async move {
